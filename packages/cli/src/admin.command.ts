@@ -1,0 +1,116 @@
+// storegate stores|apps|private-apps|partners create, storegate seed.
+import { Option, type Command } from 'commander';
+import cliProgress from 'cli-progress';
+import { createServices, loadConfig, SeedService, storeBaseUrl, type Db, type SeedCounts } from '@storegate/platform';
+import { withDatabase } from './database.ts';
+import { common } from './options.ts';
+import { CliError, print } from './output.ts';
+
+interface Common {
+  database?: string;
+  json: boolean;
+}
+
+function servicesFor(db: Db, database: string | undefined) {
+  const config = loadConfig({ database, storeDomain: process.env.STORE_DOMAIN, publicScheme: process.env.PUBLIC_SCHEME, publicPort: process.env.PUBLIC_PORT ?? process.env.PORT, masterKey: process.env.MASTER_KEY });
+  return createServices(config, { db });
+}
+
+function count(name: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!/^\d{1,9}$/.test(value)) throw new CliError(`--${name}: expected a whole number, got "${value}"`);
+  return Number(value);
+}
+
+export function registerAdminCommands(program: Command): void {
+  const stores = program.command('stores').description('manage stores');
+  common(stores.command('create <name>').description('create a store and its owner merchant'))
+    .requiredOption('--owner-email <email>', "the merchant's email (log-in name)")
+    .requiredOption('--owner-password <password>', "the merchant's password (at least 8 characters)")
+    .action(async (name: string, opts: Common & { ownerEmail: string; ownerPassword: string }) => {
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db, opts.database);
+        const store = await services.accounts.createStore({ name, ownerEmail: opts.ownerEmail, ownerPassword: opts.ownerPassword });
+        const out = { store_id: String(store.id), store_name: store.name, base_url: storeBaseUrl(services.config, store.name) };
+        print(opts.json, out, `created store ${out.store_name} (id ${out.store_id}) at ${out.base_url}`);
+      });
+    });
+
+  const partners = program.command('partners').description('manage partner accounts');
+  common(partners.command('create').description('create a partner account'))
+    .requiredOption('--email <email>', 'log-in email')
+    .requiredOption('--password <password>', 'password (at least 8 characters)')
+    .action(async (opts: Common & { email: string; password: string }) => {
+      await withDatabase(opts.database, async (db) => {
+        const partner = await servicesFor(db, opts.database).accounts.createPartner({ email: opts.email, password: opts.password });
+        print(opts.json, { partner_id: String(partner.id), email: partner.email }, `created partner ${partner.email} (id ${partner.id})`);
+      });
+    });
+
+  const apps = program.command('apps').description('manage public (OAuth) apps');
+  common(apps.command('create').description('register a public app; prints its client credentials once'))
+    .requiredOption('--name <name>', 'app name shown to merchants')
+    .requiredOption('--app-url <url>', 'App URL: receives the signed install request')
+    .requiredOption('--redirect-uri <url>', 'App Redirect URL (exact; no "#")')
+    .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders"', '')
+    .option('--partner <email>', 'partner account that owns the app')
+    .action(async (opts: Common & { name: string; appUrl: string; redirectUri: string; scopes: string; partner?: string }) => {
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db, opts.database);
+        let partnerId: number | null = null;
+        if (opts.partner !== undefined) {
+          const partner = await services.accounts.findPartnerByEmail(opts.partner);
+          if (!partner) throw new CliError(`--partner: no partner account with email ${opts.partner}`);
+          partnerId = partner.id;
+        }
+        const { app, clientSecret } = await services.apps.createApp({ name: opts.name, appUrl: opts.appUrl, redirectUri: opts.redirectUri, scopes: opts.scopes, partnerId });
+        print(opts.json, { client_id: app.client_id, client_secret: clientSecret }, `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`);
+      });
+    });
+
+  const privateApps = program.command('private-apps').description('manage private apps of a store');
+  common(privateApps.command('create').description('create a private app; prints its Access-Token and webhook secret once'))
+    .requiredOption('--store <name>', 'store name')
+    .requiredOption('--name <name>', 'private app name')
+    .requiredOption('--scopes <scopes>', 'e.g. "read_products write_products"')
+    .action(async (opts: Common & { store: string; name: string; scopes: string }) => {
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db, opts.database);
+        const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
+        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+        const created = await services.apps.createPrivateApp({ storeId: store.id, name: opts.name, scopes: opts.scopes });
+        print(
+          opts.json,
+          { access_token: created.accessToken, webhook_secret: created.webhookSecret },
+          `created private app "${opts.name}" for ${store.name} (shown once, keep them safe)\nAccess-Token    ${created.accessToken}\nwebhook secret  ${created.webhookSecret}`,
+        );
+      });
+    });
+
+  common(program.command('seed').description('fill a store with fake products, orders and customers'))
+    .requiredOption('--store <name>', 'store name')
+    .addOption(new Option('--products <n>', 'number of products').default('0'))
+    .addOption(new Option('--orders <n>', 'number of orders').default('0'))
+    .addOption(new Option('--customers <n>', 'number of customers').default('0'))
+    .action(async (opts: Common & { store: string; products: string; orders: string; customers: string }) => {
+      const counts: SeedCounts = { products: count('products', opts.products, 0), orders: count('orders', opts.orders, 0), customers: count('customers', opts.customers, 0) };
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db, opts.database);
+        const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
+        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+        const total = counts.products + counts.orders + counts.customers;
+        const bar = process.stderr.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'seeding {bar} {percentage}% | {value}/{total} rows | {eta}s left', stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
+        bar?.start(total, 0);
+        const doneBy: SeedCounts = { products: 0, orders: 0, customers: 0 };
+        const started = performance.now();
+        await new SeedService(db, services.clock).seed(store.id, counts, (kind, done) => {
+          doneBy[kind] = done;
+          bar?.update(doneBy.products + doneBy.orders + doneBy.customers);
+        });
+        bar?.stop();
+        const seconds = (performance.now() - started) / 1000;
+        const rate = Math.round(total / Math.max(seconds, 1e-6));
+        print(opts.json, { store: store.name, ...counts, seconds: Number(seconds.toFixed(3)), rows_per_second: rate }, `seeded ${store.name}: ${counts.products} products, ${counts.orders} orders, ${counts.customers} customers in ${seconds.toFixed(2)} s (${rate} rows/s)`);
+      });
+    });
+}

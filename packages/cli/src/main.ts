@@ -1,0 +1,24 @@
+// storegate: runs and administers the platform (PRODUCT.md §9).
+import { Command, CommanderError } from 'commander';
+import { CliError, reasonOf } from './output.ts';
+import { registerAdminCommands } from './admin.command.ts';
+import { registerServeCommands } from './serve.command.ts';
+
+const program = new Command('storegate')
+  .description('storegate: OAuth install flow, access tokens, Admin API and signed webhooks for a store platform')
+  .showHelpAfterError()
+  .exitOverride();
+
+registerServeCommands(program);
+registerAdminCommands(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (err) {
+  if (err instanceof CommanderError) {
+    process.exitCode = err.exitCode === 0 ? 0 : 2;
+  } else {
+    process.stderr.write(`storegate: ${reasonOf(err).split('\n')[0]}\n`);
+    process.exitCode = err instanceof CliError ? 2 : 1;
+  }
+}

@@ -1,0 +1,8 @@
+import { Option, type Command } from 'commander';
+
+/** Options every command takes (PRODUCT.md §9). */
+export function common(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--database <path-or-url>', 'SQLite file path or postgres:// URL (default ./data/storegate.db)').env('DATABASE_URL'))
+    .option('--json', 'machine-readable output: only JSON on stdout', false);
+}

@@ -1,0 +1,113 @@
+// storegate serve / migrate.
+import { Option, type Command } from 'commander';
+import {
+  buildApp,
+  createServices,
+  loadConfig,
+  migrateToLatest,
+  openDatabase,
+
+  platformBaseUrl,
+  seedDemo,
+  storeBaseUrl,
+  type Config,
+  type DemoCredentials,
+} from '@storegate/platform';
+import { withDatabase } from './database.ts';
+import { common } from './options.ts';
+import { print } from './output.ts';
+
+interface ServeOptions {
+  port?: string;
+  host?: string;
+  database?: string;
+  storeDomain?: string;
+  publicScheme?: string;
+  publicPort?: string;
+  redis?: string;
+  masterKey?: string;
+  mode?: string;
+  rateLimit?: string;
+  accessTokenTtl?: string;
+  logLevel?: string;
+  seedDemo?: boolean;
+}
+
+export function registerServeCommands(program: Command): void {
+  common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))
+    .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
+    .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))
+    .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
+    .addOption(new Option('--public-scheme <scheme>', 'http or https in public URLs').env('PUBLIC_SCHEME'))
+    .addOption(new Option('--public-port <port>', 'port shown in public URLs (default: --port)').env('PUBLIC_PORT'))
+    .addOption(new Option('--redis <url>', 'Redis for shared state between nodes').env('REDIS_URL'))
+    .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
+    .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
+    .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .option('--seed-demo', 'create the demo store, merchant and app on first start', false)
+    .action(async (opts: ServeOptions) => {
+      const config = loadConfig({
+        port: opts.port,
+        host: opts.host,
+        database: opts.database,
+        storeDomain: opts.storeDomain,
+        publicScheme: opts.publicScheme,
+        publicPort: opts.publicPort,
+        redisUrl: opts.redis,
+        masterKey: opts.masterKey,
+        mode: opts.mode === 'test' ? undefined : opts.mode,
+        rateLimit: opts.rateLimit,
+        accessTokenTtl: opts.accessTokenTtl,
+        logLevel: opts.logLevel,
+      });
+      const db = openDatabase(config.database);
+      await migrateToLatest(db);
+      const app = await buildApp(config, { db });
+      const demo = opts.seedDemo ? await seedDemo(createServices(config, { db })) : undefined;
+      const shutdown = async (signal: string) => {
+        app.log.info({ signal }, 'shutting down');
+        await app.close();
+        await db.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void shutdown('SIGINT'));
+      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+      await app.listen({ port: config.port, host: config.host });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.port;
+      process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));
+    });
+
+  common(program.command('migrate').description('apply pending database migrations')).action(async (opts: { database?: string; json: boolean }) => {
+    const applied = await withDatabase(opts.database, (db) => migrateToLatest(db));
+    print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
+  });
+}
+
+function banner(config: Config, demo: DemoCredentials | undefined): string {
+  const lines = [
+    '',
+    `storegate is running (${config.mode}, ${config.database.dialect === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL'})`,
+    `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz)`,
+  ];
+  if (demo) {
+    const base = storeBaseUrl(config, demo.storeName);
+    const authorize = `${base}/admin/oauth/authorize?${new URLSearchParams({ client_id: demo.clientId, scope: demo.scopes, redirect_uri: demo.redirectUri, response_type: 'code', state: 'try-it-1' })}`;
+    lines.push(
+      `  store admin:     ${base}/admin`,
+      `  merchant login:  ${demo.merchantEmail} / ${demo.merchantPassword}`,
+      `  partner login:   ${demo.partnerEmail} / ${demo.partnerPassword}`,
+      `  demo app:        "Demo app"  App URL ${demo.appUrl}  redirect ${demo.redirectUri}`,
+      `    client_id      ${demo.clientId}`,
+      `    client_secret  ${demo.clientSecret}`,
+      `  authorize URL (open in a browser, log in, press "Install app"):`,
+      `    ${authorize}`,
+      `  token endpoint:  POST ${base}/admin/oauth/token`,
+      `  Admin API:       ${base}/openapi/2026-01/products  (header Access-Token)`,
+      `  example app:     npm run example  (listens on http://localhost:3000)`,
+    );
+  }
+  return `${lines.join('\n')}\n\n`;
+}

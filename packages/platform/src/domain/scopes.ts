@@ -1,0 +1,52 @@
+// Scopes of PRODUCT.md §4: `<access>_<resource>`, write implies read, singular aliases.
+
+export const RESOURCES = ['products', 'orders', 'customers'] as const;
+export type Resource = (typeof RESOURCES)[number];
+export type Access = 'read' | 'write';
+export type Scope = `${Access}_${Resource}`;
+
+const ALIASES: Record<string, Resource> = { product: 'products', order: 'orders', customer: 'customers' };
+
+export class ScopeParseError extends Error {
+  constructor(readonly scope: string) {
+    super(`unknown scope "${scope}"`);
+  }
+}
+
+/** Parses a space- or comma-separated scope list into its canonical, de-duplicated, sorted form. */
+export function parseScopes(input: string): Scope[] {
+  const out = new Set<Scope>();
+  for (const raw of input.split(/[\s,]+/)) {
+    if (raw === '') continue;
+    const match = /^(read|write)_([a-z]+)$/.exec(raw);
+    const resource = match ? ((RESOURCES as readonly string[]).includes(match[2]!) ? (match[2] as Resource) : ALIASES[match[2]!]) : undefined;
+    if (!match || !resource) throw new ScopeParseError(raw.slice(0, 64));
+    out.add(`${match[1] as Access}_${resource}`);
+  }
+  return [...out].sort();
+}
+
+/** Canonical string form stored in the database and returned to clients. */
+export function formatScopes(scopes: Iterable<Scope>): string {
+  return [...new Set(scopes)].sort().join(',');
+}
+
+/** Whether the granted scopes allow `access` on `resource` (write implies read). */
+export function allows(granted: readonly Scope[], access: Access, resource: Resource): boolean {
+  if (granted.includes(`write_${resource}`)) return true;
+  return access === 'read' && granted.includes(`read_${resource}`);
+}
+
+/** Whether every scope of `requested` is already covered by `granted`. */
+export function covers(granted: readonly Scope[], requested: readonly Scope[]): boolean {
+  return requested.every((s) => {
+    const [access, resource] = s.split('_') as [Access, Resource];
+    return allows(granted, access, resource);
+  });
+}
+
+/** Plain-words description for the consent page. */
+export function describeScope(scope: Scope): string {
+  const [access, resource] = scope.split('_') as [Access, Resource];
+  return access === 'read' ? `See your ${resource}` : `See, create, change and delete your ${resource}`;
+}

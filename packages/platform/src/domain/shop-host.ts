@@ -1,0 +1,39 @@
+// Store hostnames (seed §5.3, PRODUCT.md §2–§3).
+
+const LABEL = /^[a-z0-9][a-z0-9-]*$/;
+
+/** A store name: letter or digit first, then letters, digits, hyphens; lower case; at most 63 chars. */
+export function isValidStoreName(name: string): boolean {
+  return name.length >= 1 && name.length <= 63 && LABEL.test(name);
+}
+
+export type HostRoute =
+  | { kind: 'platform' }
+  | { kind: 'store'; storeName: string }
+  | { kind: 'invalid' };
+
+/**
+ * Routes a `Host` header: the bare store domain is the platform itself, `{name}.{domain}` is a
+ * store; anything else (another domain, nested labels, bad characters) is invalid.
+ */
+export function routeHost(hostHeader: string | undefined, storeDomain: string): HostRoute {
+  if (!hostHeader || hostHeader.length > 300) return { kind: 'invalid' };
+  const host = stripPort(hostHeader.toLowerCase());
+  if (host === undefined) return { kind: 'invalid' };
+  if (host === storeDomain) return { kind: 'platform' };
+  const suffix = `.${storeDomain}`;
+  if (!host.endsWith(suffix)) return { kind: 'invalid' };
+  const name = host.slice(0, -suffix.length);
+  return isValidStoreName(name) ? { kind: 'store', storeName: name } : { kind: 'invalid' };
+}
+
+function stripPort(host: string): string | undefined {
+  const m = /^([a-z0-9.-]+)(?::(\d{1,5}))?$/.exec(host);
+  return m ? m[1] : undefined;
+}
+
+/** The seed's §5.3 check of a `shop` parameter, as apps must apply it. */
+export function isValidShopHostname(shop: string, storeDomain: string): boolean {
+  const escaped = storeDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`^[a-z0-9][a-z0-9-]*\\.${escaped}$`).test(shop);
+}

@@ -1,0 +1,37 @@
+// Opaque tokens with readable prefixes (PRODUCT.md §3); only their SHA-256 hashes are stored.
+import { createHash, createHmac, randomBytes } from 'node:crypto';
+
+export const TOKEN_PREFIX = {
+  access: 'sg_at_',
+  refresh: 'sg_rt_',
+  private: 'sg_pt_',
+  code: 'sg_ac_',
+  clientSecret: 'sg_cs_',
+  webhookSecret: 'sg_whs_',
+  session: 'sg_ss_',
+} as const;
+export type TokenKind = keyof typeof TOKEN_PREFIX;
+
+/** base64url of 32 random bytes: 256 bits, URL-safe (`A-Za-z0-9-_`), so signed values need no encoding. */
+export function newToken(kind: TokenKind, random: (n: number) => Buffer = randomBytes): string {
+  return TOKEN_PREFIX[kind] + random(32).toString('base64url');
+}
+
+export function hashToken(token: string): string {
+  return createHash('sha256').update(token).digest('base64url');
+}
+
+/** Whether `value` has the shape of a token of `kind` (cheap check before any lookup). */
+export function looksLike(kind: TokenKind, value: string): boolean {
+  return value.length === TOKEN_PREFIX[kind].length + 43 && value.startsWith(TOKEN_PREFIX[kind]) && /^[A-Za-z0-9_-]+$/.test(value.slice(TOKEN_PREFIX[kind].length));
+}
+
+/**
+ * The successor pair of a refresh token is derived, not drawn at random: HMAC(master key, old
+ * refresh token). A retry of the same old refresh token inside the grace window therefore gets the
+ * very same new pair without the platform ever storing a plaintext token.
+ */
+export function deriveSuccessorPair(derivationKey: Buffer, oldRefreshToken: string): { accessToken: string; refreshToken: string } {
+  const mac = (label: string) => createHmac('sha256', derivationKey).update(`${label}\0${oldRefreshToken}`).digest('base64url');
+  return { accessToken: TOKEN_PREFIX.access + mac('access'), refreshToken: TOKEN_PREFIX.refresh + mac('refresh') };
+}

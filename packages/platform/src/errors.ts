@@ -1,0 +1,98 @@
+// Every error the platform answers with, in one place. OAuth endpoints render OAuthError as
+// RFC 6749 §5.2 JSON; everything else renders PlatformError as {code, message, request_id}.
+
+export class PlatformError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+}
+
+export class BadRequestError extends PlatformError {
+  constructor(message: string) {
+    super(400, 'BadRequest', message);
+  }
+}
+export class UnauthorizedError extends PlatformError {
+  constructor(message = 'Missing or invalid Access-Token') {
+    super(401, 'Unauthorized', message);
+  }
+}
+export class ForbiddenError extends PlatformError {
+  constructor(message: string) {
+    super(403, 'Forbidden', message);
+  }
+}
+export class NotFoundError extends PlatformError {
+  constructor(message = 'Not found') {
+    super(404, 'NotFound', message);
+  }
+}
+export class ValidationFailedError extends PlatformError {
+  constructor(readonly errors: Record<string, string[]>) {
+    super(422, 'ValidationFailed', 'Validation failed', { errors });
+  }
+}
+
+/** RFC 6749 §5.2 / §4.1.2.1 errors. */
+export class OAuthError extends Error {
+  readonly statusCode: number = 400;
+  constructor(
+    readonly error: string,
+    readonly description: string,
+  ) {
+    super(description);
+  }
+}
+export class InvalidRequest extends OAuthError {
+  constructor(description: string) {
+    super('invalid_request', description);
+  }
+}
+export class InvalidClient extends OAuthError {
+  override readonly statusCode = 401;
+  constructor(description = 'client authentication failed') {
+    super('invalid_client', description);
+  }
+}
+export class InvalidGrant extends OAuthError {
+  constructor(description: string) {
+    super('invalid_grant', description);
+  }
+}
+export class UnsupportedGrantType extends OAuthError {
+  constructor(description = 'grant_type must be authorization_code or refresh_token') {
+    super('unsupported_grant_type', description);
+  }
+}
+export class InvalidScope extends OAuthError {
+  constructor(description: string) {
+    super('invalid_scope', description);
+  }
+}
+export class UnsupportedResponseType extends OAuthError {
+  constructor(description = 'response_type must be code') {
+    super('unsupported_response_type', description);
+  }
+}
+export class AccessDenied extends OAuthError {
+  constructor(description = 'the merchant declined the installation') {
+    super('access_denied', description);
+  }
+}
+/**
+ * An authorization request that must not go back to the app (unknown client, bad redirect_uri):
+ * shown as an error page to the merchant, never redirected.
+ */
+export class AuthorizePageError extends Error {
+  readonly statusCode = 400;
+  constructor(message: string) {
+    super(message);
+  }
+}
+
+export class ConfigError extends Error {}

@@ -1,0 +1,176 @@
+// GET/POST {base_url}/admin/oauth/authorize (seed §4.1, PRODUCT.md §5): a chain of one-step checks.
+// Checks that fail before the redirect_uri is trusted render an error page and never redirect.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../app.ts';
+import { signedQueryString } from '../../domain/query-signature.ts';
+import { covers, describeScope, parseScopes, ScopeParseError, type Scope } from '../../domain/scopes.ts';
+import { AccessDenied, AuthorizePageError, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../errors.ts';
+import { AccountService } from '../../services/account-service.ts';
+import type { AppRow } from '../../services/app-service.ts';
+import { currentMerchant, redirectToLogin } from '../store-admin/merchant-session.ts';
+import { hiddenFields, html, page } from '../views/html.ts';
+
+interface AuthorizeRequest {
+  app: AppRow;
+  redirectUri: string;
+  state: string;
+  scopes: Scope[];
+  codeChallenge: string | null;
+  params: Record<string, string | undefined>;
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
+}
+
+async function checkClient(services: Services, p: Record<string, unknown>): Promise<AppRow> {
+  const clientId = str(p.client_id);
+  if (!clientId) throw new AuthorizePageError('The link is missing client_id.');
+  const app = await services.apps.findByClientId(clientId);
+  if (!app) throw new AuthorizePageError('No app is registered with this client_id.');
+  return app;
+}
+
+function checkRedirectUri(app: AppRow, p: Record<string, unknown>): string {
+  const redirectUri = str(p.redirect_uri);
+  if (!redirectUri) throw new AuthorizePageError('The link is missing redirect_uri.');
+  if (redirectUri.includes('#')) throw new AuthorizePageError('redirect_uri must not contain "#".');
+  if (redirectUri !== app.redirect_uri) throw new AuthorizePageError("redirect_uri does not match the app's registered redirect URL.");
+  return redirectUri;
+}
+
+function checkResponseType(p: Record<string, unknown>): void {
+  if (str(p.response_type) !== 'code') throw new UnsupportedResponseType();
+}
+
+function checkState(p: Record<string, unknown>): string {
+  const state = str(p.state);
+  if (!state) throw new InvalidRequest('state is required');
+  if (state.length > 1024 || /[\u0000-\u001f\u007f]/.test(state)) throw new InvalidRequest('state must be at most 1024 printable characters');
+  return state;
+}
+
+function checkScope(p: Record<string, unknown>): Scope[] {
+  const scope = str(p.scope);
+  if (!scope || scope.trim() === '') throw new InvalidScope('scope is required');
+  try {
+    return parseScopes(scope);
+  } catch (err) {
+    if (err instanceof ScopeParseError) throw new InvalidScope(err.message);
+    throw err;
+  }
+}
+
+function checkPkce(p: Record<string, unknown>): string | null {
+  const challenge = str(p.code_challenge);
+  if (challenge === undefined) return null;
+  if ((str(p.code_challenge_method) ?? 'plain') !== 'S256') throw new InvalidRequest('code_challenge_method must be S256');
+  if (!/^[A-Za-z0-9_-]{43}$/.test(challenge)) throw new InvalidRequest('code_challenge must be a base64url SHA-256 digest');
+  return challenge;
+}
+
+/** Runs the checks in order. Errors after the redirect_uri is known go back to the app. */
+async function parseAuthorize(services: Services, p: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizeRequest | undefined> {
+  const app = await checkClient(services, p);
+  const redirectUri = checkRedirectUri(app, p);
+  try {
+    checkResponseType(p);
+    const state = checkState(p);
+    const scopes = checkScope(p);
+    const codeChallenge = checkPkce(p);
+    const params = {
+      client_id: app.client_id,
+      scope: scopes.join(' '),
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      state,
+      code_challenge: codeChallenge ?? undefined,
+      code_challenge_method: codeChallenge ? 'S256' : undefined,
+    };
+    return { app, redirectUri, state, scopes, codeChallenge, params };
+  } catch (err) {
+    if (err instanceof OAuthError) {
+      redirectError(reply, redirectUri, err, str(p.state));
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+function redirectError(reply: FastifyReply, redirectUri: string, err: OAuthError, state: string | undefined): void {
+  const url = new URL(redirectUri);
+  url.searchParams.set('error', err.error);
+  url.searchParams.set('error_description', err.description);
+  if (state) url.searchParams.set('state', state);
+  void reply.redirect(url.toString(), 303);
+}
+
+async function redirectWithCode(services: Services, req: FastifyRequest, reply: FastifyReply, ar: AuthorizeRequest, installationId: number): Promise<FastifyReply> {
+  const store = req.store!;
+  const code = await services.oauth.issueCode({
+    appId: ar.app.id,
+    storeId: store.id,
+    installationId,
+    redirectUri: ar.redirectUri,
+    scopes: ar.scopes,
+    codeChallenge: ar.codeChallenge,
+  });
+  const params = {
+    code,
+    shop: AccountService.shopHostname(services.config, store.name),
+    state: ar.state,
+    timestamp: String(Math.floor(services.clock() / 1000)),
+  };
+  const url = new URL(ar.redirectUri);
+  for (const [k, v] of new URLSearchParams(signedQueryString(params, services.apps.clientSecret(ar.app)))) url.searchParams.set(k, v);
+  return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
+}
+
+export function registerAuthorizeRoutes(app: FastifyInstance, services: Services): void {
+  app.get('/admin/oauth/authorize', async (req, reply) => {
+    const ar = await parseAuthorize(services, req.query as Record<string, unknown>, reply);
+    if (!ar) return reply;
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const installation = await services.apps.findInstallation(req.store!.id, ar.app.id);
+    const granted = installation && installation.uninstalled_at === null ? (installation.scopes.split(',').filter(Boolean) as Scope[]) : undefined;
+    // Everything asked for is already granted: no consent page, straight back with a new code.
+    if (granted && covers(granted, ar.scopes)) return redirectWithCode(services, req, reply, ar, installation!.id);
+
+    const added = ar.scopes.filter((s) => !granted?.includes(s));
+    const removed = granted?.filter((s) => !ar.scopes.includes(s)) ?? [];
+    const store = req.store!;
+    const body = html`<h1>Install ${ar.app.name}?</h1>
+<p><strong>${ar.app.name}</strong> asks for access to the store <strong>${store.name}</strong>.</p>
+${granted ? html`<p>This app is already installed. Approving changes what it can do:</p>` : html`<p>It will be able to:</p>`}
+<ul class="scopes">
+${ar.scopes.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}${granted && added.includes(s) ? ', new' : ''})</span></li>`)}
+</ul>
+${removed.length > 0 ? html`<p>It will no longer be able to:</p><ul class="scopes">${removed.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s})</span></li>`)}</ul>` : ''}
+<form method="post" action="/admin/oauth/authorize">
+${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
+<div class="actions">
+<button type="submit" name="decision" value="install">Install app</button>
+<button type="submit" name="decision" value="cancel" class="secondary">Cancel</button>
+</div>
+</form>`;
+    return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(page(`Install ${ar.app.name}`, body));
+  });
+
+  app.post('/admin/oauth/authorize', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const ar = await parseAuthorize(services, body, reply);
+    if (!ar) return reply;
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const decision = str(body.decision);
+    if (decision === 'cancel') {
+      redirectError(reply, ar.redirectUri, new AccessDenied(), ar.state);
+      return reply;
+    }
+    if (decision !== 'install') throw new InvalidRequest('decision must be install or cancel');
+    const installation = await services.apps.grant(req.store!.id, ar.app.id, ar.scopes);
+    req.log.info({ store: req.store!.name, client_id: ar.app.client_id }, 'app authorized');
+    return redirectWithCode(services, req, reply, ar, installation.id);
+  });
+}

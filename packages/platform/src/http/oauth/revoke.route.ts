@@ -1,0 +1,20 @@
+// POST {base_url}/admin/oauth/revoke (RFC 7009): 200 whether or not the token was known.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { InvalidRequest, OAuthError } from '../../errors.ts';
+import { bodyParams, clientCredentials } from './client-credentials.ts';
+
+export function registerRevokeRoute(app: FastifyInstance, services: Services): void {
+  app.post('/admin/oauth/revoke', { config: { oauth: true }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const params = bodyParams(req);
+    const { clientId, clientSecret } = clientCredentials(req, params);
+    const client = await services.apps.authenticateClient(clientId, clientSecret);
+    if (!params.token) throw new InvalidRequest('token is required');
+    const hint = params.token_type_hint;
+    if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
+      throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token');
+    }
+    await services.oauth.revoke({ appId: client.id, token: params.token });
+    return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send({});
+  });
+}

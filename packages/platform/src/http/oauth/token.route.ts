@@ -1,0 +1,29 @@
+// POST {base_url}/admin/oauth/token (seed §4.2, §4.3; PRODUCT.md §5).
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../errors.ts';
+import { bodyParams, clientCredentials } from './client-credentials.ts';
+
+export function registerTokenRoute(app: FastifyInstance, services: Services): void {
+  app.post('/admin/oauth/token', { config: { oauth: true }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+    const params = bodyParams(req);
+    const grantType = params.grant_type;
+    if (!grantType) throw new InvalidRequest('grant_type is required');
+    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
+    const { clientId, clientSecret } = clientCredentials(req, params);
+    const client = await services.apps.authenticateClient(clientId, clientSecret);
+    if (params.redirect_uri !== undefined && params.redirect_uri !== client.redirect_uri) {
+      throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
+    }
+    let record;
+    if (grantType === 'authorization_code') {
+      if (!params.code) throw new InvalidRequest('code is required');
+      if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
+      record = await services.oauth.exchangeCode({ appId: client.id, code: params.code, redirectUri: params.redirect_uri, codeVerifier: params.code_verifier });
+    } else {
+      if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
+      record = await services.oauth.refresh({ appId: client.id, refreshToken: params.refresh_token });
+    }
+    return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(record);
+  });
+}

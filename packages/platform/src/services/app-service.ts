@@ -1,0 +1,193 @@
+// Partner apps (client credentials), installations (grants) and private apps.
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { Config } from '../config.ts';
+import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
+import { hashToken, newToken } from '../domain/tokens.ts';
+import { InvalidClient, ValidationFailedError } from '../errors.ts';
+import type { Db } from '../storage/db.ts';
+import type { Clock } from './clock.ts';
+import type { OAuthService } from './oauth-service.ts';
+
+export interface AppRow {
+  id: number;
+  client_id: string;
+  partner_id: number | null;
+  name: string;
+  app_url: string;
+  redirect_uri: string;
+  scopes: string;
+  client_secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: number | null;
+}
+
+export interface InstallationRow {
+  id: number;
+  store_id: number;
+  app_id: number;
+  scopes: string;
+  uninstalled_at: number | null;
+}
+
+/**
+ * App URL and redirect URL rules (seed §1, PRODUCT.md §3): absolute http(s) URL, no `#`, no
+ * credentials; https required in production except for loopback and `*.localhost`.
+ */
+export function checkAppUrl(value: string | undefined, mode: Config['mode']): string | undefined {
+  if (!value) return 'is required';
+  if (value.length > 2000) return 'must be at most 2000 characters';
+  if (value.includes('#')) return 'must not contain "#"';
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
+  if (url.username || url.password) return 'must not contain credentials';
+  const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost') || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
+  if (url.protocol === 'http:' && mode === 'production' && !local) return 'must use https (http is allowed only for localhost and loopback)';
+  return undefined;
+}
+
+export class AppService {
+  constructor(
+    private readonly db: Db,
+    private readonly box: SecretBox,
+    private readonly config: Pick<Config, 'mode'>,
+    private readonly clock: Clock,
+    private readonly oauth: OAuthService,
+  ) {}
+
+  async createApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; partnerId?: number | null }): Promise<{ app: AppRow; clientSecret: string }> {
+    const errors: Record<string, string[]> = {};
+    const name = input.name?.trim() ?? '';
+    if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
+    const appUrlError = checkAppUrl(input.appUrl, this.config.mode);
+    if (appUrlError) errors.app_url = [appUrlError];
+    const redirectError = checkAppUrl(input.redirectUri, this.config.mode);
+    if (redirectError) errors.redirect_uri = [redirectError];
+    let scopes: Scope[] = [];
+    try {
+      scopes = parseScopes(input.scopes ?? '');
+    } catch (err) {
+      if (!(err instanceof ScopeParseError)) throw err;
+      errors.scopes = [err.message];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
+    const clientId = randomBytes(16).toString('hex');
+    const clientSecret = newToken('clientSecret');
+    const app = await this.db.kysely
+      .insertInto('apps')
+      .values({
+        client_id: clientId,
+        partner_id: input.partnerId ?? null,
+        name,
+        app_url: input.appUrl,
+        redirect_uri: input.redirectUri,
+        scopes: formatScopes(scopes),
+        client_secret_enc: this.box.seal(clientSecret),
+        previous_secret_enc: null,
+        previous_secret_expires_at: null,
+        created_at: this.clock(),
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { app, clientSecret };
+  }
+
+  findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {
+    if (!clientId || clientId.length > 100) return Promise.resolve(undefined);
+    return this.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+  }
+
+  listApps(): Promise<AppRow[]> {
+    return this.db.kysely.selectFrom('apps').selectAll().orderBy('id').execute();
+  }
+
+  /** The current client secret in plaintext (the platform signs redirects and webhooks with it). */
+  clientSecret(app: AppRow): string {
+    return this.box.open(app.client_secret_enc);
+  }
+
+  /** Client authentication (RFC 6749 §2.3.1); the previous secret works until it expires after a rotation. */
+  async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<AppRow> {
+    if (!clientId) throw new InvalidClient('client_id is required');
+    if (!clientSecret) throw new InvalidClient('client_secret is required');
+    const app = await this.findByClientId(clientId);
+    if (!app) throw new InvalidClient();
+    const candidates = [app.client_secret_enc];
+    if (app.previous_secret_enc && (app.previous_secret_expires_at ?? 0) > this.clock()) candidates.push(app.previous_secret_enc);
+    const given = Buffer.from(clientSecret);
+    const ok = candidates.some((enc) => {
+      const expected = Buffer.from(this.box.open(enc));
+      return expected.length === given.length && timingSafeEqual(expected, given);
+    });
+    if (!ok) throw new InvalidClient();
+    return app;
+  }
+
+  findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {
+    return this.db.kysely
+      .selectFrom('installations')
+      .select(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'])
+      .where('store_id', '=', storeId)
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
+  }
+
+  /**
+   * Records the merchant's consent: the granted scopes become exactly `scopes`. When they shrink,
+   * every token family of the installation ends.
+   */
+  async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
+    const now = this.clock();
+    const wanted = formatScopes(scopes);
+    return this.db.kysely.transaction().execute(async (trx) => {
+      const existing = await trx.selectFrom('installations').select(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at']).where('store_id', '=', storeId).where('app_id', '=', appId).executeTakeFirst();
+      if (!existing) {
+        return trx.insertInto('installations').values({ store_id: storeId, app_id: appId, scopes: wanted, installed_at: now, uninstalled_at: null }).returning(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at']).executeTakeFirstOrThrow();
+      }
+      const before = existing.uninstalled_at === null ? existing.scopes.split(',').filter(Boolean) : [];
+      if (before.some((s) => !scopes.includes(s as Scope))) await this.oauth.revokeInstallation(trx, existing.id, now);
+      await trx
+        .updateTable('installations')
+        .set({ scopes: wanted, uninstalled_at: null, ...(existing.uninstalled_at !== null ? { installed_at: now } : {}) })
+        .where('id', '=', existing.id)
+        .execute();
+      return { ...existing, scopes: wanted, uninstalled_at: null };
+    });
+  }
+
+  async createPrivateApp(input: { storeId: number; name: string; scopes: string }): Promise<{ id: number; accessToken: string; webhookSecret: string }> {
+    const errors: Record<string, string[]> = {};
+    const name = input.name?.trim() ?? '';
+    if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
+    let scopes: Scope[] = [];
+    try {
+      scopes = parseScopes(input.scopes ?? '');
+      if (scopes.length === 0) errors.scopes = ['choose at least one scope'];
+    } catch (err) {
+      if (!(err instanceof ScopeParseError)) throw err;
+      errors.scopes = [err.message];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
+    const accessToken = newToken('private');
+    const webhookSecret = newToken('webhookSecret');
+    const row = await this.db.kysely
+      .insertInto('private_apps')
+      .values({
+        store_id: input.storeId,
+        name,
+        scopes: formatScopes(scopes),
+        token_hash: hashToken(accessToken),
+        webhook_secret_enc: this.box.seal(webhookSecret),
+        created_at: this.clock(),
+        revoked_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return { id: row.id, accessToken, webhookSecret };
+  }
+}

@@ -1,0 +1,149 @@
+// Initial schema. Frozen once landed: later changes go in new dated migrations.
+import { sql, type Kysely } from 'kysely';
+
+export async function up(db: Kysely<any>): Promise<void> {
+  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+  // An auto-incrementing integer primary key on either dialect.
+  const id = (t: any) =>
+    pg ? t.addColumn('id', 'bigint', (c: any) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c: any) => c.primaryKey().autoIncrement());
+  const big = 'bigint';
+
+  await id(db.schema.createTable('merchants'))
+    .addColumn('email', 'text', (c: any) => c.notNull().unique())
+    .addColumn('password_hash', 'text', (c: any) => c.notNull())
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('stores'))
+    .addColumn('name', 'text', (c: any) => c.notNull().unique())
+    .addColumn('owner_merchant_id', big, (c: any) => c.notNull().references('merchants.id'))
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('partners'))
+    .addColumn('email', 'text', (c: any) => c.notNull().unique())
+    .addColumn('password_hash', 'text', (c: any) => c.notNull())
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('apps'))
+    .addColumn('client_id', 'text', (c: any) => c.notNull().unique())
+    .addColumn('partner_id', big, (c: any) => c.references('partners.id'))
+    .addColumn('name', 'text', (c: any) => c.notNull())
+    .addColumn('app_url', 'text', (c: any) => c.notNull())
+    .addColumn('redirect_uri', 'text', (c: any) => c.notNull())
+    .addColumn('scopes', 'text', (c: any) => c.notNull())
+    .addColumn('client_secret_enc', 'text', (c: any) => c.notNull())
+    .addColumn('previous_secret_enc', 'text')
+    .addColumn('previous_secret_expires_at', big)
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('installations'))
+    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('app_id', big, (c: any) => c.notNull().references('apps.id'))
+    .addColumn('scopes', 'text', (c: any) => c.notNull())
+    .addColumn('installed_at', big, (c: any) => c.notNull())
+    .addColumn('uninstalled_at', big)
+    .addUniqueConstraint('installations_store_app', ['store_id', 'app_id'])
+    .execute();
+  await db.schema
+    .createTable('authorization_codes')
+    .addColumn('code_hash', 'text', (c) => c.primaryKey())
+    .addColumn('app_id', big, (c) => c.notNull())
+    .addColumn('store_id', big, (c) => c.notNull())
+    .addColumn('installation_id', big, (c) => c.notNull())
+    .addColumn('redirect_uri', 'text', (c) => c.notNull())
+    .addColumn('scopes', 'text', (c) => c.notNull())
+    .addColumn('code_challenge', 'text')
+    .addColumn('expires_at', big, (c) => c.notNull())
+    .addColumn('used_at', big)
+    .addColumn('family_id', 'text')
+    .addColumn('created_at', big, (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable('token_families')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('installation_id', big, (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
+    .addColumn('revoked_at', big)
+    .execute();
+  for (const table of ['access_tokens', 'refresh_tokens'] as const) {
+    let t = db.schema
+      .createTable(table)
+      .addColumn('token_hash', 'text', (c) => c.primaryKey())
+      .addColumn('family_id', 'text', (c) => c.notNull())
+      .addColumn('installation_id', big, (c) => c.notNull())
+      .addColumn('store_id', big, (c) => c.notNull())
+      .addColumn('app_id', big, (c) => c.notNull())
+      .addColumn('scopes', 'text', (c) => c.notNull())
+      .addColumn('expires_at', big, (c) => c.notNull())
+      .addColumn('revoked_at', big)
+      .addColumn('created_at', big, (c) => c.notNull());
+    if (table === 'refresh_tokens') t = t.addColumn('access_expires_at', big, (c) => c.notNull()).addColumn('rotated_at', big);
+    await t.execute();
+    await db.schema.createIndex(`${table}_family`).on(table).column('family_id').execute();
+    await db.schema.createIndex(`${table}_installation`).on(table).column('installation_id').execute();
+  }
+  await id(db.schema.createTable('private_apps'))
+    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('name', 'text', (c: any) => c.notNull())
+    .addColumn('scopes', 'text', (c: any) => c.notNull())
+    .addColumn('token_hash', 'text', (c: any) => c.notNull().unique())
+    .addColumn('webhook_secret_enc', 'text', (c: any) => c.notNull())
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('revoked_at', big)
+    .execute();
+  await db.schema
+    .createTable('web_sessions')
+    .addColumn('id_hash', 'text', (c) => c.primaryKey())
+    .addColumn('kind', 'text', (c) => c.notNull())
+    .addColumn('subject_id', big, (c) => c.notNull())
+    .addColumn('store_id', big)
+    .addColumn('expires_at', big, (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
+    .execute();
+
+  await id(db.schema.createTable('products'))
+    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('title', 'text', (c: any) => c.notNull())
+    .addColumn('body_html', 'text', (c: any) => c.notNull())
+    .addColumn('vendor', 'text', (c: any) => c.notNull())
+    .addColumn('product_type', 'text', (c: any) => c.notNull())
+    .addColumn('status', 'text', (c: any) => c.notNull())
+    .addColumn('price', 'text', (c: any) => c.notNull())
+    .addColumn('sku', 'text', (c: any) => c.notNull())
+    .addColumn('inventory_quantity', 'integer', (c: any) => c.notNull())
+    .addColumn('tags', 'text', (c: any) => c.notNull())
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('customers'))
+    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('email', 'text', (c: any) => c.notNull())
+    .addColumn('first_name', 'text', (c: any) => c.notNull())
+    .addColumn('last_name', 'text', (c: any) => c.notNull())
+    .addColumn('phone', 'text')
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .execute();
+  await id(db.schema.createTable('orders'))
+    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('customer_id', big)
+    .addColumn('email', 'text', (c: any) => c.notNull())
+    .addColumn('currency', 'text', (c: any) => c.notNull())
+    .addColumn('financial_status', 'text', (c: any) => c.notNull())
+    .addColumn('fulfillment_status', 'text')
+    .addColumn('total_price', 'text', (c: any) => c.notNull())
+    .addColumn('line_items', 'text', (c: any) => c.notNull())
+    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .execute();
+  // Keyset pagination walks (store_id, id).
+  for (const table of ['products', 'customers', 'orders']) {
+    await db.schema.createIndex(`${table}_store_id`).on(table).columns(['store_id', 'id']).execute();
+  }
+  void sql;
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of ['orders', 'customers', 'products', 'web_sessions', 'private_apps', 'refresh_tokens', 'access_tokens', 'token_families', 'authorization_codes', 'installations', 'apps', 'partners', 'stores', 'merchants']) {
+    await db.schema.dropTable(t).ifExists().execute();
+  }
+}

@@ -1,0 +1,124 @@
+// Row types of every table. Times are unix milliseconds (bigint); ids of records are integers
+// exposed as strings in the API.
+import type { Generated } from 'kysely';
+
+export interface Database {
+  merchants: { id: Generated<number>; email: string; password_hash: string; created_at: number };
+  stores: { id: Generated<number>; name: string; owner_merchant_id: number; created_at: number };
+  partners: { id: Generated<number>; email: string; password_hash: string; created_at: number };
+  apps: {
+    id: Generated<number>;
+    client_id: string;
+    partner_id: number | null;
+    name: string;
+    app_url: string;
+    redirect_uri: string;
+    scopes: string;
+    client_secret_enc: string;
+    previous_secret_enc: string | null;
+    previous_secret_expires_at: number | null;
+    created_at: number;
+  };
+  installations: {
+    id: Generated<number>;
+    store_id: number;
+    app_id: number;
+    scopes: string;
+    installed_at: number;
+    uninstalled_at: number | null;
+  };
+  authorization_codes: {
+    code_hash: string;
+    app_id: number;
+    store_id: number;
+    installation_id: number;
+    redirect_uri: string;
+    scopes: string;
+    code_challenge: string | null;
+    expires_at: number;
+    used_at: number | null;
+    family_id: string | null;
+    created_at: number;
+  };
+  token_families: { id: string; installation_id: number; created_at: number; revoked_at: number | null };
+  access_tokens: {
+    token_hash: string;
+    family_id: string;
+    installation_id: number;
+    store_id: number;
+    app_id: number;
+    scopes: string;
+    expires_at: number;
+    revoked_at: number | null;
+    created_at: number;
+  };
+  refresh_tokens: {
+    token_hash: string;
+    family_id: string;
+    installation_id: number;
+    store_id: number;
+    app_id: number;
+    scopes: string;
+    access_expires_at: number;
+    expires_at: number;
+    rotated_at: number | null;
+    revoked_at: number | null;
+    created_at: number;
+  };
+  private_apps: {
+    id: Generated<number>;
+    store_id: number;
+    name: string;
+    scopes: string;
+    token_hash: string;
+    webhook_secret_enc: string;
+    created_at: number;
+    revoked_at: number | null;
+  };
+  web_sessions: {
+    id_hash: string;
+    kind: 'merchant' | 'partner';
+    subject_id: number;
+    store_id: number | null;
+    expires_at: number;
+    created_at: number;
+  };
+  products: {
+    id: Generated<number>;
+    store_id: number;
+    title: string;
+    body_html: string;
+    vendor: string;
+    product_type: string;
+    status: string;
+    price: string;
+    sku: string;
+    inventory_quantity: number;
+    tags: string;
+    created_at: number;
+    updated_at: number;
+  };
+  customers: {
+    id: Generated<number>;
+    store_id: number;
+    email: string;
+    first_name: string;
+    last_name: string;
+    phone: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+  orders: {
+    id: Generated<number>;
+    store_id: number;
+    customer_id: number | null;
+    email: string;
+    currency: string;
+    financial_status: string;
+    fulfillment_status: string | null;
+    total_price: string;
+    line_items: string;
+    created_at: number;
+    updated_at: number;
+  };
+}

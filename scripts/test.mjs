@@ -1,0 +1,50 @@
+// `npm test`: runs the whole suite once. The PostgreSQL, Redis and browser halves run whenever
+// their service or browser is present on this machine; with CI=true they are required.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import net from 'node:net';
+
+const ci = process.env.CI === 'true' || process.env.CI === '1';
+
+function answers(host, port) {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: 1500 });
+    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+const env = { ...process.env };
+const skipped = [];
+const missing = [];
+
+env.TEST_PG_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
+if (!(await answers('127.0.0.1', 5432))) {
+  delete env.TEST_PG_URL;
+  (ci ? missing : skipped).push('PostgreSQL (127.0.0.1:5432)');
+}
+env.TEST_REDIS_URL ??= 'redis://127.0.0.1:6379';
+if (!(await answers('127.0.0.1', 6379))) {
+  delete env.TEST_REDIS_URL;
+  (ci ? missing : skipped).push('Redis (127.0.0.1:6379)');
+}
+env.TEST_CHROMIUM ??= '/usr/bin/chromium';
+if (!existsSync(env.TEST_CHROMIUM)) {
+  delete env.TEST_CHROMIUM;
+  (ci ? missing : skipped).push('browser tests (no /usr/bin/chromium; apt-get install chromium)');
+}
+
+if (missing.length > 0) {
+  console.error(`CI=true and these are required but not available: ${missing.join(', ')}`);
+  process.exit(1);
+}
+if (skipped.length > 0) {
+  console.warn(`\nNOTE: skipping the parts of the suite that need: ${skipped.join('; ')}\n`);
+}
+
+const result = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit', env });
+if (skipped.length > 0) {
+  console.warn(`\nNOTE: these parts were SKIPPED: ${skipped.join('; ')}`);
+}
+process.exit(result.status ?? 1);
