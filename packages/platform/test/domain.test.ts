@@ -1,0 +1,148 @@
+// Pure parts: signatures (known-answer vectors), hostnames, scopes, tokens, grant lifecycles.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { checkCode, decideRefresh, pkceChallenge } from '../src/domain/grants.ts';
+import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
+import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
+import { SecretBox } from '../src/domain/secret-box.ts';
+import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/shop-host.ts';
+import { deriveSuccessorPair, hashToken, looksLike, newToken } from '../src/domain/tokens.ts';
+import { hashPassword, verifyPassword } from '../src/domain/password.ts';
+
+const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8'));
+
+describe('query signature (seed §5.4)', () => {
+  for (const v of vectors.query_hmac) {
+    it(`reproduces ${v.hmac.slice(0, 12)}…`, () => {
+      const params = new URLSearchParams(v.query);
+      expect(canonicalQuery(params.entries())).toBe(v.canonical);
+      expect(signQuery(Object.fromEntries(params), v.secret)).toBe(v.hmac);
+      expect(verifyQueryString(`${v.query}&hmac=${v.hmac}`, v.secret)).toBe(true);
+    });
+  }
+  it('rejects a changed value, a wrong secret and a malformed hmac', () => {
+    const v = vectors.query_hmac[0];
+    expect(verifyQueryString(`${v.query.replace('STATE123', 'STATE124')}&hmac=${v.hmac}`, v.secret)).toBe(false);
+    expect(verifyQueryString(`${v.query}&hmac=${v.hmac}`, 'other')).toBe(false);
+    expect(verifyQueryString(`${v.query}&hmac=zz`, v.secret)).toBe(false);
+    expect(verifyQueryString(v.query, v.secret)).toBe(false);
+  });
+  it('signs what it sends: signedQueryString verifies', () => {
+    const qs = signedQueryString({ shop: 'demo.localhost', timestamp: '1700000000', state: 'a b&c' }, 's3');
+    expect(verifyQueryString(qs, 's3')).toBe(true);
+  });
+});
+
+describe('hosts (seed §5.3, PRODUCT.md §2)', () => {
+  it('accepts store names of letters, digits, hyphens with a letter or digit first', () => {
+    for (const ok of ['demo', 'a', '9shop', 'my-shop', 'x'.repeat(63)]) expect(isValidStoreName(ok)).toBe(true);
+    for (const bad of ['', '-shop', 'Shop', 'my_shop', 'a.b', 'x'.repeat(64), 'shöp']) expect(isValidStoreName(bad)).toBe(false);
+  });
+  it('routes the Host header', () => {
+    expect(routeHost('demo.localhost:8080', 'localhost')).toEqual({ kind: 'store', storeName: 'demo' });
+    expect(routeHost('DEMO.localhost', 'localhost')).toEqual({ kind: 'store', storeName: 'demo' });
+    expect(routeHost('localhost:8080', 'localhost')).toEqual({ kind: 'platform' });
+    for (const bad of [undefined, '', 'a.b.localhost', 'evil.com', 'demo.localhost.evil.com', 'de_mo.localhost', 'demo.localhost:abc', '-x.localhost', 'x'.repeat(400)]) {
+      expect(routeHost(bad, 'localhost').kind).toBe('invalid');
+    }
+  });
+  it('checks shop hostnames the way apps must', () => {
+    expect(isValidShopHostname('demo.myshoplaza.com', 'myshoplaza.com')).toBe(true);
+    expect(isValidShopHostname('demo.myshoplaza.com.evil.com', 'myshoplaza.com')).toBe(false);
+    expect(isValidShopHostname('demoXmyshoplazaXcom', 'myshoplaza.com')).toBe(false);
+    expect(isValidShopHostname('-demo.myshoplaza.com', 'myshoplaza.com')).toBe(false);
+  });
+});
+
+describe('scopes (PRODUCT.md §4)', () => {
+  it('parses spaces and commas, aliases, duplicates', () => {
+    expect(parseScopes(' read_products, write_order  read_product ')).toEqual(['read_products', 'write_orders']);
+    expect(parseScopes('')).toEqual([]);
+    expect(formatScopes(['write_orders', 'read_products'])).toBe('read_products,write_orders');
+  });
+  it('refuses unknown scopes', () => {
+    for (const bad of ['read_everything', 'delete_products', 'read', 'READ_PRODUCTS', 'read_products;drop']) expect(() => parseScopes(bad)).toThrow(ScopeParseError);
+  });
+  it('write implies read', () => {
+    expect(allows(['write_products'], 'read', 'products')).toBe(true);
+    expect(allows(['read_products'], 'write', 'products')).toBe(false);
+    expect(covers(['write_products', 'read_orders'], ['read_products', 'read_orders'])).toBe(true);
+    expect(covers(['read_products'], ['write_products'])).toBe(false);
+  });
+});
+
+describe('tokens', () => {
+  it('are prefixed, URL-safe, 256-bit and hashed with SHA-256', () => {
+    const t = newToken('access');
+    expect(t).toMatch(/^sg_at_[A-Za-z0-9_-]{43}$/);
+    expect(looksLike('access', t)).toBe(true);
+    expect(looksLike('refresh', t)).toBe(false);
+    expect(hashToken('abc')).toBe('ungWv48Bz-pBQUDeXa4iI7ADYaOWF3qctBD_YfIAFa0');
+    expect(newToken('access')).not.toBe(t);
+  });
+  it('derives the same successor pair for the same refresh token, another for another', () => {
+    const key = Buffer.alloc(32, 7);
+    const a = deriveSuccessorPair(key, 'sg_rt_one');
+    expect(deriveSuccessorPair(key, 'sg_rt_one')).toEqual(a);
+    expect(deriveSuccessorPair(key, 'sg_rt_two').refreshToken).not.toBe(a.refreshToken);
+    expect(deriveSuccessorPair(Buffer.alloc(32, 8), 'sg_rt_one').accessToken).not.toBe(a.accessToken);
+    expect(looksLike('access', a.accessToken) && looksLike('refresh', a.refreshToken)).toBe(true);
+  });
+  it('secret box round-trips and detects tampering', () => {
+    const box = new SecretBox(Buffer.alloc(32, 1));
+    const sealed = box.seal('sg_cs_secret');
+    expect(sealed).not.toContain('sg_cs_secret');
+    expect(box.open(sealed)).toBe('sg_cs_secret');
+    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
+    expect(() => box.open(flipped)).toThrow();
+    expect(() => new SecretBox(Buffer.alloc(31)).seal('x')).toThrow();
+  });
+  it('hashes passwords with scrypt and verifies them', async () => {
+    const h = await hashPassword('demo-password');
+    expect(h).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(await verifyPassword('demo-password', h)).toBe(true);
+    expect(await verifyPassword('demo-passworD', h)).toBe(false);
+    expect(await verifyPassword('x', 'garbage')).toBe(false);
+  });
+});
+
+describe('code lifecycle (injected clock)', () => {
+  const row = { app_id: 1, redirect_uri: 'http://a/cb', code_challenge: null, expires_at: 1_060_000, used_at: null };
+  const req = { appId: 1, redirectUri: 'http://a/cb', codeVerifier: undefined, now: 1_000_000 };
+  it('accepts a fresh code', () => expect(checkCode(row, req)).toEqual({ ok: true }));
+  it('refuses at and after expiry', () => {
+    expect(checkCode(row, { ...req, now: 1_060_000 })).toMatchObject({ ok: false, reason: expect.stringContaining('expired') });
+  });
+  it('flags a used code as a replay', () => expect(checkCode({ ...row, used_at: 1 }, req)).toMatchObject({ ok: false, replay: true }));
+  it("refuses another client's code and a different redirect_uri", () => {
+    expect(checkCode(row, { ...req, appId: 2 })).toMatchObject({ ok: false });
+    expect(checkCode(row, { ...req, redirectUri: 'http://a/cb2' })).toMatchObject({ ok: false });
+    expect(checkCode(undefined, req)).toMatchObject({ ok: false });
+  });
+  it('checks PKCE S256', () => {
+    const verifier = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+    expect(pkceChallenge(verifier)).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+    const withPkce = { ...row, code_challenge: pkceChallenge(verifier) };
+    expect(checkCode(withPkce, { ...req, codeVerifier: verifier })).toEqual({ ok: true });
+    expect(checkCode(withPkce, { ...req, codeVerifier: 'wrong' })).toMatchObject({ ok: false });
+    expect(checkCode(withPkce, req)).toMatchObject({ ok: false });
+  });
+});
+
+describe('refresh lifecycle (injected clock)', () => {
+  const row = { app_id: 1, expires_at: 2_000_000, rotated_at: null, revoked_at: null };
+  const req = { appId: 1, now: 1_000_000, graceMs: 30_000 };
+  it('rotates a fresh token', () => expect(decideRefresh(row, req)).toEqual({ action: 'rotate' }));
+  it('serves the successor again inside the grace window', () => {
+    expect(decideRefresh({ ...row, rotated_at: 1_000_000 - 30_000 }, req)).toEqual({ action: 'replay-successor' });
+  });
+  it('revokes the family on reuse after the window', () => {
+    expect(decideRefresh({ ...row, rotated_at: 1_000_000 - 30_001 }, req)).toMatchObject({ action: 'revoke-family' });
+  });
+  it('refuses expired, revoked, unknown and foreign tokens', () => {
+    expect(decideRefresh({ ...row, expires_at: 1_000_000 }, req)).toMatchObject({ action: 'reject' });
+    expect(decideRefresh({ ...row, revoked_at: 5 }, req)).toMatchObject({ action: 'reject' });
+    expect(decideRefresh(undefined, req)).toMatchObject({ action: 'reject' });
+    expect(decideRefresh(row, { ...req, appId: 2 })).toMatchObject({ action: 'reject' });
+  });
+});

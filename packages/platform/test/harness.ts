@@ -1,0 +1,212 @@
+// Test harness: a platform on SQLite or PostgreSQL (own schema per instance), a frozen clock, captured
+// logs, and helpers that walk the install flow through inject().
+import { randomBytes } from 'node:crypto';
+import { Writable } from 'node:stream';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import pg from 'pg';
+import { buildApp, createServices, type Services } from '../src/app.ts';
+import { loadConfig, type Config } from '../src/config.ts';
+import { openDatabase, type Db } from '../src/storage/db.ts';
+import { migrateToLatest } from '../src/storage/migrate.ts';
+
+export type Dialect = 'sqlite' | 'postgres';
+export const DIALECTS: Dialect[] = process.env.TEST_PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+
+export class TestClock {
+  constructor(public now = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
+  readonly fn = () => this.now;
+  advance(ms: number): void {
+    this.now += ms;
+  }
+}
+
+export interface TestPlatform {
+  app: FastifyInstance;
+  services: Services;
+  db: Db;
+  config: Config;
+  clock: TestClock;
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** A fresh PostgreSQL schema in the test database, so test files never see each other's rows. */
+export async function freshPostgresUrl(): Promise<{ url: string; drop(): Promise<void> }> {
+  const base = process.env.TEST_PG_URL!;
+  const schema = `t_${randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`create schema ${schema}`);
+  await admin.end();
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`drop schema ${schema} cascade`);
+      await c.end();
+    },
+  };
+}
+
+export async function createTestPlatform(dialect: Dialect, overrides: Partial<Config> = {}): Promise<TestPlatform> {
+  const pgSchema = dialect === 'postgres' ? await freshPostgresUrl() : undefined;
+  const config: Config = {
+    ...loadConfig({ database: pgSchema ? pgSchema.url : ':memory:', masterKey: randomBytes(32).toString('hex'), logLevel: 'info' }),
+    ...overrides,
+  };
+  const db = openDatabase(config.database, { poolSize: 20 });
+  await migrateToLatest(db);
+  const clock = new TestClock();
+  const logs: string[] = [];
+  const logStream = new Writable({
+    write(chunk, _enc, cb) {
+      logs.push(String(chunk));
+      cb();
+    },
+  });
+  const app = await buildApp(config, { db, clock: clock.fn, logStream });
+  await app.ready();
+  return {
+    app,
+    services: createServices(config, { db, clock: clock.fn }),
+    db,
+    config,
+    clock,
+    logs,
+    async close() {
+      await app.close();
+      await db.close();
+      await pgSchema?.drop();
+    },
+  };
+}
+
+export interface Fixture {
+  storeName: string;
+  host: string;
+  email: string;
+  password: string;
+  clientId: string;
+  clientSecret: string;
+  redirectUri: string;
+  appUrl: string;
+}
+
+let counter = 0;
+export async function createFixture(t: TestPlatform, options: { storeName?: string; scopes?: string } = {}): Promise<Fixture> {
+  counter += 1;
+  const storeName = options.storeName ?? `shop${counter}`;
+  const email = `owner-${storeName}@example.test`;
+  const password = 'correct horse battery';
+  await t.services.accounts.createStore({ name: storeName, ownerEmail: email, ownerPassword: password });
+  const redirectUri = 'http://localhost:3000/auth/callback';
+  const appUrl = 'http://localhost:3000/';
+  const { app, clientSecret } = await t.services.apps.createApp({ name: `App ${counter}`, appUrl, redirectUri, scopes: options.scopes ?? 'read_products write_orders' });
+  return { storeName, host: `${storeName}.localhost:8080`, email, password, clientId: app.client_id, clientSecret, redirectUri, appUrl };
+}
+
+/** Cookie jar for inject(): keeps name=value pairs from Set-Cookie. */
+export class Jar {
+  private readonly cookies = new Map<string, string>();
+  take(res: LightMyRequestResponse): void {
+    for (const c of res.cookies) {
+      if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0) || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
+      else this.cookies.set(c.name, c.value);
+    }
+  }
+  header(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+  get(name: string): string | undefined {
+    return this.cookies.get(name);
+  }
+}
+
+export function csrfFrom(html: string): string {
+  const m = /name="_csrf" value="([^"]+)"/.exec(html);
+  if (!m) throw new Error('no CSRF token in page');
+  return m[1]!;
+}
+
+export function formBody(fields: Record<string, string>): string {
+  return new URLSearchParams(fields).toString();
+}
+
+/** Logs the store owner in; returns the jar holding the session cookie. */
+export async function login(t: TestPlatform, f: Fixture, jar = new Jar()): Promise<Jar> {
+  const page = await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host: f.host, cookie: jar.header() } });
+  jar.take(page);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/admin/login',
+    headers: { host: f.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: formBody({ _csrf: csrfFrom(page.body), email: f.email, password: f.password, return_to: '/admin' }),
+  });
+  if (res.statusCode !== 303 || res.headers.location !== '/admin') throw new Error(`login failed: ${res.statusCode} ${res.headers.location}`);
+  jar.take(res);
+  return jar;
+}
+
+export function authorizeUrl(f: Fixture, extra: Record<string, string> = {}): string {
+  const params = new URLSearchParams({ client_id: f.clientId, scope: 'read_products write_orders', redirect_uri: f.redirectUri, response_type: 'code', state: 'st-123', ...extra });
+  return `/admin/oauth/authorize?${params}`;
+}
+
+/** Logs in, opens the consent page, presses "Install app"; returns the redirect URL to the app. */
+export async function consent(t: TestPlatform, f: Fixture, extra: Record<string, string> = {}, jar?: Jar): Promise<URL> {
+  const j = jar ?? (await login(t, f));
+  const page = await t.app.inject({ method: 'GET', url: authorizeUrl(f, extra), headers: { host: f.host, cookie: j.header() } });
+  j.take(page);
+  if (page.statusCode === 303) return new URL(page.headers.location as string);
+  if (page.statusCode !== 200) throw new Error(`consent page: ${page.statusCode} ${page.body}`);
+  const fields: Record<string, string> = {};
+  for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = decodeEntities(m[2]!);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/admin/oauth/authorize',
+    headers: { host: f.host, cookie: j.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: formBody({ ...fields, decision: 'install' }),
+  });
+  if (res.statusCode !== 303) throw new Error(`consent POST: ${res.statusCode} ${res.body}`);
+  return new URL(res.headers.location as string);
+}
+
+function decodeEntities(s: string): string {
+  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
+export async function codeFor(t: TestPlatform, f: Fixture, extra: Record<string, string> = {}): Promise<string> {
+  const url = await consent(t, f, extra);
+  const code = url.searchParams.get('code');
+  if (!code) throw new Error(`no code in ${url}`);
+  return code;
+}
+
+export function tokenRequest(t: TestPlatform, f: Fixture, fields: Record<string, string>, as: 'form' | 'json' = 'form') {
+  return t.app.inject({
+    method: 'POST',
+    url: '/admin/oauth/token',
+    headers: { host: f.host, 'content-type': as === 'form' ? 'application/x-www-form-urlencoded' : 'application/json' },
+    payload: as === 'form' ? formBody(fields) : JSON.stringify(fields),
+  });
+}
+
+export async function exchange(t: TestPlatform, f: Fixture, code: string) {
+  const res = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+  if (res.statusCode !== 200) throw new Error(`exchange: ${res.statusCode} ${res.body}`);
+  return res.json() as { access_token: string; refresh_token: string; expires_at: number; expires_in: number; scope: string; store_id: string; store_name: string; token_type: string };
+}
+
+export function refreshRequest(t: TestPlatform, f: Fixture, refreshToken: string) {
+  return tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, refresh_token: refreshToken, grant_type: 'refresh_token', redirect_uri: f.redirectUri });
+}
+
+/** Whether an access token is currently usable (not revoked, not expired). */
+export async function accessTokenActive(t: TestPlatform, token: string): Promise<boolean> {
+  const { hashToken } = await import('../src/domain/tokens.ts');
+  const row = await t.db.kysely.selectFrom('access_tokens').select(['revoked_at', 'expires_at']).where('token_hash', '=', hashToken(token)).executeTakeFirst();
+  return !!row && row.revoked_at === null && row.expires_at > t.clock.now;
+}
