@@ -1,5 +1,5 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
-import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './db.ts';
 import * as initial from './migrations/2026-11-22T00-initial.ts';
 
@@ -14,7 +14,11 @@ class StaticProvider implements MigrationProvider {
 }
 
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider() });
+  // On PostgreSQL the bookkeeping tables live in the connection's current schema (search_path), so
+  // several schemas in one database each keep their own migration state.
+  const schema =
+    db.dialect === 'postgres' ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema : undefined;
+  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
