@@ -1,0 +1,257 @@
+// Seed §4.4 / §5.1: the Admin API client of one shop.
+import { AbortedError, NetworkError, RateLimitError } from '../errors.ts';
+import type { PaginationConvention } from '../config/app-config.ts';
+import type { RandomBytes } from '../crypto/random.ts';
+import type { SdkLogger } from '../logging/redacting-logger.ts';
+import type { QueryValue } from '../signature/query-signature.ts';
+import { apiErrorFromResponse } from './api-error-mapping.ts';
+import type { CallLimitThrottle } from './call-limit.ts';
+import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
+import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
+import { backoffDelayMs, isIdempotent, type ResolvedRetryOptions, type Sleep } from './retry-policy.ts';
+
+/** Options of one API request. */
+export interface RequestOptions {
+  query?: Readonly<Record<string, QueryValue>>;
+  /** Sent as JSON. */
+  body?: unknown;
+  headers?: Readonly<Record<string, string>>;
+  signal?: AbortSignal;
+  /** Per-request timeout in ms (default from the app config). */
+  timeoutMs?: number;
+  /** Retries for this request (default from the app config; 0 turns them off). */
+  maxRetries?: number;
+}
+
+/** A successful response. */
+export interface ApiResponse<T> {
+  status: number;
+  headers: Headers;
+  data: T;
+  requestId: string | undefined;
+}
+
+/** HTTP methods the client sends. */
+export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Everything a client needs; built by `createApp` or {@link createAdminClient}. */
+export interface AdminClientContext {
+  shop: string;
+  origin: string;
+  apiVersion: string;
+  pagination: PaginationConvention;
+  fetch: typeof fetch;
+  now: () => number;
+  sleep: Sleep;
+  randomBytes: RandomBytes;
+  log: SdkLogger;
+  retry: ResolvedRetryOptions;
+  throttle: CallLimitThrottle | undefined;
+  timeoutMs: number;
+  accessTokenHeader: string;
+  callLimitHeader: string;
+  getAccessToken(signal?: AbortSignal): Promise<string>;
+  /** Called once after a 401; returns the token to retry with. */
+  refreshAfterUnauthorized?: (rejectedToken: string, signal?: AbortSignal) => Promise<string>;
+}
+
+const RETRYABLE_STATUS = new Set([502, 503, 504]);
+
+/** The Admin API of one shop: typed errors, retries, pacing and pagination. */
+export class AdminClient {
+  readonly #ctx: AdminClientContext;
+
+  constructor(context: AdminClientContext) {
+    this.#ctx = context;
+  }
+
+  /** The shop this client talks to. */
+  get shop(): string {
+    return this.#ctx.shop;
+  }
+
+  /** The pinned API version. */
+  get apiVersion(): string {
+    return this.#ctx.apiVersion;
+  }
+
+  /** `{origin}/openapi/{version}/{resource}` (or `{origin}{path}` for a path starting with `/`). */
+  url(resource: string, query?: Readonly<Record<string, QueryValue>>): string {
+    const path = resource.startsWith('/') ? resource : `/openapi/${this.#ctx.apiVersion}/${resource.replace(/^\/+/, '')}`;
+    const params = new URLSearchParams();
+    for (const [name, value] of Object.entries(query ?? {})) {
+      if (value === undefined || value === null) continue;
+      if (Array.isArray(value)) for (const v of value as readonly string[]) params.append(name, v);
+      else params.append(name, String(value));
+    }
+    const search = params.toString();
+    return `${this.#ctx.origin}${path}${search ? `?${search}` : ''}`;
+  }
+
+  async #sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+    try {
+      await this.#ctx.sleep(ms, signal);
+    } catch (cause) {
+      throw new AbortedError({ cause });
+    }
+  }
+
+  /**
+   * Sends a request and returns status, headers and parsed body; throws the typed error of an
+   * error status (`AuthError`, `ScopeError`, `NotFoundError`, `ValidationError`, `RateLimitError`,
+   * `ServerError`, `ApiError`) or `NetworkError` / `TimeoutError` / `AbortedError`.
+   *
+   * Retries (exponential backoff with full jitter): 429 for every method, honouring `Retry-After`
+   * in seconds or as an HTTP date; 502/503/504 and network failures for idempotent methods.
+   * A 401 triggers one token refresh and one retry.
+   */
+  async request<T = unknown>(method: HttpMethod, resource: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
+    const ctx = this.#ctx;
+    const url = this.url(resource, options.query);
+    const path = url.slice(ctx.origin.length).split('?')[0] ?? '';
+    const maxRetries = options.maxRetries ?? ctx.retry.maxRetries;
+    const idempotent = isIdempotent(method);
+    const body = options.body === undefined ? undefined : JSON.stringify(options.body);
+    let token = await ctx.getAccessToken(options.signal);
+    let refreshed = false;
+    for (let attempt = 0; ; attempt++) {
+      if (ctx.throttle) {
+        const waited = ctx.throttle.delayMs(ctx.shop);
+        if (waited > 0) {
+          ctx.log.debug('call limit nearly reached; pacing', { shop: ctx.shop, delayMs: waited });
+          await this.#sleep(waited, options.signal);
+        }
+      }
+      let result: HttpResult;
+      try {
+        result = await exchange(ctx.fetch, {
+          url,
+          method,
+          headers: { [ctx.accessTokenHeader]: token, 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+          body,
+          timeoutMs: options.timeoutMs ?? ctx.timeoutMs,
+          signal: options.signal,
+        });
+      } catch (error) {
+        if (error instanceof NetworkError && idempotent && attempt < maxRetries) {
+          const delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
+          ctx.log.warn('request failed before an answer; retrying', { method, path, attempt: attempt + 1, delayMs: delay, error: error.message });
+          await this.#sleep(delay, options.signal);
+          continue;
+        }
+        throw error;
+      }
+      ctx.throttle?.observe(ctx.shop, result.headers.get(ctx.callLimitHeader));
+      const parsed = parseJsonBody(result.text);
+      if (result.status < 400) {
+        ctx.log.debug('api request', { method, path, status: result.status, attempt });
+        return { status: result.status, headers: result.headers, data: parsed as T, requestId: result.headers.get('x-request-id') ?? undefined };
+      }
+      if (result.status === 401 && !refreshed && ctx.refreshAfterUnauthorized) {
+        refreshed = true;
+        ctx.log.info('401 from the API; refreshing the token once', { shop: ctx.shop, method, path });
+        token = await ctx.refreshAfterUnauthorized(token, options.signal);
+        attempt--;
+        continue;
+      }
+      const error = apiErrorFromResponse(result.status, result.headers, parsed, { method, path, nowMs: ctx.now() });
+      if (attempt < maxRetries) {
+        let delay: number | undefined;
+        if (error instanceof RateLimitError) {
+          if (error.retryAfter === undefined) delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
+          else if (error.retryAfter <= ctx.retry.maxRetryAfterSeconds) delay = Math.ceil(error.retryAfter * 1000);
+        } else if (RETRYABLE_STATUS.has(result.status) && idempotent) {
+          delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
+        }
+        if (delay !== undefined) {
+          ctx.log.warn('retrying after an error answer', { method, path, status: result.status, attempt: attempt + 1, delayMs: delay, requestId: error.requestId });
+          await this.#sleep(delay, options.signal);
+          continue;
+        }
+      }
+      ctx.log.debug('api request failed', { method, path, status: result.status, requestId: error.requestId });
+      throw error;
+    }
+  }
+
+  /**
+   * GET a resource; returns the parsed body.
+   *
+   * @example
+   * ```ts
+   * const { data } = await client.get<{ data: Product }>('products/123');
+   * ```
+   */
+  async get<T = unknown>(resource: string, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>('GET', resource, options)).data;
+  }
+
+  /**
+   * POST a JSON body; returns the parsed body. Retried only on 429 (a 5xx may have created it).
+   *
+   * @example
+   * ```ts
+   * const created = await client.post('products', { title: 'Hat', price: '12.00' });
+   * ```
+   */
+  async post<T = unknown>(resource: string, body?: unknown, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>('POST', resource, { ...options, body })).data;
+  }
+
+  /**
+   * PUT a JSON body; returns the parsed body.
+   *
+   * @example
+   * ```ts
+   * await client.put('products/123', { title: 'Cap' });
+   * ```
+   */
+  async put<T = unknown>(resource: string, body?: unknown, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>('PUT', resource, { ...options, body })).data;
+  }
+
+  /**
+   * DELETE a resource; returns the parsed body (often empty).
+   *
+   * @example
+   * ```ts
+   * await client.delete('products/123');
+   * ```
+   */
+  async delete<T = unknown>(resource: string, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>('DELETE', resource, options)).data;
+  }
+
+  /**
+   * Pages of a list endpoint, in either convention of seed §4.5. Each page exposes its `cursor`
+   * (to resume after it) and `requestCursor` (to fetch it again).
+   *
+   * @example
+   * ```ts
+   * for await (const page of client.pages<Product>('products', { limit: 100, cursor: savedCursor })) {
+   *   await save(page.data);
+   *   savedCursor = page.cursor;
+   * }
+   * ```
+   */
+  pages<T = unknown>(resource: string, options: PaginateOptions = {}): PageIterator<T> {
+    return new PageIterator<T>(
+      async (query, signal) => (await this.request('GET', resource, { query, signal })).data,
+      options,
+      this.#ctx.pagination,
+    );
+  }
+
+  /**
+   * Every item of a list endpoint, page after page.
+   *
+   * @example
+   * ```ts
+   * for await (const product of client.paginate<Product>('products', { limit: 250 })) console.log(product.title);
+   * const first500 = await client.paginate<Product>('products').toArray({ max: 500 });
+   * ```
+   */
+  paginate<T = unknown>(resource: string, options: PaginateOptions = {}): ItemIterator<T> {
+    return new ItemIterator<T>(this.pages<T>(resource, options));
+  }
+}

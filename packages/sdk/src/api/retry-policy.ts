@@ -1,0 +1,66 @@
+// When and how long to wait before retrying a request.
+import { randomFloat, type RandomBytes } from '../crypto/random.ts';
+
+/** Retry settings of the Admin API client and the token refresh. */
+export interface RetryOptions {
+  /** Retries after the first attempt (default 3; 0 turns retries off). */
+  maxRetries?: number;
+  /** First backoff ceiling in ms (default 500); doubles each attempt. */
+  baseDelayMs?: number;
+  /** Largest backoff in ms (default 20000). */
+  maxDelayMs?: number;
+  /** A `Retry-After` longer than this many seconds is not waited for: the 429 is thrown (default 60). */
+  maxRetryAfterSeconds?: number;
+}
+
+export type ResolvedRetryOptions = Required<RetryOptions>;
+
+export const DEFAULT_RETRY: ResolvedRetryOptions = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterSeconds: 60 };
+
+/** Methods safe to repeat after a 5xx or a lost connection. POST is retried only on 429. */
+export function isIdempotent(method: string): boolean {
+  return method === 'GET' || method === 'HEAD' || method === 'PUT' || method === 'DELETE' || method === 'OPTIONS';
+}
+
+/**
+ * Parses `Retry-After` (RFC 9110 §10.2.3): delay in **seconds**, or an HTTP date. Returns seconds
+ * (never negative), or `undefined` when absent or unreadable.
+ *
+ * @example
+ * ```ts
+ * parseRetryAfter('2', Date.now());                              // 2 (seconds, not milliseconds)
+ * parseRetryAfter('Wed, 21 Oct 2015 07:28:00 GMT', Date.now());  // 0 (a past date)
+ * ```
+ */
+export function parseRetryAfter(value: string | null | undefined, nowMs: number): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  const text = value.trim();
+  if (/^\d+(\.\d+)?$/.test(text)) return Number(text);
+  const date = Date.parse(text);
+  if (Number.isNaN(date)) return undefined;
+  return Math.max(0, (date - nowMs) / 1000);
+}
+
+/** Exponential backoff with full jitter: uniform in [0, min(max, base·2^attempt)). */
+export function backoffDelayMs(attempt: number, options: ResolvedRetryOptions, random: RandomBytes): number {
+  const ceiling = Math.min(options.maxDelayMs, options.baseDelayMs * 2 ** attempt);
+  return Math.floor(randomFloat(random) * ceiling);
+}
+
+/** Sleeps `ms`, ending early with the signal's reason when it aborts. */
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** `setTimeout`-based {@link Sleep}. */
+export const timerSleep: Sleep = (ms, signal) =>
+  new Promise<void>((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });

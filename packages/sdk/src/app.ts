@@ -1,0 +1,252 @@
+// createApp: the configured app, from which everything else hangs (auth, tokens, clients, webhooks).
+import { AdminClient } from './api/admin-client.ts';
+import { CallLimitThrottle } from './api/call-limit.ts';
+import { resolveConfig, type AppConfig, type ResolvedConfig } from './config/app-config.ts';
+import { bytesToBase64Url } from './crypto/encoding.ts';
+import { AuthorizationDeniedError, NetworkError, ShopError, StateError, TokenExchangeError } from './errors.ts';
+import { readRequestInput, type RequestLike, type RequestOrQuery } from './http/request-input.ts';
+import { redactingLogger, type SdkLogger } from './logging/redacting-logger.ts';
+import { postTokenRequest } from './oauth/token-endpoint.ts';
+import { TokenManager, type AccessTokenOptions } from './oauth/token-manager.ts';
+import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/state-cookie.ts';
+import { createState, verifyState } from './oauth/state.ts';
+import type { Session, SessionStorage } from './session/session.ts';
+import { isValidShop } from './shop/shop-hostname.ts';
+import { checkTimestamp, queryPairs, requireParam, verifyQuery } from './signature/query-signature.ts';
+import { verifyWebhook, type HeadersInput, type RawBody, type WebhookEvent } from './signature/webhook-signature.ts';
+
+/** What `auth.begin` returns. */
+export interface BeginResult {
+  /** The authorization URL (seed §4.1) to redirect the merchant's browser to. */
+  url: string;
+  /** The signed state in the URL. */
+  state: string;
+  /** The `Set-Cookie` header value binding the state to this browser. */
+  cookie: string;
+  cookieName: string;
+}
+
+/** Options of `auth.callback`. */
+export interface CallbackOptions {
+  /** The state cookie: its value, or the whole `Cookie` header. Read from the request when one is passed. */
+  stateCookie?: string | undefined;
+}
+
+/** A verified App-URL request (seed §2.3). */
+export interface InstallRequest {
+  shop: string;
+  timestamp: number;
+  /** Every verified parameter except `hmac`. */
+  params: Record<string, string>;
+}
+
+/** A webhook to verify: the raw body and headers, or a web `Request` (its body is read here). */
+export type WebhookInput = { rawBody: RawBody; headers: HeadersInput } | Request;
+
+/** The app returned by {@link createApp}. */
+export interface StoregateApp {
+  /** The validated settings (secrets left out). */
+  readonly settings: Readonly<{
+    clientId: string;
+    scopes: readonly string[];
+    redirectUri: string;
+    storeDomain: string;
+    apiVersion: string;
+    headerPrefix: string;
+    signatureHeader: string | undefined;
+    stateCookieName: string;
+  }>;
+  /** The OAuth install flow. */
+  readonly auth: {
+    begin(options: { shop: string; scopes?: string | readonly string[] }): Promise<BeginResult>;
+    callback(request: RequestOrQuery, options?: CallbackOptions): Promise<Session>;
+    /** `Set-Cookie` value that removes the state cookie after the callback. */
+    clearStateCookie(): string;
+  };
+  /** Verifies the App-URL request (shop, timestamp, hmac). */
+  verifyInstallRequest(request: RequestOrQuery): Promise<InstallRequest>;
+  /** Verifies a webhook with the app's secrets, header names and clock. */
+  verifyWebhook<T = unknown>(input: WebhookInput): Promise<WebhookEvent<T>>;
+  /** A valid access token for the shop, refreshed ahead of expiry. */
+  getAccessToken(shop: string, options?: AccessTokenOptions): Promise<string>;
+  /** The Admin API client of a shop. */
+  client(shop: string): AdminClient;
+  /** Same as {@link StoregateApp.client}. */
+  api(shop: string): AdminClient;
+  /** Whether `shop` is a shop hostname of the configured store domain. */
+  isValidShop(shop: string): boolean;
+  /** The session storage in use. */
+  readonly sessions: SessionStorage;
+}
+
+function isWebRequest(input: WebhookInput): input is Request {
+  return typeof (input as Request).arrayBuffer === 'function' && typeof (input as Request).method === 'string';
+}
+
+/**
+ * Creates the app from one validated config (throws `ConfigError` naming every unknown key,
+ * missing or bad value).
+ *
+ * @example
+ * ```ts
+ * const app = createApp({
+ *   clientId: process.env.CLIENT_ID!,
+ *   clientSecret: process.env.CLIENT_SECRET!,
+ *   scopes: ['read_products'],
+ *   redirectUri: 'http://localhost:3000/auth/callback',
+ *   storeDomain: 'localhost',
+ *   apiOrigin: (shop) => `http://${shop}:8080`,
+ * });
+ * const { url, cookie } = await app.auth.begin({ shop: 'demo.localhost' });
+ * // later, in the callback route:
+ * const session = await app.auth.callback(request);
+ * for await (const p of app.client(session.shop).paginate('products')) console.log(p);
+ * ```
+ */
+export function createApp(config: AppConfig): StoregateApp {
+  const c: ResolvedConfig = resolveConfig(config);
+  const log: SdkLogger = redactingLogger(c.logger, c.clientSecrets);
+  const tokens = new TokenManager(c, log);
+  const throttle = c.callLimit === false ? undefined : new CallLimitThrottle(c.callLimit, () => c.clock.now());
+  const now = () => c.clock.now();
+  const secure = c.redirectUri.startsWith('https://');
+
+  const requireShop = (shop: string): string => {
+    if (!isValidShop(shop, c.storeDomain)) throw new ShopError(String(shop), c.storeDomain);
+    return shop;
+  };
+
+  async function begin(options: { shop: string; scopes?: string | readonly string[] }): Promise<BeginResult> {
+    const shop = requireShop(options.shop);
+    const nonce = bytesToBase64Url(c.randomBytes(18));
+    const expiresAt = Math.floor(now() / 1000) + c.stateTtlSeconds;
+    const state = await createState({ nonce, shop, expiresAt }, c.clientSecrets[0] as string);
+    const scopes = options.scopes === undefined ? c.scopes : typeof options.scopes === 'string' ? options.scopes.split(/[\s,]+/).filter(Boolean) : options.scopes;
+    const query = new URLSearchParams({
+      client_id: c.clientId,
+      scope: scopes.join(' '),
+      redirect_uri: c.redirectUri,
+      response_type: 'code',
+      state,
+    });
+    log.info('authorization started', { shop });
+    return {
+      url: `${c.apiOrigin(shop)}/admin/oauth/authorize?${query.toString()}`,
+      state,
+      cookie: stateCookieHeader(c.stateCookieName, nonce, { secure, maxAgeSeconds: c.stateTtlSeconds }),
+      cookieName: c.stateCookieName,
+    };
+  }
+
+  async function callback(request: RequestOrQuery, options: CallbackOptions = {}): Promise<Session> {
+    const { query, cookieHeader } = readRequestInput(request);
+    const params: Record<string, string> = {};
+    for (const [name, value] of queryPairs(query)) params[name] = name in params ? `${params[name]},${value}` : value;
+    try {
+      // Seed §5.3, in its order: state, hmac, shop; then the timestamp.
+      const state = await verifyState(params['state'], c.clientSecrets, now());
+      const cookieSource = options.stateCookie ?? cookieHeader;
+      const cookieNonce = cookieSource?.includes('=') ? readCookie(cookieSource, c.stateCookieName) : cookieSource;
+      if (cookieNonce !== undefined && cookieNonce !== '' && cookieNonce !== state.nonce) {
+        throw new StateError('STATE_MISMATCH', 'the state cookie belongs to another authorization attempt (another tab or browser started one)');
+      }
+      if (params['error'] !== undefined) throw new AuthorizationDeniedError(params['error'], params['error_description']);
+      await verifyQuery(query, c.clientSecrets);
+      const shop = requireParam(params, 'shop');
+      if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);
+      if (shop !== state.shop) throw new StateError('STATE_MISMATCH', `the state was issued for ${state.shop}, the callback is for ${shop}`);
+      if (params['timestamp'] !== undefined) checkTimestamp(params['timestamp'], c.timestampToleranceSeconds, now);
+      const code = requireParam(params, 'code');
+      log.addSecret(code);
+      let result;
+      try {
+        // Never retried: a code is single-use, and a replay revokes what it issued.
+        result = await postTokenRequest(c, shop, { grant_type: 'authorization_code', code });
+      } catch (error) {
+        if (error instanceof NetworkError) throw new TokenExchangeError(`code exchange with ${shop} got no answer: ${error.message}`, { cause: error });
+        throw error;
+      }
+      if (!result.ok) {
+        throw new TokenExchangeError(
+          `code exchange with ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}${result.description ? `: ${result.description}` : ''}`,
+          { status: result.status, oauthError: result.oauthError },
+        );
+      }
+      const session = result.session;
+      log.addSecret(session.accessToken);
+      log.addSecret(session.refreshToken);
+      await c.sessionStorage.set(session);
+      log.info('app installed; session stored', { shop, scope: session.scope, expiresAt: session.expiresAt });
+      return session;
+    } catch (error) {
+      log.warn('authorization callback refused', { code: (error as { code?: string }).code, message: (error as Error).message });
+      throw error;
+    }
+  }
+
+  async function verifyInstallRequest(request: RequestOrQuery): Promise<InstallRequest> {
+    const { query } = readRequestInput(request);
+    const params = await verifyQuery(query, c.clientSecrets, { timestampToleranceSeconds: c.timestampToleranceSeconds, now });
+    const shop = requireParam(params, 'shop');
+    if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);
+    return { shop, timestamp: Number(params['timestamp']), params };
+  }
+
+  async function verifyAppWebhook<T>(input: WebhookInput): Promise<WebhookEvent<T>> {
+    const { rawBody, headers } = isWebRequest(input) ? { rawBody: new Uint8Array(await input.arrayBuffer()), headers: input.headers } : input;
+    return verifyWebhook<T>({
+      rawBody,
+      headers,
+      secret: c.clientSecrets,
+      toleranceSeconds: c.timestampToleranceSeconds,
+      now,
+      headerPrefix: c.headerPrefix,
+      ...(c.signatureHeader === undefined ? {} : { signatureHeader: c.signatureHeader }),
+    });
+  }
+
+  function client(shop: string): AdminClient {
+    requireShop(shop);
+    return new AdminClient({
+      shop,
+      origin: c.apiOrigin(shop),
+      apiVersion: c.apiVersion,
+      pagination: c.pagination,
+      fetch: c.fetch,
+      now,
+      sleep: c.sleep,
+      randomBytes: c.randomBytes,
+      log,
+      retry: c.retry,
+      throttle,
+      timeoutMs: c.requestTimeoutMs,
+      accessTokenHeader: c.accessTokenHeader,
+      callLimitHeader: `${c.headerPrefix}Api-Call-Limit`,
+      getAccessToken: (signal) => tokens.getAccessToken(shop, { signal }),
+      refreshAfterUnauthorized: (rejected, signal) => tokens.refreshAfterUnauthorized(shop, rejected, { signal }),
+    });
+  }
+
+  return {
+    settings: Object.freeze({
+      clientId: c.clientId,
+      scopes: c.scopes,
+      redirectUri: c.redirectUri,
+      storeDomain: c.storeDomain,
+      apiVersion: c.apiVersion,
+      headerPrefix: c.headerPrefix,
+      signatureHeader: c.signatureHeader,
+      stateCookieName: c.stateCookieName,
+    }),
+    auth: { begin, callback, clearStateCookie: () => clearStateCookieHeader(c.stateCookieName, secure) },
+    verifyInstallRequest,
+    verifyWebhook: verifyAppWebhook,
+    getAccessToken: (shop, options) => tokens.getAccessToken(shop, options),
+    client,
+    api: client,
+    isValidShop: (shop) => isValidShop(shop, c.storeDomain),
+    sessions: c.sessionStorage,
+  };
+}
+
+export type { RequestLike };

@@ -1,0 +1,266 @@
+// Every error the SDK throws: a class per family, each with a stable string `code` to branch on.
+// Messages explain what failed and what to do; they never contain a token or a secret.
+
+/** Every stable error code, by family. */
+export const ERROR_CODES = {
+  config: ['CONFIG_INVALID'],
+  request: ['PARAMETER_MISSING', 'PARAMETER_INVALID'],
+  hmac: ['HMAC_MISSING', 'HMAC_INVALID'],
+  timestamp: ['TIMESTAMP_MISSING', 'TIMESTAMP_OUT_OF_RANGE'],
+  shop: ['SHOP_INVALID'],
+  state: ['STATE_MISSING', 'STATE_INVALID', 'STATE_EXPIRED', 'STATE_MISMATCH'],
+  authorization: ['AUTHORIZATION_DENIED'],
+  webhook: [
+    'WEBHOOK_BODY_NOT_RAW',
+    'WEBHOOK_SIGNATURE_MISSING',
+    'WEBHOOK_SIGNATURE_INVALID',
+    'WEBHOOK_TIMESTAMP_OUT_OF_RANGE',
+    'WEBHOOK_PAYLOAD_INVALID',
+  ],
+  token: ['TOKEN_EXCHANGE_FAILED', 'TOKEN_REFRESH_FAILED', 'REAUTHORIZATION_REQUIRED', 'SESSION_NOT_FOUND'],
+  api: [
+    'UNAUTHORIZED',
+    'FORBIDDEN',
+    'NOT_FOUND',
+    'VALIDATION_FAILED',
+    'RATE_LIMITED',
+    'SERVER_ERROR',
+    'HTTP_ERROR',
+    'NETWORK_ERROR',
+    'REQUEST_TIMEOUT',
+    'REQUEST_ABORTED',
+  ],
+  session: ['SESSION_STORAGE_FAILED'],
+} as const;
+
+type Values<T> = T[keyof T];
+/** Union of every stable error code. */
+export type ErrorCode = Values<{ [K in keyof typeof ERROR_CODES]: (typeof ERROR_CODES)[K][number] }>;
+
+/** Base class of every error thrown by the SDK. */
+export class StoregateError extends Error {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+    this.name = new.target.name;
+  }
+}
+
+/** `createApp` was given an unknown key, a missing value or a bad value. `problems` names each. */
+export class ConfigError extends StoregateError {
+  readonly problems: readonly string[];
+  constructor(problems: readonly string[]) {
+    super('CONFIG_INVALID', `invalid storegate app config: ${problems.join('; ')}`);
+    this.problems = problems;
+  }
+}
+
+/** A required request parameter is missing or malformed. `parameter` names it. */
+export class ParameterError extends StoregateError {
+  readonly parameter: string;
+  constructor(code: 'PARAMETER_MISSING' | 'PARAMETER_INVALID', parameter: string, message?: string) {
+    super(code, message ?? (code === 'PARAMETER_MISSING' ? `query parameter "${parameter}" is missing` : `query parameter "${parameter}" is malformed`));
+    this.parameter = parameter;
+  }
+}
+
+/** The `hmac` query parameter (seed §5.4) is missing or does not match any client secret. */
+export class HmacError extends StoregateError {
+  constructor(code: 'HMAC_MISSING' | 'HMAC_INVALID', message: string) {
+    super(code, message);
+  }
+}
+
+/** The `timestamp` of a signed request is missing or outside the allowed clock skew. */
+export class TimestampError extends StoregateError {
+  constructor(code: 'TIMESTAMP_MISSING' | 'TIMESTAMP_OUT_OF_RANGE', message: string) {
+    super(code, message);
+  }
+}
+
+/** The `shop` hostname is not `{name}.{storeDomain}` (seed §5.3). */
+export class ShopError extends StoregateError {
+  readonly shop: string;
+  constructor(shop: string, storeDomain: string) {
+    super('SHOP_INVALID', `"${shop.slice(0, 100)}" is not a valid shop hostname for store domain "${storeDomain}"`);
+    this.shop = shop;
+  }
+}
+
+/** The OAuth `state` is missing, forged, expired, or bound to another shop or browser. */
+export class StateError extends StoregateError {
+  constructor(code: 'STATE_MISSING' | 'STATE_INVALID' | 'STATE_EXPIRED' | 'STATE_MISMATCH', message: string) {
+    super(code, message);
+  }
+}
+
+/** The merchant declined, or the platform answered the authorization with an OAuth error. */
+export class AuthorizationDeniedError extends StoregateError {
+  readonly oauthError: string;
+  readonly description: string | undefined;
+  constructor(oauthError: string, description?: string) {
+    super('AUTHORIZATION_DENIED', `authorization failed: ${oauthError}${description ? ` (${description})` : ''}`);
+    this.oauthError = oauthError;
+    this.description = description;
+  }
+}
+
+/** A webhook could not be verified: not a raw body, no or wrong signature, stale timestamp. */
+export class WebhookError extends StoregateError {
+  constructor(
+    code:
+      | 'WEBHOOK_BODY_NOT_RAW'
+      | 'WEBHOOK_SIGNATURE_MISSING'
+      | 'WEBHOOK_SIGNATURE_INVALID'
+      | 'WEBHOOK_TIMESTAMP_OUT_OF_RANGE'
+      | 'WEBHOOK_PAYLOAD_INVALID',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(code, message, options);
+  }
+}
+
+/** The code exchange at the token endpoint failed. No retry is made: codes are single-use. */
+export class TokenExchangeError extends StoregateError {
+  readonly status: number | undefined;
+  readonly oauthError: string | undefined;
+  constructor(message: string, details: { status?: number; oauthError?: string; cause?: unknown } = {}) {
+    super('TOKEN_EXCHANGE_FAILED', message, { cause: details.cause });
+    this.status = details.status;
+    this.oauthError = details.oauthError;
+  }
+}
+
+/** A refresh failed after its retries; the stored refresh token was left untouched. */
+export class TokenRefreshError extends StoregateError {
+  readonly status: number | undefined;
+  readonly oauthError: string | undefined;
+  constructor(message: string, details: { status?: number; oauthError?: string; cause?: unknown } = {}) {
+    super('TOKEN_REFRESH_FAILED', message, { cause: details.cause });
+    this.status = details.status;
+    this.oauthError = details.oauthError;
+  }
+}
+
+/** The grant is gone (`invalid_grant`, no refresh token, uninstalled): send the merchant through OAuth again. */
+export class ReauthorizationRequiredError extends StoregateError {
+  readonly shop: string;
+  constructor(shop: string, reason: string) {
+    super('REAUTHORIZATION_REQUIRED', `shop ${shop} must authorize the app again: ${reason}`);
+    this.shop = shop;
+  }
+}
+
+/** No session is stored for the shop. */
+export class SessionNotFoundError extends StoregateError {
+  readonly shop: string;
+  constructor(shop: string) {
+    super('SESSION_NOT_FOUND', `no session stored for shop ${shop}; install the app first`);
+    this.shop = shop;
+  }
+}
+
+/** A session storage adapter failed (bad table name, database error). */
+export class SessionStorageError extends StoregateError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('SESSION_STORAGE_FAILED', message, options);
+  }
+}
+
+/** Details every Admin API error carries. */
+export interface ApiErrorDetails {
+  status: number;
+  requestId?: string | undefined;
+  /** The platform's PascalCase code (`NotFound`, `ValidationFailed`…) or the OAuth `error`. */
+  platformCode?: string | undefined;
+  body?: unknown;
+  method?: string;
+  path?: string;
+  cause?: unknown;
+}
+
+/** An Admin API call answered with an error status; subclasses per status family. */
+export class ApiError extends StoregateError {
+  readonly status: number;
+  readonly requestId: string | undefined;
+  readonly platformCode: string | undefined;
+  readonly body: unknown;
+  constructor(code: ErrorCode, message: string, details: ApiErrorDetails) {
+    super(code, message, { cause: details.cause });
+    this.status = details.status;
+    this.requestId = details.requestId;
+    this.platformCode = details.platformCode;
+    this.body = details.body;
+  }
+}
+
+/** 401: the access token is missing, expired or revoked (after one forced refresh and retry). */
+export class AuthError extends ApiError {
+  constructor(message: string, details: ApiErrorDetails) {
+    super('UNAUTHORIZED', message, details);
+  }
+}
+
+/** 403: the app lacks a scope. */
+export class ScopeError extends ApiError {
+  constructor(message: string, details: ApiErrorDetails) {
+    super('FORBIDDEN', message, details);
+  }
+}
+
+/** 404. */
+export class NotFoundError extends ApiError {
+  constructor(message: string, details: ApiErrorDetails) {
+    super('NOT_FOUND', message, details);
+  }
+}
+
+/** 422: `errors` maps each bad field to its messages. */
+export class ValidationError extends ApiError {
+  readonly errors: Readonly<Record<string, readonly string[]>>;
+  constructor(message: string, details: ApiErrorDetails & { errors: Record<string, readonly string[]> }) {
+    super('VALIDATION_FAILED', message, details);
+    this.errors = details.errors;
+  }
+}
+
+/** 429 after the retries ran out; `retryAfter` in seconds when the platform said. */
+export class RateLimitError extends ApiError {
+  readonly retryAfter: number | undefined;
+  constructor(message: string, details: ApiErrorDetails & { retryAfter?: number | undefined }) {
+    super('RATE_LIMITED', message, details);
+    this.retryAfter = details.retryAfter;
+  }
+}
+
+/** 5xx after the retries ran out (or at once for a non-idempotent request). */
+export class ServerError extends ApiError {
+  constructor(message: string, details: ApiErrorDetails) {
+    super('SERVER_ERROR', message, details);
+  }
+}
+
+/** The request never got an answer (connection refused, reset, DNS). `status` is 0. */
+export class NetworkError extends ApiError {
+  constructor(message: string, details: Omit<ApiErrorDetails, 'status'> & { code?: 'NETWORK_ERROR' | 'REQUEST_TIMEOUT' }) {
+    super(details.code ?? 'NETWORK_ERROR', message, { ...details, status: 0 });
+  }
+}
+
+/** The per-request timeout elapsed. A kind of {@link NetworkError}. */
+export class TimeoutError extends NetworkError {
+  readonly timeoutMs: number;
+  constructor(timeoutMs: number, details: Omit<ApiErrorDetails, 'status'> = {}) {
+    super(`request timed out after ${timeoutMs} ms`, { ...details, code: 'REQUEST_TIMEOUT' });
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The caller's `AbortSignal` fired; never retried. */
+export class AbortedError extends StoregateError {
+  constructor(options?: { cause?: unknown }) {
+    super('REQUEST_ABORTED', 'request aborted by the caller', options);
+  }
+}

@@ -1,0 +1,166 @@
+// Access tokens that expire (PRODUCT.md §5): refresh ahead of expiry, one refresh per shop at a
+// time in this process, an optional lock across processes, the new pair saved (compare-and-set)
+// before it is handed out, `invalid_grant` turned into "re-authorisation needed".
+import { backoffDelayMs } from '../api/retry-policy.ts';
+import type { ResolvedConfig } from '../config/app-config.ts';
+import { AbortedError, NetworkError, ReauthorizationRequiredError, SessionNotFoundError, TokenRefreshError } from '../errors.ts';
+import type { SdkLogger } from '../logging/redacting-logger.ts';
+import type { Session } from '../session/session.ts';
+import { postTokenRequest, type TokenFailure } from './token-endpoint.ts';
+
+/**
+ * A lock shared by several processes, taken around a refresh: `acquire` resolves once the caller
+ * holds the lock for `shop` and returns the function that releases it.
+ */
+export interface RefreshLock {
+  acquire(shop: string): Promise<() => void | Promise<void>>;
+}
+
+/** Options of one token request. */
+export interface AccessTokenOptions {
+  signal?: AbortSignal;
+}
+
+/** Gives out valid access tokens per shop, refreshing them when needed. */
+export class TokenManager {
+  readonly #config: ResolvedConfig;
+  readonly #log: SdkLogger;
+  readonly #inflight = new Map<string, Promise<string>>();
+
+  constructor(config: ResolvedConfig, log: SdkLogger) {
+    this.#config = config;
+    this.#log = log;
+  }
+
+  #needsRefresh(session: Session): boolean {
+    if (session.expiresAt === null || session.expiresAt === undefined) return false;
+    return this.#config.clock.now() / 1000 >= session.expiresAt - this.#config.refreshMarginSeconds;
+  }
+
+  #expired(session: Session): boolean {
+    return session.expiresAt !== null && session.expiresAt !== undefined && this.#config.clock.now() / 1000 >= session.expiresAt;
+  }
+
+  async #load(shop: string): Promise<Session> {
+    const session = await this.#config.sessionStorage.get(shop);
+    if (!session) throw new SessionNotFoundError(shop);
+    if (session.reauthorizationRequired) throw new ReauthorizationRequiredError(shop, 'an earlier refresh was refused');
+    this.#log.addSecret(session.accessToken);
+    this.#log.addSecret(session.refreshToken);
+    return session;
+  }
+
+  /**
+   * A valid access token for `shop`, refreshed first when it expires within the margin.
+   */
+  async getAccessToken(shop: string, options: AccessTokenOptions = {}): Promise<string> {
+    const session = await this.#load(shop);
+    if (!this.#needsRefresh(session)) return session.accessToken;
+    return this.#refreshOnce(shop, session.accessToken, false, options.signal);
+  }
+
+  /**
+   * Refreshes after the API refused `rejectedToken` (401), unless another caller already replaced
+   * it; returns the token to retry with.
+   */
+  async refreshAfterUnauthorized(shop: string, rejectedToken: string, options: AccessTokenOptions = {}): Promise<string> {
+    return this.#refreshOnce(shop, rejectedToken, true, options.signal);
+  }
+
+  #refreshOnce(shop: string, staleToken: string, force: boolean, signal: AbortSignal | undefined): Promise<string> {
+    const running = this.#inflight.get(shop);
+    if (running) return running;
+    const promise = this.#refreshLocked(shop, staleToken, force, signal).finally(() => this.#inflight.delete(shop));
+    this.#inflight.set(shop, promise);
+    return promise;
+  }
+
+  async #refreshLocked(shop: string, staleToken: string, force: boolean, signal: AbortSignal | undefined): Promise<string> {
+    const release = this.#config.refreshLock ? await this.#config.refreshLock.acquire(shop) : undefined;
+    try {
+      // Re-read under the lock: another process may have refreshed meanwhile.
+      const current = await this.#load(shop);
+      if (current.accessToken !== staleToken && !this.#needsRefresh(current)) return current.accessToken;
+      if (!force && !this.#needsRefresh(current)) return current.accessToken;
+      if (!current.refreshToken) {
+        if (!force && !this.#expired(current)) return current.accessToken;
+        throw await this.#requireReauthorization(current, 'the session has no refresh token');
+      }
+      return await this.#refresh(current, current.refreshToken, signal);
+    } finally {
+      if (release) await release();
+    }
+  }
+
+  async #refresh(current: Session, refreshToken: string, signal: AbortSignal | undefined): Promise<string> {
+    const { shop } = current;
+    const retry = this.#config.retry;
+    let failure: TokenFailure | undefined;
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= retry.maxRetries; attempt++) {
+      if (attempt > 0) {
+        const delay = backoffDelayMs(attempt - 1, retry, this.#config.randomBytes);
+        this.#log.warn('token refresh failed; retrying', { shop, attempt, delayMs: delay, status: failure?.status });
+        await this.#config.sleep(delay, signal);
+      }
+      failure = undefined;
+      try {
+        const result = await postTokenRequest(this.#config, shop, { grant_type: 'refresh_token', refresh_token: refreshToken }, signal);
+        if (result.ok) {
+          const next: Session = {
+            ...current,
+            ...result.session,
+            refreshToken: result.session.refreshToken ?? refreshToken,
+            storeId: result.session.storeId ?? current.storeId,
+            storeName: result.session.storeName ?? current.storeName,
+            reauthorizationRequired: false,
+          };
+          this.#log.addSecret(next.accessToken);
+          this.#log.addSecret(next.refreshToken);
+          // Saved before it is returned: a crash after this line loses nothing.
+          const saved = await this.#config.sessionStorage.compareAndSet(shop, refreshToken, next);
+          if (!saved) {
+            const latest = await this.#load(shop);
+            this.#log.warn('another writer stored a newer session during the refresh; using it', { shop });
+            return latest.accessToken;
+          }
+          this.#log.info('access token refreshed', { shop, expiresAt: next.expiresAt });
+          return next.accessToken;
+        }
+        failure = result;
+        if (result.oauthError === 'invalid_grant') {
+          throw await this.#requireReauthorization(current, `the platform refused the refresh token (invalid_grant${result.description ? `: ${result.description}` : ''})`);
+        }
+        if (result.status < 500 && result.status !== 429 && result.status !== 408) break;
+      } catch (error) {
+        if (error instanceof AbortedError || !(error instanceof NetworkError)) throw error;
+        lastError = error;
+      }
+    }
+    if (failure) {
+      throw new TokenRefreshError(
+        `refreshing the token of ${shop} failed with ${failure.status}${failure.oauthError ? ` ${failure.oauthError}` : ''}; the stored refresh token was kept`,
+        { status: failure.status, oauthError: failure.oauthError },
+      );
+    }
+    throw new TokenRefreshError(`refreshing the token of ${shop} failed after ${retry.maxRetries + 1} attempts (network); the stored refresh token was kept`, {
+      cause: lastError,
+    });
+  }
+
+  async #requireReauthorization(session: Session, reason: string): Promise<ReauthorizationRequiredError> {
+    const error = new ReauthorizationRequiredError(session.shop, reason);
+    try {
+      await this.#config.sessionStorage.compareAndSet(session.shop, session.refreshToken ?? null, { ...session, reauthorizationRequired: true });
+    } catch (cause) {
+      this.#log.error('could not mark the session as needing re-authorisation', { shop: session.shop, error: cause });
+    }
+    this.#log.warn('re-authorisation required', { shop: session.shop, reason });
+    try {
+      await this.#config.onReauthorizationRequired?.({ shop: session.shop, error });
+    } catch (cause) {
+      this.#log.error('onReauthorizationRequired hook threw', { shop: session.shop, error: cause });
+    }
+    return error;
+  }
+}

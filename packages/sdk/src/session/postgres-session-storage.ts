@@ -1,0 +1,80 @@
+// `@storegate/app/session/postgres`: sessions in a PostgreSQL table through a pg `Pool` (a peer
+// dependency the app passes in; this module never imports it).
+import { SessionStorageError } from '../errors.ts';
+import { deserializeSession, isSafeIdentifier, serializeSession, type Session, type SessionStorage } from './session.ts';
+
+/** The part of a pg `Pool` (or `Client`) this adapter uses. */
+export interface PostgresQueryable {
+  query(text: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>>; rowCount: number | null }>;
+}
+
+/** Options of {@link postgresSessionStorage}. */
+export interface PostgresSessionStorageOptions {
+  /** Table name (default `storegate_sessions`), created on first use. */
+  table?: string;
+}
+
+/**
+ * Session storage in PostgreSQL. Pass a pg `Pool`; the table is created on first use.
+ *
+ * @example
+ * ```ts
+ * import pg from 'pg';
+ * import { postgresSessionStorage } from '@storegate/app/session/postgres';
+ *
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const app = createApp({ ...config, sessionStorage: postgresSessionStorage(pool) });
+ * ```
+ */
+export function postgresSessionStorage(pool: PostgresQueryable, options: PostgresSessionStorageOptions = {}): SessionStorage {
+  const table = options.table ?? 'storegate_sessions';
+  if (!isSafeIdentifier(table)) throw new SessionStorageError(`invalid table name "${table}"`);
+  let created: Promise<void> | undefined;
+  const ready = (): Promise<void> => {
+    created ??= pool
+      .query(
+        `CREATE TABLE IF NOT EXISTS ${table} (shop TEXT PRIMARY KEY, data TEXT NOT NULL, refresh_token TEXT, updated_at BIGINT NOT NULL)`,
+      )
+      .then(
+        () => undefined,
+        (error: { code?: string }) => {
+          // Two processes creating the table at once: the loser sees a duplicate type/table; the table exists.
+          if (error?.code === '23505' || error?.code === '42P07') return;
+          created = undefined;
+          throw new SessionStorageError(`could not create table ${table}`, { cause: error });
+        },
+      );
+    return created;
+  };
+  const stamp = (session: Session): Session => ({ ...session, updatedAt: Math.floor(Date.now() / 1000) });
+  return {
+    async get(shop) {
+      await ready();
+      const { rows } = await pool.query(`SELECT data FROM ${table} WHERE shop = $1`, [shop]);
+      const row = rows[0];
+      return row ? deserializeSession(row['data'] as string) : undefined;
+    },
+    async set(session) {
+      await ready();
+      const s = stamp(session);
+      await pool.query(
+        `INSERT INTO ${table} (shop, data, refresh_token, updated_at) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (shop) DO UPDATE SET data = EXCLUDED.data, refresh_token = EXCLUDED.refresh_token, updated_at = EXCLUDED.updated_at`,
+        [s.shop, serializeSession(s), s.refreshToken ?? null, s.updatedAt],
+      );
+    },
+    async delete(shop) {
+      await ready();
+      await pool.query(`DELETE FROM ${table} WHERE shop = $1`, [shop]);
+    },
+    async compareAndSet(shop, expectedRefreshToken, next) {
+      await ready();
+      const s = stamp({ ...next, shop });
+      const result = await pool.query(
+        `UPDATE ${table} SET data = $1, refresh_token = $2, updated_at = $3 WHERE shop = $4 AND refresh_token IS NOT DISTINCT FROM $5`,
+        [serializeSession(s), s.refreshToken ?? null, s.updatedAt, shop, expectedRefreshToken],
+      );
+      return result.rowCount === 1;
+    },
+  };
+}

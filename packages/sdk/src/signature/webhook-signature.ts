@@ -1,0 +1,250 @@
+// Seed §5.5 and PRODUCT.md §7: webhook signatures. Two schemes, checked against the raw bytes:
+// - `X-Service-Hmac-Sha256`: base64 HMAC-SHA256 of the raw body;
+// - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC of
+//   "id.timestamp.body">` (several space-separated signatures allowed), which adds replay protection.
+import { timingSafeEqualStrings } from '../crypto/constant-time.ts';
+import { utf8Text } from '../crypto/encoding.ts';
+import { hmacSha256 } from '../crypto/hmac.ts';
+import { WebhookError } from '../errors.ts';
+import type { SecretInput } from './query-signature.ts';
+
+/** The exact bytes of a request body, before any parsing. */
+export type RawBody = string | Uint8Array | ArrayBuffer;
+
+/** Request headers: a web `Headers`, or a record as Node's `IncomingMessage.headers`. */
+export type HeadersInput = Headers | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** Names of the headers a webhook carries. */
+export interface WebhookHeaderNames {
+  signature: string;
+  topic: string;
+  shop: string;
+  apiVersion: string;
+  webhookId: string;
+  eventId: string;
+  triggeredAt: string;
+}
+
+/** Default header prefix of the platform (`X-Service-…`). */
+export const DEFAULT_HEADER_PREFIX = 'X-Service-';
+
+/**
+ * Header names for a platform whose headers start with `prefix` (default `X-Service-`); the
+ * signature header can be renamed on its own.
+ *
+ * @example
+ * ```ts
+ * webhookHeaderNames('X-Shopify-').topic; // 'X-Shopify-Topic'
+ * ```
+ */
+export function webhookHeaderNames(prefix: string = DEFAULT_HEADER_PREFIX, signatureHeader?: string): WebhookHeaderNames {
+  return {
+    signature: signatureHeader ?? `${prefix}Hmac-Sha256`,
+    topic: `${prefix}Topic`,
+    shop: `${prefix}Shop-Domain`,
+    apiVersion: `${prefix}Api-Version`,
+    webhookId: `${prefix}Webhook-Id`,
+    eventId: `${prefix}Event-Id`,
+    triggeredAt: `${prefix}Triggered-At`,
+  };
+}
+
+/** Options of {@link verifyWebhook}. */
+export interface VerifyWebhookOptions {
+  /** The body exactly as received: a string, `Uint8Array`/`Buffer` or `ArrayBuffer`. Never a parsed object. */
+  rawBody: RawBody;
+  headers: HeadersInput;
+  /** The client secret (a private app's webhook secret), or several during a rotation. */
+  secret: SecretInput;
+  /** Standard Webhooks timestamp tolerance in seconds, either side (default 300). */
+  toleranceSeconds?: number;
+  /** Clock in milliseconds (default `Date.now`). */
+  now?: () => number;
+  /** Prefix of the platform's headers (default `X-Service-`). */
+  headerPrefix?: string;
+  /** Name of the body-signature header (default `{prefix}Hmac-Sha256`). */
+  signatureHeader?: string;
+  /** Refuse webhooks without the Standard Webhooks signature, i.e. without replay protection. */
+  requireStandardSignature?: boolean;
+}
+
+/** A verified webhook. */
+export interface WebhookEvent<T = unknown> {
+  /** De-duplication id, the same on every retry (`X-Service-Webhook-Id`, else `webhook-id`). */
+  id: string | undefined;
+  topic: string | undefined;
+  shop: string | undefined;
+  apiVersion: string | undefined;
+  eventId: string | undefined;
+  triggeredAt: string | undefined;
+  /** `webhook-timestamp` (unix seconds) when the Standard Webhooks signature was checked. */
+  timestamp: number | undefined;
+  /** Which signature was verified. */
+  scheme: 'standard-webhooks' | 'hmac-sha256';
+  /** The body as text. */
+  rawBody: string;
+  /** The body parsed as JSON, on first access (throws `WEBHOOK_PAYLOAD_INVALID` if it is not JSON). */
+  readonly payload: T;
+}
+
+function headerGetter(headers: HeadersInput): (name: string) => string | undefined {
+  if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') {
+    return (name) => (headers as Headers).get(name) ?? undefined;
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  return (name) => {
+    let value = record[name.toLowerCase()] ?? record[name];
+    if (value === undefined) {
+      const lower = name.toLowerCase();
+      for (const key of Object.keys(record)) if (key.toLowerCase() === lower) value = record[key];
+    }
+    return Array.isArray(value) ? value.join(', ') : (value as string | undefined);
+  };
+}
+
+function rawBodyParts(rawBody: unknown): string | Uint8Array {
+  if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) return rawBody;
+  if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
+  const what = rawBody === undefined ? 'undefined' : rawBody === null ? 'null' : typeof rawBody === 'object' ? `a parsed ${Array.isArray(rawBody) ? 'array' : 'object'}` : typeof rawBody;
+  throw new WebhookError(
+    'WEBHOOK_BODY_NOT_RAW',
+    `verifyWebhook needs the raw request body (string, Uint8Array/Buffer or ArrayBuffer) but got ${what}. ` +
+      'A body parser (e.g. express.json()) ran before this route and re-serialising its result would change the bytes: ' +
+      'capture the raw body instead (express.raw({ type: "*/*" }), the SDK\'s express/fastify adapters, or await request.arrayBuffer()).',
+  );
+}
+
+function secretsOf(secret: SecretInput): readonly string[] {
+  return typeof secret === 'string' ? [secret] : secret;
+}
+
+/**
+ * Base64 HMAC-SHA256 of a raw webhook body (seed §5.5), the value of `X-Service-Hmac-Sha256`.
+ *
+ * @example
+ * ```ts
+ * const signature = await signWebhook('{"id":"ORDER_1"}', clientSecret);
+ * await fetch(url, { method: 'POST', body: '{"id":"ORDER_1"}', headers: { 'X-Service-Hmac-Sha256': signature } });
+ * ```
+ */
+export async function signWebhook(rawBody: RawBody, secret: string): Promise<string> {
+  return hmacSha256(secret, [rawBodyParts(rawBody)], 'base64');
+}
+
+/**
+ * The Standard Webhooks `webhook-signature` value (`v1,<base64>`) over `id.timestamp.body`.
+ *
+ * @example
+ * ```ts
+ * const signature = await signStandardWebhook({ id: 'wh_01', timestamp: 1700000000, rawBody: body }, secret);
+ * // headers: webhook-id: wh_01, webhook-timestamp: 1700000000, webhook-signature: signature
+ * ```
+ */
+export async function signStandardWebhook(message: { id: string; timestamp: number | string; rawBody: RawBody }, secret: string): Promise<string> {
+  const digest = await hmacSha256(secret, [`${message.id}.${message.timestamp}.`, rawBodyParts(message.rawBody)], 'base64');
+  return `v1,${digest}`;
+}
+
+function defineEvent<T>(base: Omit<WebhookEvent<T>, 'payload'>): WebhookEvent<T> {
+  let parsed: { value: T } | undefined;
+  return Object.defineProperty(base, 'payload', {
+    enumerable: true,
+    get(): T {
+      if (!parsed) {
+        try {
+          parsed = { value: JSON.parse(base.rawBody) as T };
+        } catch (cause) {
+          throw new WebhookError('WEBHOOK_PAYLOAD_INVALID', 'webhook body is not valid JSON', { cause });
+        }
+      }
+      return parsed.value;
+    },
+  }) as WebhookEvent<T>;
+}
+
+/**
+ * Verifies a webhook against its raw body and returns the typed event. When the Standard Webhooks
+ * headers are present their signature and timestamp (±`toleranceSeconds`, default 300 s) are
+ * checked; otherwise the `X-Service-Hmac-Sha256` body signature is. Any of several secrets may
+ * match (rotation); comparison is constant-time. Errors (`WebhookError`) say which check failed:
+ * `WEBHOOK_BODY_NOT_RAW` (a parsed object was passed), `WEBHOOK_SIGNATURE_MISSING`,
+ * `WEBHOOK_SIGNATURE_INVALID`, `WEBHOOK_TIMESTAMP_OUT_OF_RANGE`.
+ *
+ * @example
+ * ```ts
+ * app.post('/webhooks', express.raw({ type: '*\/*' }), async (req, res) => {
+ *   const event = await verifyWebhook({ rawBody: req.body, headers: req.headers, secret: process.env.CLIENT_SECRET! });
+ *   if (await alreadyHandled(event.id)) return res.sendStatus(200);
+ *   console.log(event.topic, event.shop, event.payload);
+ *   res.sendStatus(200);
+ * });
+ * ```
+ */
+export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions): Promise<WebhookEvent<T>> {
+  const body = rawBodyParts(options.rawBody);
+  const header = headerGetter(options.headers);
+  const names = webhookHeaderNames(options.headerPrefix, options.signatureHeader);
+  const secrets = secretsOf(options.secret);
+  const standardSignature = header('webhook-signature');
+  let scheme: WebhookEvent['scheme'];
+  let timestamp: number | undefined;
+
+  if (standardSignature !== undefined) {
+    const id = header('webhook-id');
+    const ts = header('webhook-timestamp');
+    if (!id || !ts) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature is present but webhook-id or webhook-timestamp is missing');
+    if (!/^\d{1,12}$/.test(ts)) throw new WebhookError('WEBHOOK_TIMESTAMP_OUT_OF_RANGE', 'webhook-timestamp is not a unix timestamp in seconds');
+    timestamp = Number(ts);
+    const tolerance = options.toleranceSeconds ?? 300;
+    const skew = Math.abs((options.now ?? Date.now)() / 1000 - timestamp);
+    if (skew > tolerance) {
+      throw new WebhookError('WEBHOOK_TIMESTAMP_OUT_OF_RANGE', `webhook-timestamp is ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replay, or a wrong server clock)`);
+    }
+    const candidates = standardSignature
+      .split(' ')
+      .filter((s) => s.startsWith('v1,'))
+      .map((s) => s.slice(3));
+    if (candidates.length === 0) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature carries no v1 signature');
+    let valid = false;
+    for (const secret of secrets) {
+      const expected = await hmacSha256(secret, [`${id}.${ts}.`, body], 'base64');
+      for (const candidate of candidates) if (timingSafeEqualStrings(expected, candidate)) valid = true;
+    }
+    if (!valid) throw signatureMismatch('webhook-signature', secrets.length);
+    scheme = 'standard-webhooks';
+  } else {
+    if (options.requireStandardSignature) {
+      throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)');
+    }
+    const provided = header(names.signature)?.trim();
+    if (!provided) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', `webhook has neither ${names.signature} nor webhook-signature header`);
+    let valid = false;
+    for (const secret of secrets) {
+      const expected = await hmacSha256(secret, [body], 'base64');
+      if (timingSafeEqualStrings(expected, provided)) valid = true;
+    }
+    if (!valid) throw signatureMismatch(names.signature, secrets.length);
+    scheme = 'hmac-sha256';
+  }
+
+  return defineEvent<T>({
+    id: header(names.webhookId) ?? header('webhook-id'),
+    topic: header(names.topic),
+    shop: header(names.shop),
+    apiVersion: header(names.apiVersion),
+    eventId: header(names.eventId),
+    triggeredAt: header(names.triggeredAt),
+    timestamp,
+    scheme,
+    rawBody: typeof body === 'string' ? body : utf8Text(body),
+  });
+}
+
+function signatureMismatch(headerName: string, secretCount: number): WebhookError {
+  return new WebhookError(
+    'WEBHOOK_SIGNATURE_INVALID',
+    `${headerName} does not match the body (checked ${secretCount} secret${secretCount === 1 ? '' : 's'}). ` +
+      'Either the secret is wrong (a public app signs with its client secret, a private app with its webhook secret) ' +
+      'or the body is not the exact bytes received (it was parsed and re-serialised, re-encoded, or trimmed).',
+  );
+}
