@@ -43,6 +43,14 @@ if (skipped.length > 0) {
   console.warn(`\nNOTE: skipping the parts of the suite that need: ${skipped.join('; ')}\n`);
 }
 
+// Types first: a type error fails the suite like a failing test.
+if (process.argv.length <= 2) {
+  const types = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
+  if (types.status !== 0) {
+    console.error('typecheck failed');
+    process.exit(types.status ?? 1);
+  }
+}
 const result = spawnSync('npx', ['vitest', 'run', ...process.argv.slice(2)], { stdio: 'inherit', env });
 if (skipped.length > 0) {
   console.warn(`\nNOTE: these parts were SKIPPED: ${skipped.join('; ')}`);
