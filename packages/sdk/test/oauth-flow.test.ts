@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import { createState } from '../src/oauth/state.ts';
+import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
+import { signQuery } from '../src/signature/query-signature.ts';
+import { fixedRandom, frozenClock } from './support/fake-fetch.ts';
+import { fakePlatform } from './support/fake-platform.ts';
+
+const SECRET = 'shh-secret';
+const REDIRECT = 'https://app.example/auth/callback';
+const SHOP = 'demo.localhost';
+
+function setup(overrides: Record<string, unknown> = {}) {
+  const clock = frozenClock(1_700_000_000_000);
+  const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: REDIRECT, now: clock.now });
+  const sessionStorage = memorySessionStorage();
+  const app = createApp({
+    clientId: 'cid',
+    clientSecret: SECRET,
+    scopes: ['read_products', 'write_products'],
+    redirectUri: REDIRECT,
+    storeDomain: 'localhost',
+    apiOrigin: 'http://{shop}:8080',
+    fetch: platform.fetch,
+    clock,
+    sessionStorage,
+    ...overrides,
+  });
+  return { app, clock, platform, sessionStorage };
+}
+
+describe('auth.begin', () => {
+  it('builds the authorization URL of seed §4.1 with a signed state and a cookie', async () => {
+    const { app } = setup({ randomBytes: fixedRandom(7) });
+    const { url, state, cookie, cookieName } = await app.auth.begin({ shop: SHOP });
+    const u = new URL(url);
+    expect(`${u.origin}${u.pathname}`).toBe('http://demo.localhost:8080/admin/oauth/authorize');
+    expect(Object.fromEntries(u.searchParams)).toEqual({
+      client_id: 'cid',
+      scope: 'read_products write_products',
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      state,
+    });
+    expect(state).toMatch(/^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+    expect(cookieName).toBe('storegate_state');
+    expect(cookie).toMatch(/^storegate_state=[A-Za-z0-9_-]+; Path=\/; Max-Age=600; HttpOnly; SameSite=Lax; Secure$/);
+  });
+  it('leaves Secure off for an http redirect URI and takes scope overrides', async () => {
+    const { app } = setup({ redirectUri: 'http://localhost:3000/auth/callback' });
+    const { cookie, url } = await app.auth.begin({ shop: SHOP, scopes: 'read_orders' });
+    expect(cookie).not.toMatch(/Secure/);
+    expect(new URL(url).searchParams.get('scope')).toBe('read_orders');
+  });
+  it('refuses an invalid shop', async () => {
+    await expect(setup().app.auth.begin({ shop: 'evil.com' })).rejects.toMatchObject({ code: 'SHOP_INVALID' });
+  });
+});
+
+describe('auth.callback', () => {
+  async function begun(s = setup()) {
+    const begin = await s.app.auth.begin({ shop: SHOP });
+    const nonce = begin.cookie.split(';')[0]!.split('=')[1]!;
+    return { ...s, begin, nonce, cookieHeader: `other=1; storegate_state=${nonce}` };
+  }
+
+  it('checks everything, exchanges the code with a JSON body and stores the session', async () => {
+    const { app, platform, begin, cookieHeader, sessionStorage } = await begun();
+    const query = await platform.redirectQuery(SHOP, begin.state);
+    const session = await app.auth.callback(query, { stateCookie: cookieHeader });
+    expect(session).toMatchObject({ shop: SHOP, accessToken: expect.stringMatching(/^sg_at_/), refreshToken: expect.stringMatching(/^sg_rt_/), expiresAt: 1_700_003_600, scope: 'read_products', storeId: '42', storeName: 'demo' });
+    expect(await sessionStorage.get(SHOP)).toEqual(session);
+    const [call] = platform.tokenCalls();
+    expect(call!.url).toBe('http://demo.localhost:8080/admin/oauth/token');
+    expect(call!.headers.get('content-type')).toBe('application/json');
+    expect(JSON.parse(call!.body!)).toEqual({ client_id: 'cid', client_secret: SECRET, code: expect.stringMatching(/^sg_ac_/), grant_type: 'authorization_code', redirect_uri: REDIRECT });
+  });
+
+  it('works when the browser lost the cookie (the state is self-contained)', async () => {
+    const { app, platform, begin } = await begun();
+    await expect(app.auth.callback(await platform.redirectQuery(SHOP, begin.state))).resolves.toMatchObject({ shop: SHOP });
+  });
+
+  it('reads the query and cookie from a web Request and from a Node-style request', async () => {
+    const s1 = await begun();
+    const q1 = await s1.platform.redirectQuery(SHOP, s1.begin.state);
+    await expect(s1.app.auth.callback(new Request(`${REDIRECT}?${q1}`, { headers: { cookie: s1.cookieHeader } }))).resolves.toMatchObject({ shop: SHOP });
+    const s2 = await begun();
+    const q2 = await s2.platform.redirectQuery(SHOP, s2.begin.state);
+    await expect(s2.app.auth.callback({ url: `/auth/callback?${q2}`, headers: { cookie: 'storegate_state=someone-else' } })).rejects.toMatchObject({ code: 'STATE_MISMATCH' });
+  });
+
+  const refusals: Array<[string, (ctx: Awaited<ReturnType<typeof begun>>) => Promise<{ query: string; cookie?: string }>]> = [
+    ['STATE_MISSING', async ({ platform }) => ({ query: (await platform.redirectQuery(SHOP, '')).replace('state=&', '') })],
+    ['STATE_INVALID', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, `${begin.state.slice(0, -2)}AA`) })],
+    ['STATE_INVALID', async ({ platform }) => ({ query: await platform.redirectQuery(SHOP, await createState({ nonce: 'n', shop: SHOP, expiresAt: 2e9 }, 'another-secret')) })],
+    ['STATE_EXPIRED', async ({ platform, begin, clock }) => {
+      clock.advance(601);
+      return { query: await platform.redirectQuery(SHOP, begin.state) };
+    }],
+    ['STATE_MISMATCH', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state), cookie: 'storegate_state=not-mine' })],
+    ['STATE_MISMATCH', async ({ platform, begin }) => ({ query: await platform.redirectQuery('other.localhost', begin.state) })],
+    ['HMAC_MISSING', async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace(/&hmac=[0-9a-f]+/, '') })],
+    ['HMAC_INVALID', async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace('code=sg_ac_', 'code=sg_ac_x') })],
+    ['SHOP_INVALID', async ({ app, begin }) => {
+      void app;
+      const params = { code: 'c', shop: 'evil.com', state: begin.state, timestamp: '1700000000' };
+      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+    }],
+    ['TIMESTAMP_OUT_OF_RANGE', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { timestamp: '1699999000' }) })],
+    ['PARAMETER_MISSING', async ({ begin }) => {
+      const params = { shop: SHOP, state: begin.state };
+      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+    }],
+    ['AUTHORIZATION_DENIED', async ({ begin }) => ({ query: `error=access_denied&error_description=Merchant+cancelled&state=${begin.state}` })],
+    ['TOKEN_EXCHANGE_FAILED', async ({ begin }) => {
+      const params = { code: 'sg_ac_unknown', shop: SHOP, state: begin.state, timestamp: '1700000000' };
+      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+    }],
+  ];
+  for (const [code, make] of refusals) {
+    it(`refuses with ${code} and stores nothing`, async () => {
+      const ctx = await begun();
+      const { query, cookie } = await make(ctx);
+      await expect(ctx.app.auth.callback(query, { stateCookie: cookie ?? ctx.cookieHeader })).rejects.toMatchObject({ code });
+      expect(await ctx.sessionStorage.get(SHOP)).toBeUndefined();
+      if (code !== 'TOKEN_EXCHANGE_FAILED') expect(ctx.platform.tokenCalls()).toHaveLength(0);
+    });
+  }
+
+  it('never retries a code exchange (a replayed code would revoke the tokens)', async () => {
+    const { app, begin, platform } = await begun();
+    const failing = setup({ fetch: (async () => new Response('bad gateway', { status: 502 })) as typeof fetch });
+    const query = await platform.redirectQuery(SHOP, begin.state);
+    void app;
+    await expect(failing.app.auth.callback(query)).rejects.toMatchObject({ code: 'TOKEN_EXCHANGE_FAILED', status: 502 });
+  });
+
+  it('accepts a state and hmac signed with the previous secret during a rotation (reaches the code exchange)', async () => {
+    const old = await begun();
+    const rotated = setup({ clientSecret: ['new-secret', SECRET], fetch: old.platform.fetch });
+    const query = await old.platform.redirectQuery(SHOP, old.begin.state);
+    // The platform still signs with the old secret; the app has both.
+    await expect(rotated.app.auth.callback(query)).rejects.toMatchObject({ code: 'TOKEN_EXCHANGE_FAILED', oauthError: 'invalid_client' });
+  });
+});
+
+describe('verifyInstallRequest (seed §2.3)', () => {
+  it('verifies shop, timestamp and hmac', async () => {
+    const { app, platform } = setup();
+    await expect(app.verifyInstallRequest(await platform.installQuery(SHOP))).resolves.toMatchObject({ shop: SHOP, timestamp: 1_700_000_000 });
+    await expect(app.verifyInstallRequest(new Request(`https://app.example/?${await platform.installQuery(SHOP)}`))).resolves.toMatchObject({ shop: SHOP });
+  });
+  it('refuses a bad hmac, a stale timestamp and an invalid shop', async () => {
+    const { app, platform, clock } = setup();
+    const q = await platform.installQuery(SHOP);
+    await expect(app.verifyInstallRequest(q.replace('demo', 'evil'))).rejects.toMatchObject({ code: 'HMAC_INVALID' });
+    clock.advance(301);
+    await expect(app.verifyInstallRequest(q)).rejects.toMatchObject({ code: 'TIMESTAMP_OUT_OF_RANGE' });
+    const params = { shop: 'evil.com', timestamp: '1700000301' };
+    await expect(app.verifyInstallRequest({ ...params, hmac: await signQuery(params, SECRET) })).rejects.toMatchObject({ code: 'SHOP_INVALID' });
+  });
+});
