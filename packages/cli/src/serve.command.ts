@@ -81,7 +81,7 @@ export function registerServeCommands(program: Command): void {
     });
 
   common(program.command('migrate').description('apply pending database migrations')).action(async (opts: { database?: string; json: boolean }) => {
-    const applied = await withDatabase(opts.database, (db) => migrateToLatest(db));
+    const applied = await withDatabase(opts.database, (db) => migrateToLatest(db), { migrate: false });
     print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
   });
 }

@@ -1,0 +1,136 @@
+// The storegate command as a user runs it: a child process, --json on stdout, one-line errors.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../../platform/src/domain/tokens.ts';
+import { freshPostgresUrl } from '../../platform/test/harness.ts';
+
+const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'storegate-cli-'));
+const database = join(dir, 'cli.db');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[], db = database) {
+  const res = spawnSync(process.execPath, [BIN, ...args, '--database', db], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '' } });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+function rows(sql: string): unknown[] {
+  const db = new Database(database, { readonly: true });
+  try {
+    return db.prepare(sql).all();
+  } finally {
+    db.close();
+  }
+}
+
+describe('storegate CLI on SQLite', () => {
+  it('migrate, then stores create with --json', () => {
+    const m = run(['migrate', '--json']);
+    expect(m.code).toBe(0);
+    expect(JSON.parse(m.stdout)).toEqual({ applied: ['2026-11-22T00-initial'] });
+    expect(JSON.parse(run(['migrate', '--json']).stdout)).toEqual({ applied: [] });
+    const res = run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
+    expect(res.code).toBe(0);
+    expect(JSON.parse(res.stdout)).toEqual({ store_id: expect.stringMatching(/^\d+$/), store_name: 'acme', base_url: 'http://acme.localhost:8080' });
+    expect(res.stderr).toBe('');
+  });
+
+  it('bad input: non-zero exit, one line on stderr, nothing on stdout, nothing changed', () => {
+    const before = rows('select count(*) as n from stores');
+    const cases: [string[], RegExp][] = [
+      [['stores', 'create', 'acme', '--owner-email', 'x@acme.test', '--owner-password', 'acme-password'], /name is already taken/],
+      [['stores', 'create', 'Bad Name!', '--owner-email', 'x@acme.test', '--owner-password', 'acme-password'], /name must start/],
+      [['stores', 'create', 'ok-name', '--owner-email', 'not-an-email', '--owner-password', 'short'], /email must be an email address; password must be at least 8/],
+      [['stores', 'create', 'ok-name'], /required option '--owner-email/],
+      [['seed', '--store', 'acme', '--products', '-5'], /--products: expected a whole number/],
+      [['seed', '--store', 'nope', '--products', '5'], /no store named "nope"/],
+      [['private-apps', 'create', '--store', 'acme', '--name', 'x', '--scopes', 'read_everything'], /unknown scope "read_everything"/],
+      [['frobnicate'], /unknown command/],
+    ];
+    for (const [args, reason] of cases) {
+      const res = run([...args, '--json']);
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(reason);
+    }
+    expect(rows('select count(*) as n from stores')).toEqual(before);
+    expect(rows('select count(*) as n from private_apps')).toEqual([{ n: 0 }]);
+  });
+
+  it('apps create validates URLs and prints the credentials once; the secret is stored encrypted', () => {
+    for (const [url, reason] of [
+      ['http://localhost:3000/cb#x', /redirect_uri must not contain "#"/],
+      ['ftp://localhost/cb', /redirect_uri must be an http or https URL/],
+      ['not a url', /redirect_uri must be an absolute URL/],
+    ] as const) {
+      const res = run(['apps', 'create', '--name', 'A', '--app-url', 'http://localhost:3000/', '--redirect-uri', url, '--json']);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr).toMatch(reason);
+    }
+    const res = run(['apps', 'create', '--name', 'Good app', '--app-url', 'http://localhost:3000/', '--redirect-uri', 'http://localhost:3000/cb', '--scopes', 'read_products', '--json']);
+    expect(res.code).toBe(0);
+    const out = JSON.parse(res.stdout);
+    expect(out).toEqual({ client_id: expect.stringMatching(/^[0-9a-f]{32}$/), client_secret: expect.stringMatching(/^sg_cs_/) });
+    const stored = rows(`select client_secret_enc from apps where client_id = '${out.client_id}'`) as { client_secret_enc: string }[];
+    expect(stored[0]!.client_secret_enc).not.toContain(out.client_secret);
+    const missingPartner = run(['apps', 'create', '--name', 'B', '--app-url', 'http://localhost:3000/', '--redirect-uri', 'http://localhost:3000/cb', '--partner', 'ghost@x.test']);
+    expect(missingPartner.stderr).toMatch(/no partner account with email ghost@x.test/);
+  });
+
+  it('partners create, private-apps create: token shown once, only its hash stored', () => {
+    expect(JSON.parse(run(['partners', 'create', '--email', 'p@x.test', '--password', 'partner-pass', '--json']).stdout)).toMatchObject({ email: 'p@x.test' });
+    const res = run(['private-apps', 'create', '--store', 'acme', '--name', 'Inventory sync', '--scopes', 'read_products write_product', '--json']);
+    expect(res.code).toBe(0);
+    const out = JSON.parse(res.stdout);
+    expect(out.access_token).toMatch(/^sg_pt_[A-Za-z0-9_-]{43}$/);
+    expect(out.webhook_secret).toMatch(/^sg_whs_/);
+    expect(rows('select scopes, token_hash from private_apps')).toEqual([{ scopes: 'read_products,write_products', token_hash: hashToken(out.access_token) }]);
+  });
+
+  it('seed inserts in batches and reports its rate', () => {
+    const res = run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
+    expect(res.code).toBe(0);
+    const out = JSON.parse(res.stdout);
+    expect(out).toMatchObject({ store: 'acme', products: 2500, customers: 30, orders: 40 });
+    expect(out.rows_per_second).toBeGreaterThan(0);
+    expect(rows('select count(*) as n from products')).toEqual([{ n: 2500 }]);
+    expect(rows('select count(*) as n from orders where customer_id is not null')).toEqual([{ n: 40 }]);
+  });
+
+  it('serve refuses bad configuration with a clear reason', () => {
+    for (const [args, reason] of [
+      [['serve', '--port', 'eighty'], /--port: expected an integer/],
+      [['serve', '--rate-limit', '40-2'], /--rate-limit: expected <bucket>\/<per-second>/],
+      [['serve', '--mode', 'production'], /--master-key \(MASTER_KEY\) is required in production mode/],
+      [['serve', '--store-domain', 'bad_domain'], /--store-domain: not a valid domain name/],
+      [['serve', '--master-key', 'abcd'], /--master-key: must be at least 32 bytes/],
+    ] as const) {
+      const res = run([...args]);
+      expect(res.code).not.toBe(0);
+      expect(res.stderr.trim().split('\n')).toHaveLength(1);
+      expect(res.stderr).toMatch(reason);
+    }
+    const badDb = run(['migrate'], 'mysql://localhost/x');
+    expect(badDb.stderr).toMatch(/--database: unsupported scheme/);
+  });
+});
+
+describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', () => {
+  it('creates a store and seeds it', async () => {
+    const pg = await freshPostgresUrl();
+    try {
+      const res = run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password', '--json'], pg.url);
+      expect(res.stderr).toBe('');
+      expect(JSON.parse(res.stdout)).toMatchObject({ store_name: 'pgshop' });
+      const seeded = run(['seed', '--store', 'pgshop', '--products', '1500', '--json'], pg.url);
+      expect(JSON.parse(seeded.stdout)).toMatchObject({ products: 1500 });
+      expect(run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password'], pg.url).stderr).toMatch(/already taken/);
+    } finally {
+      await pg.drop();
+    }
+  });
+});
