@@ -1,0 +1,137 @@
+// One contract, run against every adapter: memory and SQLite always, PostgreSQL and Redis when
+// TEST_PG_URL / TEST_REDIS_URL are set (npm test sets them when the servers answer).
+import Database from 'better-sqlite3';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
+import { postgresSessionStorage } from '../src/session/postgres-session-storage.ts';
+import { redisRefreshLock, redisSessionStorage } from '../src/session/redis-session-storage.ts';
+import type { Session, SessionStorage } from '../src/session/session.ts';
+import { sqliteSessionStorage } from '../src/session/sqlite-session-storage.ts';
+
+const run = `t${process.pid}_${Date.now().toString(36)}`;
+const session = (shop: string, refreshToken: string | null = 'sg_rt_1'): Session => ({
+  shop,
+  accessToken: 'sg_at_1',
+  refreshToken,
+  expiresAt: 1_700_003_600,
+  scope: 'read_products',
+  storeId: '42',
+  storeName: 'demo',
+});
+
+function contract(name: string, make: () => Promise<SessionStorage>, options: { concurrent?: boolean } = {}) {
+  describe(`${name} session storage`, () => {
+    it('get returns undefined for an unknown shop', async () => {
+      const s = await make();
+      expect(await s.get('nobody.localhost')).toBeUndefined();
+    });
+    it('set then get returns the session; set again replaces it; delete removes it', async () => {
+      const s = await make();
+      await s.set(session('a.localhost'));
+      expect(await s.get('a.localhost')).toMatchObject(session('a.localhost'));
+      await s.set({ ...session('a.localhost'), accessToken: 'sg_at_2' });
+      expect((await s.get('a.localhost'))?.accessToken).toBe('sg_at_2');
+      await s.delete('a.localhost');
+      expect(await s.get('a.localhost')).toBeUndefined();
+      await s.delete('a.localhost');
+    });
+    it('compareAndSet writes only when the refresh token still matches', async () => {
+      const s = await make();
+      await s.set(session('b.localhost'));
+      expect(await s.compareAndSet('b.localhost', 'sg_rt_other', { ...session('b.localhost'), refreshToken: 'sg_rt_x' })).toBe(false);
+      expect((await s.get('b.localhost'))?.refreshToken).toBe('sg_rt_1');
+      expect(await s.compareAndSet('b.localhost', 'sg_rt_1', { ...session('b.localhost'), accessToken: 'sg_at_2', refreshToken: 'sg_rt_2' })).toBe(true);
+      expect(await s.get('b.localhost')).toMatchObject({ accessToken: 'sg_at_2', refreshToken: 'sg_rt_2' });
+      expect(await s.compareAndSet('b.localhost', 'sg_rt_1', session('b.localhost'))).toBe(false);
+      expect(await s.compareAndSet('none.localhost', 'sg_rt_1', session('none.localhost'))).toBe(false);
+      expect(await s.get('none.localhost')).toBeUndefined();
+    });
+    it('compareAndSet handles a session without a refresh token', async () => {
+      const s = await make();
+      await s.set(session('c.localhost', null));
+      expect(await s.compareAndSet('c.localhost', null, { ...session('c.localhost', null), reauthorizationRequired: true })).toBe(true);
+      expect(await s.get('c.localhost')).toMatchObject({ reauthorizationRequired: true });
+    });
+    if (options.concurrent) {
+      it('of 20 concurrent compareAndSets from the same version exactly one wins', async () => {
+        const s = await make();
+        await s.set(session('d.localhost'));
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => s.compareAndSet('d.localhost', 'sg_rt_1', { ...session('d.localhost'), refreshToken: `sg_rt_n${i}` })),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+      });
+    }
+  });
+}
+
+contract('memory', async () => memorySessionStorage(), { concurrent: true });
+
+const sqlite = new Database(':memory:');
+let sqliteTables = 0;
+contract('SQLite', async () => sqliteSessionStorage(sqlite, { table: `${run}_s${++sqliteTables}` }), { concurrent: true });
+
+describe('SQLite adapter', () => {
+  it('creates its table on first use and refuses unsafe table names', async () => {
+    const db = new Database(':memory:');
+    const s = sqliteSessionStorage(db, { table: 'my_sessions' });
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'my_sessions'").get()).toBeUndefined();
+    await s.get('x.localhost');
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'my_sessions'").get()).toEqual({ name: 'my_sessions' });
+    expect(() => sqliteSessionStorage(db, { table: 'x; DROP TABLE y' })).toThrow(expect.objectContaining({ code: 'SESSION_STORAGE_FAILED' }));
+  });
+});
+
+describe.skipIf(!process.env.TEST_PG_URL)('PostgreSQL', () => {
+  const pool = new pg.Pool({ connectionString: process.env.TEST_PG_URL, max: 5 });
+  const tables: string[] = [];
+  afterAll(async () => {
+    for (const t of tables) await pool.query(`DROP TABLE IF EXISTS ${t}`);
+    await pool.end();
+  });
+  contract(
+    'PostgreSQL',
+    async () => {
+      const table = `${run}_pg${tables.length}`;
+      tables.push(table);
+      return postgresSessionStorage(pool, { table });
+    },
+    { concurrent: true },
+  );
+  it('creates its table on first use, also when two instances start at once', async () => {
+    const table = `${run}_pg_race`;
+    tables.push(table);
+    const [a, b] = [postgresSessionStorage(pool, { table }), postgresSessionStorage(pool, { table })];
+    await Promise.all([a.set(session('e.localhost')), b.set(session('f.localhost'))]);
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM ${table}`);
+    expect(rows[0]).toEqual({ n: 2 });
+  });
+});
+
+describe.skipIf(!process.env.TEST_REDIS_URL)('Redis', () => {
+  const redis = new Redis(process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', { lazyConnect: true });
+  const prefix = `storegate-test:${run}:`;
+  afterAll(async () => {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    redis.disconnect();
+  });
+  let n = 0;
+  contract('Redis', async () => redisSessionStorage(redis, { prefix: `${prefix}${++n}:` }), { concurrent: true });
+
+  it('the refresh lock lets one holder in at a time', async () => {
+    const lock = redisRefreshLock(redis, { prefix: `${prefix}lock:`, ttlMs: 5000 });
+    const order: string[] = [];
+    const holder = async (name: string) => {
+      const release = await lock.acquire('g.localhost');
+      order.push(`${name} in`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`${name} out`);
+      await release();
+    };
+    await Promise.all([holder('a'), holder('b'), holder('c')]);
+    for (let i = 0; i < order.length; i += 2) expect(order[i]!.split(' ')[0]).toBe(order[i + 1]!.split(' ')[0]);
+  });
+});
