@@ -94,7 +94,7 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
 
   describe('login', () => {
     it('wrong password, unknown email and missing fields: back to the form, no session', async () => {
-      for (const body of [{ email: f.email, password: 'wrong password' }, { email: 'nobody@example.test', password: f.password }, {}]) {
+      for (const body of [{ email: f.email, password: 'wrong password' }, { email: 'nobody@example.test', password: f.password }, {}] as Record<string, string>[]) {
         const j = new Jar();
         const page = await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host: f.host } });
         j.take(page);
