@@ -168,7 +168,8 @@ export async function verifyQuery(
   let valid = false;
   for (const s of secrets) {
     // Every secret is tried, so the time taken does not reveal which one matched.
-    const digest = await hmacSha256(s, [canonical], 'hex');
+    const pending = hmacSha256(s, [canonical], 'hex');
+    const digest = typeof pending === 'string' ? pending : await pending;
     if (timingSafeEqualStrings(digest, expectedHex)) valid = true;
   }
   if (!valid) {

@@ -81,25 +81,43 @@ export interface WebhookEvent<T = unknown> {
   timestamp: number | undefined;
   /** Which signature was verified. */
   scheme: 'standard-webhooks' | 'hmac-sha256';
-  /** The body as text. */
-  rawBody: string;
+  /** The body as text (decoded on first access). */
+  readonly rawBody: string;
   /** The body parsed as JSON, on first access (throws `WEBHOOK_PAYLOAD_INVALID` if it is not JSON). */
   readonly payload: T;
+  /** The fields above except `payload`, for logging. */
+  toJSON(): Record<string, unknown>;
 }
 
-function headerGetter(headers: HeadersInput): (name: string) => string | undefined {
+type HeaderGetter = (lowerName: string) => string | undefined;
+
+function headerGetter(headers: HeadersInput): HeaderGetter {
   if (typeof (headers as Headers).get === 'function' && typeof (headers as Headers).has === 'function') {
     return (name) => (headers as Headers).get(name) ?? undefined;
   }
   const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
-  return (name) => {
-    let value = record[name.toLowerCase()] ?? record[name];
+  return (lower) => {
+    let value = record[lower];
     if (value === undefined) {
-      const lower = name.toLowerCase();
-      for (const key of Object.keys(record)) if (key.toLowerCase() === lower) value = record[key];
+      // Node lower-cases header names; other record sources may not.
+      for (const key in record) if (key.toLowerCase() === lower) value = record[key];
     }
     return Array.isArray(value) ? value.join(', ') : (value as string | undefined);
   };
+}
+
+const lowerNamesCache = new Map<string, WebhookHeaderNames>();
+
+function lowerHeaderNames(prefix: string | undefined, signatureHeader: string | undefined): WebhookHeaderNames {
+  const key = `${prefix ?? ''}\n${signatureHeader ?? ''}`;
+  let names = lowerNamesCache.get(key);
+  if (!names) {
+    const n = webhookHeaderNames(prefix, signatureHeader);
+    names = Object.fromEntries(Object.entries(n).map(([k, v]) => [k, v.toLowerCase()])) as unknown as WebhookHeaderNames;
+    if (lowerNamesCache.size > 32) lowerNamesCache.clear();
+    lowerNamesCache.set(key, names);
+  }
+  return names;
 }
 
 function rawBodyParts(rawBody: unknown): string | Uint8Array {
@@ -145,21 +163,51 @@ export async function signStandardWebhook(message: { id: string; timestamp: numb
   return `v1,${digest}`;
 }
 
-function defineEvent<T>(base: Omit<WebhookEvent<T>, 'payload'>): WebhookEvent<T> {
-  let parsed: { value: T } | undefined;
-  return Object.defineProperty(base, 'payload', {
-    enumerable: true,
-    get(): T {
-      if (!parsed) {
-        try {
-          parsed = { value: JSON.parse(base.rawBody) as T };
-        } catch (cause) {
-          throw new WebhookError('WEBHOOK_PAYLOAD_INVALID', 'webhook body is not valid JSON', { cause });
-        }
+class VerifiedWebhookEvent<T> implements WebhookEvent<T> {
+  readonly id: string | undefined;
+  readonly topic: string | undefined;
+  readonly shop: string | undefined;
+  readonly apiVersion: string | undefined;
+  readonly eventId: string | undefined;
+  readonly triggeredAt: string | undefined;
+  readonly timestamp: number | undefined;
+  readonly scheme: WebhookEvent['scheme'];
+  #body: string | Uint8Array;
+  #payload: { value: T } | undefined;
+
+  constructor(header: HeaderGetter, names: WebhookHeaderNames, scheme: WebhookEvent['scheme'], timestamp: number | undefined, body: string | Uint8Array) {
+    this.id = header(names.webhookId) ?? header('webhook-id');
+    this.topic = header(names.topic);
+    this.shop = header(names.shop);
+    this.apiVersion = header(names.apiVersion);
+    this.eventId = header(names.eventId);
+    this.triggeredAt = header(names.triggeredAt);
+    this.timestamp = timestamp;
+    this.scheme = scheme;
+    this.#body = body;
+  }
+
+  // Decoded and parsed on first use only: verification itself never pays for it.
+  get rawBody(): string {
+    if (typeof this.#body !== 'string') this.#body = utf8Text(this.#body);
+    return this.#body;
+  }
+
+  get payload(): T {
+    if (!this.#payload) {
+      try {
+        this.#payload = { value: JSON.parse(this.rawBody) as T };
+      } catch (cause) {
+        throw new WebhookError('WEBHOOK_PAYLOAD_INVALID', 'webhook body is not valid JSON', { cause });
       }
-      return parsed.value;
-    },
-  }) as WebhookEvent<T>;
+    }
+    return this.#payload.value;
+  }
+
+  toJSON(): Record<string, unknown> {
+    const { id, topic, shop, apiVersion, eventId, triggeredAt, timestamp, scheme, rawBody } = this;
+    return { id, topic, shop, apiVersion, eventId, triggeredAt, timestamp, scheme, rawBody };
+  }
 }
 
 /**
@@ -183,7 +231,7 @@ function defineEvent<T>(base: Omit<WebhookEvent<T>, 'payload'>): WebhookEvent<T>
 export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions): Promise<WebhookEvent<T>> {
   const body = rawBodyParts(options.rawBody);
   const header = headerGetter(options.headers);
-  const names = webhookHeaderNames(options.headerPrefix, options.signatureHeader);
+  const names = lowerHeaderNames(options.headerPrefix, options.signatureHeader);
   const secrets = secretsOf(options.secret);
   const standardSignature = header('webhook-signature');
   let scheme: WebhookEvent['scheme'];
@@ -207,7 +255,8 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
     if (candidates.length === 0) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature carries no v1 signature');
     let valid = false;
     for (const secret of secrets) {
-      const expected = await hmacSha256(secret, [`${id}.${ts}.`, body], 'base64');
+      const digest = hmacSha256(secret, [`${id}.${ts}.`, body], 'base64');
+      const expected = typeof digest === 'string' ? digest : await digest;
       for (const candidate of candidates) if (timingSafeEqualStrings(expected, candidate)) valid = true;
     }
     if (!valid) throw signatureMismatch('webhook-signature', secrets.length);
@@ -217,27 +266,18 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
       throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)');
     }
     const provided = header(names.signature)?.trim();
-    if (!provided) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', `webhook has neither ${names.signature} nor webhook-signature header`);
+    if (!provided) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', `webhook has neither ${options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`} nor webhook-signature header`);
     let valid = false;
     for (const secret of secrets) {
-      const expected = await hmacSha256(secret, [body], 'base64');
+      const digest = hmacSha256(secret, [body], 'base64');
+      const expected = typeof digest === 'string' ? digest : await digest;
       if (timingSafeEqualStrings(expected, provided)) valid = true;
     }
-    if (!valid) throw signatureMismatch(names.signature, secrets.length);
+    if (!valid) throw signatureMismatch(options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`, secrets.length);
     scheme = 'hmac-sha256';
   }
 
-  return defineEvent<T>({
-    id: header(names.webhookId) ?? header('webhook-id'),
-    topic: header(names.topic),
-    shop: header(names.shop),
-    apiVersion: header(names.apiVersion),
-    eventId: header(names.eventId),
-    triggeredAt: header(names.triggeredAt),
-    timestamp,
-    scheme,
-    rawBody: typeof body === 'string' ? body : utf8Text(body),
-  });
+  return new VerifiedWebhookEvent<T>(header, names, scheme, timestamp, body);
 }
 
 function signatureMismatch(headerName: string, secretCount: number): WebhookError {
