@@ -43,7 +43,19 @@ export interface InstallRequest {
 /** A webhook to verify: the raw body and headers, or a web `Request` (its body is read here). */
 export type WebhookInput = { rawBody: RawBody; headers: HeadersInput } | Request;
 
-/** The app returned by {@link createApp}. */
+/**
+ * The app returned by {@link createApp}.
+ *
+ * @example
+ * ```ts
+ * const { url, cookie } = await app.auth.begin({ shop: 'demo.localhost' });
+ * const session = await app.auth.callback(request);            // after the platform redirects back
+ * const { shop } = await app.verifyInstallRequest(request);     // App-URL request
+ * const event = await app.verifyWebhook({ rawBody, headers });
+ * const token = await app.getAccessToken(shop);
+ * const products = await app.client(shop).paginate('products').toArray({ max: 100 });
+ * ```
+ */
 export interface StoregateApp {
   /** The validated settings (secrets left out). */
   readonly settings: Readonly<{

@@ -75,7 +75,14 @@ export class AdminClient {
     return this.#ctx.apiVersion;
   }
 
-  /** `{origin}/openapi/{version}/{resource}` (or `{origin}{path}` for a path starting with `/`). */
+  /**
+   * `{origin}/openapi/{version}/{resource}` (or `{origin}{path}` for a path starting with `/`).
+   *
+   * @example
+   * ```ts
+   * client.url('products', { limit: 5 }); // 'http://demo.localhost:8080/openapi/2026-01/products?limit=5'
+   * ```
+   */
   url(resource: string, query?: Readonly<Record<string, QueryValue>>): string {
     const path = resource.startsWith('/') ? resource : `/openapi/${this.#ctx.apiVersion}/${resource.replace(/^\/+/, '')}`;
     const params = new URLSearchParams();
@@ -104,6 +111,12 @@ export class AdminClient {
    * Retries (exponential backoff with full jitter): 429 for every method, honouring `Retry-After`
    * in seconds or as an HTTP date; 502/503/504 and network failures for idempotent methods.
    * A 401 triggers one token refresh and one retry.
+   *
+   * @example
+   * ```ts
+   * const res = await client.request('POST', 'webhooks', { body: { address, topic: 'products/create' }, timeoutMs: 5000 });
+   * console.log(res.status, res.requestId, res.data);
+   * ```
    */
   async request<T = unknown>(method: HttpMethod, resource: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
     const ctx = this.#ctx;

@@ -44,7 +44,14 @@ function cursorOf(value: unknown): string | null {
   return typeof value === 'string' && value !== '' ? value : null;
 }
 
-/** Reads a list envelope into a {@link Page}. */
+/**
+ * Reads a list envelope (either convention) into a {@link Page}.
+ *
+ * @example
+ * ```ts
+ * readPage({ data: [], cursor: '', pre_cursor: 'c3' }, 'c6', 'forward'); // { hasMore: false, cursor: null, preCursor: 'c3', … }
+ * ```
+ */
 export function readPage<T>(body: unknown, requestCursor: string | null, direction: 'forward' | 'backward'): Page<T> {
   const b = (body !== null && typeof body === 'object' ? body : {}) as Record<string, unknown>;
   const data = Array.isArray(b['data']) ? (b['data'] as T[]) : [];
@@ -97,7 +104,14 @@ export class PageIterator<T> implements AsyncIterable<Page<T>> {
     }
   }
 
-  /** Every page (at most `max` pages). */
+  /**
+   * Every page (at most `max` pages).
+   *
+   * @example
+   * ```ts
+   * const firstTwo = await client.pages('products', { limit: 50 }).toArray({ max: 2 });
+   * ```
+   */
   async toArray(options: { max?: number } = {}): Promise<Page<T>[]> {
     const out: Page<T>[] = [];
     for await (const page of this) {
@@ -125,7 +139,14 @@ export class ItemIterator<T> implements AsyncIterable<T> {
     for await (const page of this.#pages) yield* page.data;
   }
 
-  /** Every item, stopping (without fetching more pages) once `max` are collected. */
+  /**
+   * Every item, stopping (without fetching more pages) once `max` are collected.
+   *
+   * @example
+   * ```ts
+   * const products = await client.paginate('products').toArray({ max: 500 });
+   * ```
+   */
   async toArray(options: { max?: number } = {}): Promise<T[]> {
     const out: T[] = [];
     if (options.max !== undefined && options.max <= 0) return out;

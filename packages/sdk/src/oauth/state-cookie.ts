@@ -21,7 +21,14 @@ export function stateCookieHeader(name: string, value: string, options: StateCoo
   return `${name}=${value}; Path=/; Max-Age=${Math.floor(options.maxAgeSeconds)}; HttpOnly; SameSite=Lax${options.secure ? '; Secure' : ''}`;
 }
 
-/** A `Set-Cookie` value that deletes the state cookie. */
+/**
+ * A `Set-Cookie` value that deletes the state cookie.
+ *
+ * @example
+ * ```ts
+ * res.setHeader('Set-Cookie', clearStateCookieHeader('storegate_state', true));
+ * ```
+ */
 export function clearStateCookieHeader(name: string, secure: boolean): string {
   return `${name}=; Path=/; Max-Age=0; HttpOnly; SameSite=Lax${secure ? '; Secure' : ''}`;
 }

@@ -21,7 +21,16 @@ export interface AccessTokenOptions {
   signal?: AbortSignal;
 }
 
-/** Gives out valid access tokens per shop, refreshing them when needed. */
+/**
+ * Gives out valid access tokens per shop, refreshing them when needed. `createApp` builds one;
+ * use it directly only with a resolved config.
+ *
+ * @example
+ * ```ts
+ * const tokens = new TokenManager(resolveConfig(config), redactingLogger(console));
+ * const token = await tokens.getAccessToken('demo.localhost');
+ * ```
+ */
 export class TokenManager {
   readonly #config: ResolvedConfig;
   readonly #log: SdkLogger;
@@ -52,6 +61,11 @@ export class TokenManager {
 
   /**
    * A valid access token for `shop`, refreshed first when it expires within the margin.
+   *
+   * @example
+   * ```ts
+   * const token = await app.getAccessToken('demo.localhost'); // same as the TokenManager inside the app
+   * ```
    */
   async getAccessToken(shop: string, options: AccessTokenOptions = {}): Promise<string> {
     const session = await this.#load(shop);
@@ -61,7 +75,12 @@ export class TokenManager {
 
   /**
    * Refreshes after the API refused `rejectedToken` (401), unless another caller already replaced
-   * it; returns the token to retry with.
+   * it; returns the token to retry with. The Admin API client calls this on its own.
+   *
+   * @example
+   * ```ts
+   * const fresh = await tokens.refreshAfterUnauthorized('demo.localhost', rejectedToken);
+   * ```
    */
   async refreshAfterUnauthorized(shop: string, rejectedToken: string, options: AccessTokenOptions = {}): Promise<string> {
     return this.#refreshOnce(shop, rejectedToken, true, options.signal);

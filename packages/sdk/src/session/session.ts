@@ -35,12 +35,26 @@ export interface SessionStorage {
   compareAndSet(shop: string, expectedRefreshToken: string | null, next: Session): Promise<boolean>;
 }
 
-/** The serialised form adapters store (JSON of the session). */
+/**
+ * The serialised form adapters store (JSON of the session).
+ *
+ * @example
+ * ```ts
+ * await redis.set(key, serializeSession(session));
+ * ```
+ */
 export function serializeSession(session: Session): string {
   return JSON.stringify(session);
 }
 
-/** Parses what {@link serializeSession} wrote. */
+/**
+ * Parses what {@link serializeSession} wrote.
+ *
+ * @example
+ * ```ts
+ * const session = deserializeSession(await redis.get(key));
+ * ```
+ */
 export function deserializeSession(text: string): Session {
   return JSON.parse(text) as Session;
 }

@@ -189,7 +189,14 @@ export async function verifyQuery(
   return params;
 }
 
-/** Throws {@link TimestampError} unless `value` (unix seconds) is within `toleranceSeconds` of now. */
+/**
+ * Throws {@link TimestampError} unless `value` (unix seconds) is within `toleranceSeconds` of now.
+ *
+ * @example
+ * ```ts
+ * checkTimestamp(params.timestamp, 300, Date.now); // returns the timestamp as a number
+ * ```
+ */
 export function checkTimestamp(value: string | undefined, toleranceSeconds: number, now: () => number, name = 'timestamp'): number {
   if (value === undefined || value === '') throw new TimestampError('TIMESTAMP_MISSING', `query parameter "${name}" is missing`);
   if (!/^\d{1,12}$/.test(value)) throw new TimestampError('TIMESTAMP_OUT_OF_RANGE', `"${name}" is not a unix timestamp in seconds`);
