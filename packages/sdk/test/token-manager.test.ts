@@ -78,6 +78,24 @@ describe('getAccessToken', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
+  it("one caller aborting stops its own wait, not the refresh the others share", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const { app, fake } = await setup(async (call, signal) => {
+      await gate;
+      return refreshOk(call, signal);
+    }, stored({ expiresAt: NOW - 10 }));
+    const controller = new AbortController();
+    const aborted = app.getAccessToken(SHOP, { signal: controller.signal });
+    const others = Promise.all([app.getAccessToken(SHOP), app.getAccessToken(SHOP)]);
+    controller.abort();
+    await expect(aborted).rejects.toMatchObject({ code: 'REQUEST_ABORTED' });
+    release();
+    const tokens = await others;
+    expect(tokens[0]).toMatch(/^sg_at_new/);
+    expect(fake.calls).toHaveLength(1);
+  });
+
   it('takes the lock hook and re-reads storage under it (another process refreshed meanwhile)', async () => {
     const events: string[] = [];
     let storage: ReturnType<typeof memorySessionStorage> | undefined;

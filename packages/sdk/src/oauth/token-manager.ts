@@ -87,14 +87,17 @@ export class TokenManager {
   }
 
   #refreshOnce(shop: string, staleToken: string, force: boolean, signal: AbortSignal | undefined): Promise<string> {
-    const running = this.#inflight.get(shop);
-    if (running) return running;
-    const promise = this.#refreshLocked(shop, staleToken, force, signal).finally(() => this.#inflight.delete(shop));
-    this.#inflight.set(shop, promise);
-    return promise;
+    let running = this.#inflight.get(shop);
+    if (!running) {
+      // The refresh is shared by every waiting caller, so no single caller's signal may cancel it
+      // (it is bounded by the request timeout and the retries); a caller that aborts stops waiting.
+      running = this.#refreshLocked(shop, staleToken, force).finally(() => this.#inflight.delete(shop));
+      this.#inflight.set(shop, running);
+    }
+    return signal ? abortable(running, signal) : running;
   }
 
-  async #refreshLocked(shop: string, staleToken: string, force: boolean, signal: AbortSignal | undefined): Promise<string> {
+  async #refreshLocked(shop: string, staleToken: string, force: boolean): Promise<string> {
     const release = this.#config.refreshLock ? await this.#config.refreshLock.acquire(shop) : undefined;
     try {
       // Re-read under the lock: another process may have refreshed meanwhile.
@@ -105,13 +108,13 @@ export class TokenManager {
         if (!force && !this.#expired(current)) return current.accessToken;
         throw await this.#requireReauthorization(current, 'the session has no refresh token');
       }
-      return await this.#refresh(current, current.refreshToken, signal);
+      return await this.#refresh(current, current.refreshToken);
     } finally {
       if (release) await release();
     }
   }
 
-  async #refresh(current: Session, refreshToken: string, signal: AbortSignal | undefined): Promise<string> {
+  async #refresh(current: Session, refreshToken: string): Promise<string> {
     const { shop } = current;
     const retry = this.#config.retry;
     let failure: TokenFailure | undefined;
@@ -120,11 +123,11 @@ export class TokenManager {
       if (attempt > 0) {
         const delay = backoffDelayMs(attempt - 1, retry, this.#config.randomBytes);
         this.#log.warn('token refresh failed; retrying', { shop, attempt, delayMs: delay, status: failure?.status });
-        await this.#config.sleep(delay, signal);
+        await this.#config.sleep(delay);
       }
       failure = undefined;
       try {
-        const result = await postTokenRequest(this.#config, shop, { grant_type: 'refresh_token', refresh_token: refreshToken }, signal);
+        const result = await postTokenRequest(this.#config, shop, { grant_type: 'refresh_token', refresh_token: refreshToken });
         if (result.ok) {
           const next: Session = {
             ...current,
@@ -182,4 +185,22 @@ export class TokenManager {
     }
     return error;
   }
+}
+
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new AbortedError({ cause: signal.reason }));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new AbortedError({ cause: signal.reason }));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
