@@ -5,13 +5,18 @@ import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
+import swagger from '@fastify/swagger';
 import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import type { Config } from './config.ts';
+import { CURRENT_VERSION } from './domain/api-versions.ts';
+import { CursorCodec } from './domain/cursor.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { routeHost } from './domain/shop-host.ts';
 import { AuthorizePageError, OAuthError, PlatformError } from './errors.ts';
+import { registerAdminApi } from './http/admin-api/admin-api.route.ts';
 import { registerAuthorizeRoutes } from './http/oauth/authorize.route.ts';
+import { registerApiDocsRoutes } from './http/platform/api-docs.route.ts';
 import { registerRevokeRoute } from './http/oauth/revoke.route.ts';
 import { registerTokenRoute } from './http/oauth/token.route.ts';
 import { registerHealthRoutes } from './http/platform/health.route.ts';
@@ -19,12 +24,18 @@ import { registerStoreAdminRoutes } from './http/store-admin/admin.route.ts';
 import { registerLoginRoutes } from './http/store-admin/login.route.ts';
 import { html, page } from './http/views/html.ts';
 import { AccountService, type StoreRow } from './services/account-service.ts';
+import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { systemClock, type Clock } from './services/clock.ts';
 import { OAuthService } from './services/oauth-service.ts';
+import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './services/rate-limiter.ts';
+import { ResourceService } from './services/resource-service.ts';
 import type { Db } from './storage/db.ts';
 
 declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
   interface FastifyRequest {
     /** The store addressed by the Host header (store-area routes only). */
     store: StoreRow | undefined;
@@ -52,6 +63,11 @@ export interface Services {
   accounts: AccountService;
   apps: AppService;
   oauth: OAuthService;
+  apiAuth: ApiAuthService;
+  cursors: CursorCodec;
+  resources: ResourceService;
+  /** Admin API leaky buckets; undefined when rate limiting is off. Created by buildApp. */
+  rateLimiter: RateLimiter | undefined;
 }
 
 const CSS = readFileSync(new URL('./http/views/app.css', import.meta.url), 'utf8');
@@ -68,11 +84,23 @@ export function createServices(config: Config, deps: Deps): Services {
     oauth,
     accounts: new AccountService(deps.db, clock),
     apps: new AppService(deps.db, box, config, clock, oauth),
+    apiAuth: new ApiAuthService(deps.db, clock),
+    cursors: new CursorCodec(box.subkey('cursor')),
+    resources: new ResourceService(deps.db, clock),
+    rateLimiter: undefined,
   };
+}
+
+function createRateLimiter(config: Config, clock: Clock): RateLimiter | undefined {
+  if (config.rateLimit === 'off') return undefined;
+  return config.redisUrl
+    ? new RedisRateLimiter(config.redisUrl, config.rateLimit.bucket, config.rateLimit.perSecond, clock)
+    : new MemoryRateLimiter(config.rateLimit.bucket, config.rateLimit.perSecond, clock);
 }
 
 export async function buildApp(config: Config, deps: Deps): Promise<FastifyInstance> {
   const services = createServices(config, deps);
+  services.rateLimiter = createRateLimiter(config, services.clock);
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -91,6 +119,8 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     return503OnClosing: true,
   });
   app.decorateRequest('store', undefined);
+  app.decorate('services', services);
+  app.addHook('onClose', async () => services.rateLimiter?.close());
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('X-Request-Id', req.id);
@@ -119,6 +149,21 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
     frameguard: { action: 'deny' },
     referrerPolicy: { policy: 'no-referrer' },
     strictTransportSecurity: config.publicScheme === 'https',
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'storegate Admin API',
+        version: CURRENT_VERSION,
+        description: 'Store Admin API. Every request carries the Access-Token header. Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
+      },
+      servers: [{ url: `${config.publicScheme}://{store}.${config.storeDomain}${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`, variables: { store: { default: 'demo' } } }],
+      components: { securitySchemes: { AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' } } },
+      security: [{ AccessToken: [] }],
+    },
+    hideUntagged: true,
   });
 
   // Host routing (PRODUCT.md §2): malformed Host → 400, unknown store → 404, area mismatch → 404.
@@ -152,7 +197,32 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   registerAuthorizeRoutes(app, services);
   registerTokenRoute(app, services);
   registerRevokeRoute(app, services);
+  registerAdminApi(app, services);
+  registerApiDocsRoutes(app);
   return app;
+}
+
+/** Ajv errors as `{field: [messages]}`, fields named by their path (`line_items.0.price`). */
+function fieldErrors(fe: FastifyError): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const e of fe.validation ?? []) {
+    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const params = e.params as Record<string, unknown>;
+    let field = path;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      field = [path, String(params.missingProperty)].filter(Boolean).join('.');
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      field = [path, String(params.additionalProperty)].filter(Boolean).join('.');
+      message = 'is not a known field';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    field ||= fe.validationContext ?? 'body';
+    (out[field] ??= []).push(message);
+  }
+  return out;
 }
 
 function wantsHtml(req: FastifyRequest): boolean {
@@ -183,9 +253,10 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
   } else {
     const fe = error as FastifyError;
     if (fe.validation) {
-      status = 400;
-      code = 'BadRequest';
-      message = `Invalid request: ${fe.message}`;
+      status = 422;
+      code = 'ValidationFailed';
+      message = 'Validation failed';
+      extra = { errors: fieldErrors(fe) };
     } else if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       status = 413;
       code = 'PayloadTooLarge';

@@ -210,3 +210,23 @@ export async function accessTokenActive(t: TestPlatform, token: string): Promise
   const row = await t.db.kysely.selectFrom('access_tokens').select(['revoked_at', 'expires_at']).where('token_hash', '=', hashToken(token)).executeTakeFirst();
   return !!row && row.revoked_at === null && row.expires_at > t.clock.now;
 }
+
+/** A public-app access token with `scopes`, through the real consent and code exchange. */
+export async function appToken(t: TestPlatform, f: Fixture, scopes = 'read_products write_orders'): Promise<string> {
+  const url = await consent(t, f, { scope: scopes });
+  return (await exchange(t, f, url.searchParams.get('code')!)).access_token;
+}
+
+export async function privateToken(t: TestPlatform, storeName: string, scopes: string): Promise<string> {
+  const store = await t.services.accounts.findStoreByName(storeName);
+  return (await t.services.apps.createPrivateApp({ storeId: store!.id, name: 'Private', scopes })).accessToken;
+}
+
+export function api(t: TestPlatform, f: { host: string }, token: string | undefined, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
+  return t.app.inject({
+    method,
+    url: path,
+    headers: { host: f.host, ...(token !== undefined ? { 'access-token': token } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+}

@@ -13,6 +13,11 @@ export class SecretBox {
     this.derivationKey = Buffer.from(hkdfSync('sha256', masterKey, Buffer.alloc(0), 'storegate token-derivation v1', 32));
   }
 
+  /** An independent key for another purpose (cursor signing, ...), derived from the master key. */
+  subkey(label: string): Buffer {
+    return Buffer.from(hkdfSync('sha256', this.key, Buffer.alloc(0), `storegate ${label} v1`, 32));
+  }
+
   seal(plaintext: string): string {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.key, iv);

@@ -51,8 +51,19 @@ export class AccountService {
     });
   }
 
-  findStoreByName(name: string): Promise<StoreRow | undefined> {
-    return this.db.kysely.selectFrom('stores').select(['id', 'name', 'owner_merchant_id']).where('name', '=', name).executeTakeFirst();
+  // Store names and ids never change, so a found store is kept for a while (per process, not shared).
+  private readonly storeCache = new Map<string, { row: StoreRow; until: number }>();
+
+  async findStoreByName(name: string): Promise<StoreRow | undefined> {
+    const now = Date.now();
+    const hit = this.storeCache.get(name);
+    if (hit && hit.until > now) return hit.row;
+    const row = await this.db.kysely.selectFrom('stores').select(['id', 'name', 'owner_merchant_id']).where('name', '=', name).executeTakeFirst();
+    if (row) {
+      if (this.storeCache.size > 10_000) this.storeCache.clear();
+      this.storeCache.set(name, { row, until: now + 60_000 });
+    }
+    return row;
   }
 
   async createPartner(input: { email: string; password: string }): Promise<{ id: number; email: string }> {

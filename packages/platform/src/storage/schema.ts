@@ -121,4 +121,17 @@ export interface Database {
     created_at: number;
     updated_at: number;
   };
+  webhook_subscriptions: {
+    id: Generated<number>;
+    store_id: number;
+    owner: string;
+    app_id: number | null;
+    private_app_id: number | null;
+    topic: string;
+    address: string;
+    api_version: string;
+    created_at: number;
+    updated_at: number;
+    disabled_at: number | null;
+  };
 }

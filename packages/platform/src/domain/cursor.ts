@@ -1,0 +1,48 @@
+// Opaque keyset cursors (PRODUCT.md §6): a position (the last or first id seen), a direction, and
+// the store and resource they belong to, signed so a tampered or foreign cursor is refused.
+import { createHmac, timingSafeEqual } from 'node:crypto';
+
+export type Direction = 'next' | 'prev';
+
+export interface CursorPosition {
+  storeId: number;
+  resource: string;
+  direction: Direction;
+  /** Exclusive bound: `next` pages have ids above it, `prev` pages ids below it. */
+  id: number;
+}
+
+export class InvalidCursorError extends Error {}
+
+const VERSION = 'c1';
+const MAC_BYTES = 16;
+
+export class CursorCodec {
+  constructor(private readonly key: Buffer) {}
+
+  encode(p: CursorPosition): string {
+    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}`;
+    return `${Buffer.from(payload).toString('base64url')}.${this.mac(payload).toString('base64url')}`;
+  }
+
+  /** Decodes a cursor for `storeId` and `resource`; anything else is an InvalidCursorError. */
+  decode(cursor: string, expect: { storeId: number; resource: string; direction: Direction }): CursorPosition {
+    if (cursor.length > 200) throw new InvalidCursorError('cursor is too long');
+    const dot = cursor.indexOf('.');
+    if (dot <= 0 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError('cursor is malformed');
+    const payload = Buffer.from(cursor.slice(0, dot), 'base64url').toString('utf8');
+    const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    const expected = this.mac(payload);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new InvalidCursorError('cursor is malformed or was altered');
+    const [version, store, resource, dir, id] = payload.split('|');
+    if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id)) throw new InvalidCursorError('cursor is malformed');
+    if (Number(store) !== expect.storeId || resource !== expect.resource) throw new InvalidCursorError('cursor belongs to another list');
+    const direction: Direction = dir === 'n' ? 'next' : 'prev';
+    if (direction !== expect.direction) throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
+    return { storeId: expect.storeId, resource, direction, id: Number(id) };
+  }
+
+  private mac(payload: string): Buffer {
+    return createHmac('sha256', this.key).update(payload).digest().subarray(0, MAC_BYTES);
+  }
+}

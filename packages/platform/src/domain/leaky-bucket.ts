@@ -1,0 +1,30 @@
+// Leaky bucket (PRODUCT.md §6): each request adds one drop; the bucket leaks `perSecond` drops a
+// second; a request that would overflow it is refused. Pure: state in, state out.
+
+export interface BucketState {
+  level: number;
+  updatedAt: number;
+}
+
+export interface BucketDecision {
+  allowed: boolean;
+  state: BucketState;
+  /** Drops in the bucket after this request, rounded up, as X-Service-Api-Call-Limit shows it. */
+  used: number;
+  /** Seconds until one drop fits again (only when refused). */
+  retryAfterSeconds: number;
+}
+
+export function leak(state: BucketState | undefined, now: number, perSecond: number): number {
+  if (!state) return 0;
+  return Math.max(0, state.level - (Math.max(0, now - state.updatedAt) / 1000) * perSecond);
+}
+
+export function take(state: BucketState | undefined, now: number, bucket: number, perSecond: number): BucketDecision {
+  const level = leak(state, now, perSecond);
+  if (level + 1 > bucket) {
+    return { allowed: false, state: { level, updatedAt: now }, used: Math.ceil(level), retryAfterSeconds: Math.max(1, Math.ceil((level + 1 - bucket) / perSecond)) };
+  }
+  const next = level + 1;
+  return { allowed: true, state: { level: next, updatedAt: now }, used: Math.min(bucket, Math.ceil(next)), retryAfterSeconds: 0 };
+}

@@ -1,0 +1,130 @@
+// The Admin API (seed §4.4, §5.1; PRODUCT.md §6): /openapi/{version}/{resource}[/{id}], one route
+// table for every version. Order of checks: version (404) → Access-Token (401) → rate limit (429)
+// → scope (403) → input (415/422) → handler.
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../app.ts';
+import { isApiVersion, SUPPORTED_VERSIONS, type ApiVersion } from '../../domain/api-versions.ts';
+import { allows, type Access, type Resource } from '../../domain/scopes.ts';
+import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../errors.ts';
+import type { ApiPrincipal } from '../../services/api-auth.ts';
+import { keysetPage } from '../../services/pagination.ts';
+import { RESOURCE_DEFS, type ResourceDef } from './resources.ts';
+import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, parseId, VERSION_PARAM } from './api-common.ts';
+import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: ApiPrincipal | undefined;
+    apiVersion: ApiVersion | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Admin API route: the scope it needs (resource and access), or none (webhooks). */
+    api?: { resource?: Resource; access?: Access };
+  }
+}
+
+export function registerAdminApi(app: FastifyInstance, services: Services): void {
+  app.register(async (api) => {
+    // Bodies: strict (no coercion, unknown fields refused). Query strings: numbers coerced.
+    const strict = new Ajv({ allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false });
+    const coercing = new Ajv({ allErrors: true, removeAdditional: false, coerceTypes: true, useDefaults: true, strict: false });
+    addFormats.default(strict);
+    addFormats.default(coercing);
+    api.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict.compile(schema) : coercing.compile(schema)));
+    api.decorateRequest('principal', undefined);
+    api.decorateRequest('apiVersion', undefined);
+
+    api.addHook('onRequest', async (req, reply) => {
+      const version = (req.params as { version?: string }).version ?? '';
+      if (!isApiVersion(version)) throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+      req.apiVersion = version;
+      const header = req.headers['access-token'];
+      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
+      if (!principal) throw new UnauthorizedError();
+      req.principal = principal;
+      if (services.rateLimiter) {
+        const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
+        reply.header('X-Service-Api-Call-Limit', `${decision.used}/${services.rateLimiter.bucket}`);
+        if (!decision.allowed) {
+          reply.header('Retry-After', String(decision.retryAfterSeconds));
+          throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
+        }
+      }
+      const need = req.routeOptions.config?.api;
+      if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
+        throw new ForbiddenError(`This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`);
+      }
+    });
+
+    api.addHook('preValidation', async (req) => {
+      if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return;
+      const type = req.headers['content-type'] ?? '';
+      if (!/^application\/json\s*(;|$)/i.test(type)) throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
+    });
+
+    for (const def of RESOURCE_DEFS) registerResource(api, services, def);
+    registerWebhookSubscriptionRoutes(api, services);
+  });
+}
+
+function unwrap(def: ResourceDef) {
+  // Clients used to `{"product": {...}}` bodies: accept the wrapped form as well as the bare object.
+  return async (req: FastifyRequest) => {
+    const body = req.body as Record<string, unknown> | null;
+    if (body && typeof body === 'object' && !Array.isArray(body)) {
+      const keys = Object.keys(body);
+      const inner = body[def.singular];
+      if (keys.length === 1 && inner && typeof inner === 'object' && !Array.isArray(inner)) req.body = inner;
+    }
+  };
+}
+
+function registerResource(api: FastifyInstance, services: Services, def: ResourceDef): void {
+  const base = `/openapi/:version/${def.name}`;
+  const item = `${base}/:id`;
+  const tags = [def.name];
+  const one = { type: 'object', required: ['data'], properties: { data: def.object } };
+  const params = { type: 'object', properties: { version: VERSION_PARAM } };
+  const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
+  const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
+  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const } };
+
+  api.get(base, { config: read, schema: { tags, summary: `List ${def.name}`, params, querystring: LIST_QUERY, response: { 200: listEnvelope(def.object), ...errorResponses } } }, async (req) => {
+    return keysetPage(services.db.kysely as any, services.cursors, def.table, { storeId: req.store!.id, resource: def.name }, pageRequest(req), def.toJson);
+  });
+
+  api.get(item, { config: read, schema: { tags, summary: `Get a ${def.singular}`, params: idParams, response: { 200: one, ...errorResponses } } }, async (req) => {
+    const row = await services.resources.get(def, req.store!.id, parseId((req.params as { id: string }).id));
+    return { data: def.toJson(row) };
+  });
+
+  api.post(base, { config: write, preValidation: unwrap(def), schema: { tags, summary: `Create a ${def.singular}`, params, body: def.create, response: { 201: one, ...errorResponses } } }, async (req, reply) => {
+    const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>);
+    return reply.status(201).send({ data: def.toJson(row) });
+  });
+
+  for (const method of ['PUT', 'PATCH'] as const) {
+    api.route({
+      method,
+      url: item,
+      config: write,
+      preValidation: unwrap(def),
+      schema: { tags, summary: `Update a ${def.singular} (only the fields sent change)`, params: idParams, body: def.update, response: { 200: one, ...errorResponses } },
+      handler: async (req) => {
+        const row = await services.resources.update(def, req.store!.id, parseId((req.params as { id: string }).id), req.body as Record<string, unknown>);
+        return { data: def.toJson(row) };
+      },
+    });
+  }
+
+  if (def.canDelete) {
+    api.delete(item, { config: write, schema: { tags, summary: `Delete a ${def.singular}`, params: idParams, response: { 200: { type: 'object', properties: {} }, ...errorResponses } } }, async (req) => {
+      await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id));
+      return {};
+    });
+  }
+  methodNotAllowed(api, base, ['GET', 'POST']);
+  methodNotAllowed(api, item, def.canDelete ? ['GET', 'PUT', 'PATCH', 'DELETE'] : ['GET', 'PUT', 'PATCH']);
+}

@@ -1,0 +1,74 @@
+// Pieces shared by the Admin API routes: error and list schemas, page requests, ids, 405s.
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
+import { NotFoundError, PlatformError } from '../../errors.ts';
+
+export const VERSION_PARAM = { type: 'string', enum: SUPPORTED_VERSIONS, description: 'API version' };
+
+export const ERROR_BODY = {
+  type: 'object',
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    request_id: { type: 'string' },
+    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
+  required: ['code', 'message', 'request_id'],
+};
+
+export const LIST_QUERY = {
+  type: 'object',
+  properties: {
+    limit: { type: 'integer', minimum: 1, maximum: 250, description: 'Page size, 1–250 (default 50). Aliases: page_size, per_page.' },
+    page_size: { type: 'integer', minimum: 1, maximum: 250 },
+    per_page: { type: 'integer', minimum: 1, maximum: 250 },
+    cursor: { type: 'string', maxLength: 200, description: 'The cursor of the previous response: returns the next page.' },
+    pre_cursor: { type: 'string', maxLength: 200, description: 'Version 2022-01 only: the pre_cursor of a response returns the page before it.' },
+  },
+};
+
+export const errorResponses = { 400: ERROR_BODY, 401: ERROR_BODY, 403: ERROR_BODY, 404: ERROR_BODY, 422: ERROR_BODY, 429: ERROR_BODY };
+
+export function listEnvelope(item: Record<string, unknown>) {
+  return {
+    type: 'object',
+    required: ['data', 'cursor'],
+    properties: {
+      data: { type: 'array', items: item },
+      cursor: { type: 'string', description: 'Send as `cursor` for the next page; "" on the last page.' },
+      has_more: { type: 'boolean', description: 'Versions 2025-06 and 2026-01: whether more results exist.' },
+      pre_cursor: { type: ['string', 'null'], description: 'Version 2022-01: send as `pre_cursor` for the previous page; null on the first page.' },
+    },
+  };
+}
+
+export function pageRequest(req: FastifyRequest) {
+  const q = req.query as { limit?: number; page_size?: number; per_page?: number; cursor?: string; pre_cursor?: string };
+  const convention = API_VERSIONS[req.apiVersion!].pagination;
+  if (q.pre_cursor !== undefined && convention === 'newer') {
+    throw new PlatformError(422, 'ValidationFailed', 'Validation failed', { errors: { pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`] } });
+  }
+  return { limit: q.limit ?? q.page_size ?? q.per_page ?? 50, cursor: q.cursor, preCursor: q.pre_cursor, convention };
+}
+
+/** A path id: digits only; anything else cannot exist (404, not 400). */
+export function parseId(raw: unknown): number {
+  if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new NotFoundError();
+  return Number(raw);
+}
+
+/** Answers methods a path does not support with 405 and an Allow header. */
+export function methodNotAllowed(api: FastifyInstance, url: string, allowed: HTTPMethods[]): void {
+  const others = (['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as HTTPMethods[]).filter((m) => !allowed.includes(m));
+  api.route({
+    method: others,
+    url,
+    schema: { hide: true } as Record<string, unknown>,
+    config: { api: {} },
+    handler: async (_req, reply: FastifyReply) => {
+      reply.header('Allow', allowed.join(', '));
+      throw new PlatformError(405, 'MethodNotAllowed', `Allowed methods: ${allowed.join(', ')}`);
+    },
+  });
+}
+

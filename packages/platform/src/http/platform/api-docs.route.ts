@@ -1,0 +1,59 @@
+// /openapi.json (generated from the route schemas by @fastify/swagger) and a readable, script-free
+// docs page rendered from that same document, on the bare platform domain.
+import type { FastifyInstance } from 'fastify';
+import { html, page, type SafeHtml } from '../views/html.ts';
+
+type Json = any;
+
+function schemaSummary(schema: Json, depth = 0): SafeHtml {
+  if (!schema || typeof schema !== 'object') return html``;
+  if (schema.type === 'array') return html`array of ${schemaSummary(schema.items, depth)}`;
+  if (schema.type === 'object' || schema.properties) {
+    if (depth > 2) return html`object`;
+    const required = new Set<string>(schema.required ?? []);
+    return html`<ul>${Object.entries(schema.properties ?? {}).map(
+      ([name, s]: [string, Json]) =>
+        html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${s.type === 'object' || s.type === 'array' ? schemaSummary(s, depth + 1) : ''}</li>`,
+    )}</ul>`;
+  }
+  return html`${typeLabel(schema)}`;
+}
+
+function typeLabel(s: Json): string {
+  const t = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any');
+  const parts = [t];
+  if (s.enum) parts.push(`one of ${s.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`);
+  if (s.format) parts.push(s.format);
+  if (s.pattern) parts.push(`pattern ${s.pattern}`);
+  if (s.minimum !== undefined || s.maximum !== undefined) parts.push(`${s.minimum ?? '…'}–${s.maximum ?? '…'}`);
+  if (s.maxLength !== undefined) parts.push(`max ${s.maxLength} chars`);
+  return parts.join(', ');
+}
+
+export function registerApiDocsRoutes(app: FastifyInstance): void {
+  app.get('/openapi.json', { config: { area: 'platform' } }, async (_req, reply) => reply.header('Cache-Control', 'no-cache').send(app.swagger()));
+
+  app.get('/docs', { config: { area: 'platform' } }, async (_req, reply) => {
+    const doc: Json = app.swagger();
+    const ops: SafeHtml[] = [];
+    for (const [path, methods] of Object.entries<Json>(doc.paths ?? {})) {
+      for (const [method, op] of Object.entries<Json>(methods)) {
+        const params = (op.parameters ?? []) as Json[];
+        const body = op.requestBody?.content?.['application/json']?.schema;
+        const ok = Object.entries<Json>(op.responses ?? {}).find(([code]) => code.startsWith('2'));
+        ops.push(html`<section class="op">
+<h3><code>${method.toUpperCase()} ${path}</code></h3>
+<p>${op.summary ?? ''}</p>
+${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${p.schema?.description ? html` · ${p.schema.description}` : ''}</li>`)}</ul>` : ''}
+${body ? html`<h4>Body (application/json)</h4>${schemaSummary(body)}` : ''}
+${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['application/json']?.schema)}` : ''}
+</section>`);
+      }
+    }
+    const body = html`<h1>${doc.info.title}</h1>
+<p>${doc.info.description}</p>
+<p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>). Every response carries <code>X-Request-Id</code> and <code>X-Service-Api-Call-Limit</code>. Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
+${ops}`;
+    return reply.type('text/html; charset=utf-8').send(page('Admin API', body));
+  });
+}
