@@ -70,6 +70,15 @@ describe('Express adapter (real requests on an ephemeral port)', () => {
     expect(events).toHaveLength(1);
   });
 
+  it('an empty webhook POST is unsigned (401), not a raw-body problem', async () => {
+    const f = adapterFixture();
+    const server = express();
+    server.use(storegateExpress(f.app));
+    const base = await listen(server);
+    const res = await fetch(`${base}/webhooks`, { method: 'POST' });
+    expect([res.status, await res.text()]).toEqual([401, expect.stringMatching(/^WEBHOOK_SIGNATURE_MISSING/)]);
+  });
+
   it('says so when a global express.json() consumed the body first', async () => {
     const f = adapterFixture();
     const errors: unknown[] = [];

@@ -41,9 +41,11 @@ export function storegateExpress(app: StoregateApp, options: ExpressAdapterOptio
   router.get(paths.begin, async (req, res) => send(res, await handleBegin(app, requestLike(req), options)));
   router.get(paths.callback, async (req, res) => send(res, await handleCallback(app, requestLike(req), options)));
   router.post(paths.webhooks, express.raw({ type: () => true, limit: options.webhookBodyLimit ?? '5mb' }), async (req, res) => {
-    // express.raw leaves an empty object when there was no body at all.
+    // No body at all leaves req.body undefined (Express 5) or {} (Express 4): an empty raw body.
     const raw: unknown = req.body;
-    const body = raw !== null && typeof raw === 'object' && !(raw instanceof Uint8Array) && Object.keys(raw).length === 0 && !req.headers['content-length'] ? '' : raw;
+    const noBody = !req.headers['content-length'] && !req.headers['transfer-encoding'];
+    const emptyObject = raw !== null && typeof raw === 'object' && !(raw instanceof Uint8Array) && Object.keys(raw).length === 0;
+    const body = noBody && (raw === undefined || emptyObject) ? '' : raw;
     send(res, await handleWebhook(app, body as Uint8Array, req.headers, options));
   });
   return router;
