@@ -30,8 +30,14 @@ export class CursorCodec {
     if (cursor.length > 200) throw new InvalidCursorError('cursor is too long');
     const dot = cursor.indexOf('.');
     if (dot <= 0 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError('cursor is malformed');
-    const payload = Buffer.from(cursor.slice(0, dot), 'base64url').toString('utf8');
+    const payloadBytes = Buffer.from(cursor.slice(0, dot), 'base64url');
     const given = Buffer.from(cursor.slice(dot + 1), 'base64url');
+    // Only the canonical encoding is accepted: base64url's last character carries unused bits, so
+    // other spellings of the same bytes exist and would otherwise slip through as "the same cursor".
+    if (payloadBytes.toString('base64url') !== cursor.slice(0, dot) || given.toString('base64url') !== cursor.slice(dot + 1)) {
+      throw new InvalidCursorError('cursor is malformed');
+    }
+    const payload = payloadBytes.toString('utf8');
     const expected = this.mac(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new InvalidCursorError('cursor is malformed or was altered');
     const [version, store, resource, dir, id] = payload.split('|');
