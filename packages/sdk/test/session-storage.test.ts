@@ -4,8 +4,11 @@ import Database from 'better-sqlite3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.ts';
+import type { RefreshLock } from '../src/oauth/token-manager.ts';
+import { fakeFetch, json } from './support/fake-fetch.ts';
 import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
-import { postgresSessionStorage } from '../src/session/postgres-session-storage.ts';
+import { postgresRefreshLock, postgresSessionStorage } from '../src/session/postgres-session-storage.ts';
 import { redisRefreshLock, redisSessionStorage } from '../src/session/redis-session-storage.ts';
 import type { Session, SessionStorage } from '../src/session/session.ts';
 import { sqliteSessionStorage } from '../src/session/sqlite-session-storage.ts';
@@ -20,6 +23,25 @@ const session = (shop: string, refreshToken: string | null = 'sg_rt_1'): Session
   storeId: '42',
   storeName: 'demo',
 });
+
+/** Two apps (two "processes") sharing storage and a lock: one refresh between them. */
+async function twoProcessesRefreshOnce(storage: SessionStorage, lock: RefreshLock) {
+  const shop = 'h.localhost';
+  await storage.set({ ...session(shop), expiresAt: Math.floor(Date.now() / 1000) - 5 });
+  let issued = 0;
+  const platform = fakeFetch(async () => {
+    await new Promise((r) => setTimeout(r, 30));
+    issued++;
+    return json({ access_token: `sg_at_p${issued}`, refresh_token: `sg_rt_p${issued}`, expires_at: Math.floor(Date.now() / 1000) + 3600 });
+  });
+  const make = () =>
+    createApp({ clientId: 'c', clientSecret: 's', scopes: 'read_products', redirectUri: 'https://a.example/cb', fetch: platform.fetch, sessionStorage: storage, refreshLock: lock });
+  const [a, b] = [make(), make()];
+  const tokens = await Promise.all([a.getAccessToken(shop), b.getAccessToken(shop), a.getAccessToken(shop), b.getAccessToken(shop)]);
+  expect(platform.calls).toHaveLength(1);
+  expect(new Set(tokens)).toEqual(new Set(['sg_at_p1']));
+  expect(await storage.get(shop)).toMatchObject({ accessToken: 'sg_at_p1', refreshToken: 'sg_rt_p1' });
+}
 
 function contract(name: string, make: () => Promise<SessionStorage>, options: { concurrent?: boolean } = {}) {
   describe(`${name} session storage`, () => {
@@ -100,6 +122,25 @@ describe.skipIf(!process.env.TEST_PG_URL)('PostgreSQL', () => {
     },
     { concurrent: true },
   );
+  it('two app instances sharing PostgreSQL storage and the advisory lock refresh once', async () => {
+    const table = `${run}_pg_two`;
+    tables.push(table);
+    await twoProcessesRefreshOnce(postgresSessionStorage(pool, { table }), postgresRefreshLock(pool, { prefix: `${run}:two:` }));
+  });
+  it('the advisory refresh lock lets one holder in at a time', async () => {
+    const lock = postgresRefreshLock(pool, { prefix: `${run}:lock:` });
+    const order: string[] = [];
+    const holder = async (name: string) => {
+      const release = await lock.acquire('g.localhost');
+      order.push(`${name} in`);
+      await new Promise((r) => setTimeout(r, 30));
+      order.push(`${name} out`);
+      await release();
+    };
+    await Promise.all([holder('a'), holder('b'), holder('c')]);
+    expect(order).toHaveLength(6);
+    for (let i = 0; i < order.length; i += 2) expect(order[i]!.split(' ')[0]).toBe(order[i + 1]!.split(' ')[0]);
+  });
   it('creates its table on first use, also when two instances start at once', async () => {
     const table = `${run}_pg_race`;
     tables.push(table);
@@ -121,6 +162,9 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('Redis', () => {
   let n = 0;
   contract('Redis', async () => redisSessionStorage(redis, { prefix: `${prefix}${++n}:` }), { concurrent: true });
 
+  it('two app instances sharing Redis storage and the Redis lock refresh once', async () => {
+    await twoProcessesRefreshOnce(redisSessionStorage(redis, { prefix: `${prefix}two:` }), redisRefreshLock(redis, { prefix: `${prefix}twolock:` }));
+  });
   it('the refresh lock lets one holder in at a time', async () => {
     const lock = redisRefreshLock(redis, { prefix: `${prefix}lock:`, ttlMs: 5000 });
     const order: string[] = [];

@@ -1,6 +1,7 @@
 // `@storegate/app/session/postgres`: sessions in a PostgreSQL table through a pg `Pool` (a peer
 // dependency the app passes in; this module never imports it).
-import { SessionStorageError } from '../errors.ts';
+import { SessionStorageError, TokenRefreshError } from '../errors.ts';
+import type { RefreshLock } from '../oauth/token-manager.ts';
 import { deserializeSession, isSafeIdentifier, serializeSession, type Session, type SessionStorage } from './session.ts';
 
 /** The part of a pg `Pool` (or `Client`) this adapter uses. */
@@ -75,6 +76,63 @@ export function postgresSessionStorage(pool: PostgresQueryable, options: Postgre
         [serializeSession(s), s.refreshToken ?? null, s.updatedAt, shop, expectedRefreshToken],
       );
       return result.rowCount === 1;
+    },
+  };
+}
+
+/** The part of a pg `Pool` the refresh lock uses: a dedicated connection per lock. */
+export interface PostgresPool {
+  connect(): Promise<PostgresQueryable & { release(error?: Error | boolean): void }>;
+}
+
+/** Options of {@link postgresRefreshLock}. */
+export interface PostgresRefreshLockOptions {
+  /** Namespace of the advisory-lock keys (default `storegate:refresh-lock:`). */
+  prefix?: string;
+  /** Give up waiting after this many ms (default 30000). */
+  waitMs?: number;
+}
+
+/**
+ * A refresh lock shared by every process using the same PostgreSQL, for `createApp({ refreshLock })`,
+ * built on session-level advisory locks (held on one pooled connection until released; a crashed
+ * holder's connection closes and frees it).
+ *
+ * @example
+ * ```ts
+ * const pool = new pg.Pool({ connectionString: process.env.DATABASE_URL });
+ * const app = createApp({ ...config, sessionStorage: postgresSessionStorage(pool), refreshLock: postgresRefreshLock(pool) });
+ * ```
+ */
+export function postgresRefreshLock(pool: PostgresPool, options: PostgresRefreshLockOptions = {}): RefreshLock {
+  const prefix = options.prefix ?? 'storegate:refresh-lock:';
+  const waitMs = options.waitMs ?? 30_000;
+  return {
+    async acquire(shop) {
+      const key = prefix + shop;
+      const client = await pool.connect();
+      const deadline = Date.now() + waitMs;
+      try {
+        for (;;) {
+          const { rows } = await client.query('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS locked', [key]);
+          if (rows[0]?.['locked'] === true) break;
+          if (Date.now() > deadline) throw new TokenRefreshError(`timed out after ${waitMs} ms waiting for the refresh lock of ${shop}`);
+          await new Promise((resolve) => setTimeout(resolve, 25 + Math.random() * 50));
+        }
+      } catch (error) {
+        client.release();
+        throw error;
+      }
+      return async () => {
+        try {
+          await client.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]);
+          client.release();
+        } catch (error) {
+          // Drop the connection rather than return it to the pool still holding the lock.
+          client.release(true);
+          throw error;
+        }
+      };
     },
   };
 }
