@@ -12,7 +12,7 @@ import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/s
 import { createState, verifyState } from './oauth/state.ts';
 import type { Session, SessionStorage } from './session/session.ts';
 import { isValidShop } from './shop/shop-hostname.ts';
-import { checkTimestamp, queryPairs, requireParam, verifyQuery } from './signature/query-signature.ts';
+import { checkTimestamp, queryPairs, requireParam, verifyQuery, type QueryInput } from './signature/query-signature.ts';
 import { verifyWebhook, type HeadersInput, type RawBody, type WebhookEvent } from './signature/webhook-signature.ts';
 
 /** What `auth.begin` returns. */
@@ -123,6 +123,12 @@ export function createApp(config: AppConfig): StoregateApp {
   const now = () => c.clock.now();
   const secure = c.redirectUri.startsWith('https://');
 
+  // Parameters that are part of the registered redirect URI itself (`/cb?x=1`) arrive unsigned
+  // next to the platform's signed ones; they are static, so they are left out of the hmac check.
+  const redirectOwnParams = new Map(new URL(c.redirectUri).searchParams);
+  const withoutRedirectOwnParams = (query: QueryInput): URLSearchParams =>
+    new URLSearchParams(queryPairs(query).filter(([name, value]) => redirectOwnParams.get(name) !== value));
+
   const requireShop = (shop: string): string => {
     if (!isValidShop(shop, c.storeDomain)) throw new ShopError(String(shop), c.storeDomain);
     return shop;
@@ -163,7 +169,7 @@ export function createApp(config: AppConfig): StoregateApp {
         throw new StateError('STATE_MISMATCH', 'the state cookie belongs to another authorization attempt (another tab or browser started one)');
       }
       if (params['error'] !== undefined) throw new AuthorizationDeniedError(params['error'], params['error_description']);
-      await verifyQuery(query, c.clientSecrets);
+      await verifyQuery(redirectOwnParams.size === 0 ? query : withoutRedirectOwnParams(query), c.clientSecrets);
       const shop = requireParam(params, 'shop');
       if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);
       if (shop !== state.shop) throw new StateError('STATE_MISMATCH', `the state was issued for ${state.shop}, the callback is for ${shop}`);

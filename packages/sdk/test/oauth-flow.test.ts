@@ -12,7 +12,7 @@ const SHOP = 'demo.localhost';
 
 function setup(overrides: Record<string, unknown> = {}) {
   const clock = frozenClock(1_700_000_000_000);
-  const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: REDIRECT, now: clock.now });
+  const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: (overrides['redirectUri'] as string | undefined) ?? REDIRECT, now: clock.now });
   const sessionStorage = memorySessionStorage();
   const app = createApp({
     clientId: 'cid',
@@ -127,6 +127,14 @@ describe('auth.callback', () => {
       if (code !== 'TOKEN_EXCHANGE_FAILED') expect(ctx.platform.tokenCalls()).toHaveLength(0);
     });
   }
+
+  it('ignores the static query parameters of the registered redirect URI in the hmac check', async () => {
+    const ctx = await begun(setup({ redirectUri: `${REDIRECT}?app=1` }));
+    const signed = await ctx.platform.redirectQuery(SHOP, ctx.begin.state);
+    // The platform's redirect: the registered URI's own ?app=1, then its signed parameters.
+    await expect(ctx.app.auth.callback(`app=2&${signed}`)).rejects.toMatchObject({ code: 'HMAC_INVALID' });
+    await expect(ctx.app.auth.callback(`app=1&${signed}`)).resolves.toMatchObject({ shop: SHOP });
+  });
 
   it('never retries a code exchange (a replayed code would revoke the tokens)', async () => {
     const { app, begin, platform } = await begun();
