@@ -219,6 +219,7 @@ export function createApp(config: AppConfig): StoregateApp {
       toleranceSeconds: c.timestampToleranceSeconds,
       now,
       headerPrefix: c.headerPrefix,
+      requireStandardSignature: c.requireStandardWebhookSignature,
       ...(c.signatureHeader === undefined ? {} : { signatureHeader: c.signatureHeader }),
     });
   }

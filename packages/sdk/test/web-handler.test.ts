@@ -30,6 +30,12 @@ describe('web-standard handler (Request → Response)', () => {
     expect((await handle(new Request(`${APP}/nope`))).status).toBe(404);
   });
 
+  it('requireStandardWebhookSignature makes the app refuse body-signature-only webhooks', async () => {
+    const f = adapterFixture({ requireStandardWebhookSignature: true });
+    const { body, headers } = await f.webhook();
+    await expect(f.app.verifyWebhook({ rawBody: body, headers })).rejects.toMatchObject({ code: 'WEBHOOK_SIGNATURE_MISSING' });
+  });
+
   it('app.verifyWebhook reads a web Request directly', async () => {
     const f = adapterFixture();
     const { body, headers } = await f.webhook();

@@ -61,6 +61,8 @@ export interface AppConfig {
   accessTokenHeader?: string;
   /** Allowed clock skew for signed `timestamp`s, seconds (default 300). */
   timestampToleranceSeconds?: number;
+  /** Refuse webhooks that lack the Standard Webhooks signature (replay protection); default false. */
+  requireStandardWebhookSignature?: boolean;
   /** Lifetime of an OAuth `state`, seconds (default 600). */
   stateTtlSeconds?: number;
   /** Name of the state cookie (default `storegate_state`). */
@@ -98,6 +100,7 @@ export interface ResolvedConfig {
   signatureHeader: string | undefined;
   accessTokenHeader: string;
   timestampToleranceSeconds: number;
+  requireStandardWebhookSignature: boolean;
   stateTtlSeconds: number;
   stateCookieName: string;
   refreshMarginSeconds: number;
@@ -110,7 +113,7 @@ export interface ResolvedConfig {
 const KNOWN_KEYS: ReadonlySet<string> = new Set<keyof AppConfig>([
   'clientId', 'clientSecret', 'scopes', 'redirectUri', 'storeDomain', 'apiOrigin', 'apiVersion', 'pagination',
   'sessionStorage', 'refreshLock', 'fetch', 'clock', 'sleep', 'randomBytes', 'logger', 'headerPrefix', 'signatureHeader',
-  'accessTokenHeader', 'timestampToleranceSeconds', 'stateTtlSeconds', 'stateCookieName', 'refreshMarginSeconds',
+  'accessTokenHeader', 'timestampToleranceSeconds', 'requireStandardWebhookSignature', 'stateTtlSeconds', 'stateCookieName', 'refreshMarginSeconds',
   'requestTimeoutMs', 'retry', 'callLimit', 'onReauthorizationRequired',
 ]);
 
@@ -214,6 +217,9 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     return v;
   };
   const timestampToleranceSeconds = nonNegative('timestampToleranceSeconds', 300);
+  if (input.requireStandardWebhookSignature !== undefined && typeof input.requireStandardWebhookSignature !== 'boolean') {
+    problems.push('requireStandardWebhookSignature must be a boolean');
+  }
   const stateTtlSeconds = nonNegative('stateTtlSeconds', 600, true);
   const refreshMarginSeconds = nonNegative('refreshMarginSeconds', 60);
   const requestTimeoutMs = nonNegative('requestTimeoutMs', 30_000, true);
@@ -266,6 +272,7 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     signatureHeader: input.signatureHeader,
     accessTokenHeader: input.accessTokenHeader ?? 'Access-Token',
     timestampToleranceSeconds,
+    requireStandardWebhookSignature: input.requireStandardWebhookSignature ?? false,
     stateTtlSeconds,
     stateCookieName: input.stateCookieName ?? 'storegate_state',
     refreshMarginSeconds,

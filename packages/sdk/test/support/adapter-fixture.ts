@@ -1,5 +1,6 @@
 // A configured app plus the fake platform, shared by the adapter tests.
 import { createApp } from '../../src/app.ts';
+import type { AppConfig } from '../../src/config/app-config.ts';
 import { memorySessionStorage } from '../../src/session/memory-session-storage.ts';
 import { signWebhook } from '../../src/signature/webhook-signature.ts';
 import { frozenClock } from './fake-fetch.ts';
@@ -9,7 +10,7 @@ export const SECRET = 'adapter-secret';
 export const SHOP = 'demo.localhost';
 export const REDIRECT = 'http://localhost:3000/auth/callback';
 
-export function adapterFixture() {
+export function adapterFixture(extra: Partial<AppConfig> = {}) {
   const clock = frozenClock(Date.now());
   const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: REDIRECT, now: clock.now });
   const sessionStorage = memorySessionStorage();
@@ -21,6 +22,7 @@ export function adapterFixture() {
     fetch: platform.fetch,
     clock,
     sessionStorage,
+    ...extra,
   });
   const webhook = async (body = '{"id":"P1","title":"Hat"}') => ({
     body,
