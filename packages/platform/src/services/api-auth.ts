@@ -1,5 +1,6 @@
 // Admin API authentication (seed §5.1): the Access-Token header, for public-app access tokens and
 // private-app tokens alike. Every failure looks the same to the caller.
+import type { CompiledQuery } from 'kysely';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
 import type { Db } from '../storage/db.ts';
@@ -15,25 +16,44 @@ export interface ApiPrincipal {
   owner: string;
 }
 
+type AccessRow = { app_id: number; store_id: number; scopes: string; expires_at: number; revoked_at: number | null };
+type PrivateRow = { id: number; store_id: number; scopes: string; revoked_at: number | null };
+
 export class ApiAuthService {
+  // Every API request runs one of these: compiled once, run with a new parameter each time.
+  private readonly accessQuery: CompiledQuery<AccessRow>;
+  private readonly privateQuery: CompiledQuery<PrivateRow>;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.accessQuery = db.kysely.selectFrom('access_tokens').select(['app_id', 'store_id', 'scopes', 'expires_at', 'revoked_at']).where('token_hash', '=', '').compile();
+    this.privateQuery = db.kysely.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', '').compile();
+    // On SQLite the same compiled SQL runs as a synchronous prepared statement: the lookup is on
+    // every API request, and Kysely's async path costs several times the query itself. A read on
+    // the shared connection may see a write of a transaction still in flight; the only such writes
+    // that matter here are revocations, and refusing a token a moment early is harmless.
+    if (db.sqlite) {
+      const access = db.sqlite.prepare(this.accessQuery.sql);
+      const priv = db.sqlite.prepare(this.privateQuery.sql);
+      this.lookupAccess = async (hash) => access.get(hash) as AccessRow | undefined;
+      this.lookupPrivate = async (hash) => priv.get(hash) as PrivateRow | undefined;
+    }
+  }
+
+  private lookupAccess = async (hash: string): Promise<AccessRow | undefined> => (await this.db.kysely.executeQuery<AccessRow>({ ...this.accessQuery, parameters: [hash] })).rows[0];
+  private lookupPrivate = async (hash: string): Promise<PrivateRow | undefined> => (await this.db.kysely.executeQuery<PrivateRow>({ ...this.privateQuery, parameters: [hash] })).rows[0];
 
   async authenticate(token: string | undefined, storeId: number): Promise<ApiPrincipal | undefined> {
     if (!token) return undefined;
     if (looksLike('access', token)) {
-      const row = await this.db.kysely
-        .selectFrom('access_tokens')
-        .select(['app_id', 'store_id', 'scopes', 'expires_at', 'revoked_at'])
-        .where('token_hash', '=', hashToken(token))
-        .executeTakeFirst();
+      const row = await this.lookupAccess(hashToken(token));
       if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
       return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
     }
     if (looksLike('private', token)) {
-      const row = await this.db.kysely.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', hashToken(token)).executeTakeFirst();
+      const row = await this.lookupPrivate(hashToken(token));
       if (!row || row.revoked_at !== null || row.store_id !== storeId) return undefined;
       return { kind: 'private', id: row.id, storeId, scopes: split(row.scopes), owner: `private:${row.id}` };
     }

@@ -18,6 +18,36 @@ export interface Db {
   close(): Promise<void>;
 }
 
+/**
+ * Kysely's SQLite driver prepares every query anew; preparing costs as much as running a small
+ * query. Queries are built from a fixed set of shapes, so their prepared statements are kept
+ * (bounded, least recently used first out). Safe because statements run synchronously to
+ * completion (nothing here iterates a statement lazily).
+ */
+function withStatementCache(db: SQLite.Database, max = 500): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>();
+  const prepare = db.prepare.bind(db);
+  return new Proxy(db, {
+    get(target, prop, receiver) {
+      if (prop !== 'prepare') {
+        const value = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      }
+      return (source: string) => {
+        let stmt = cache.get(source);
+        if (stmt) {
+          cache.delete(source);
+        } else {
+          stmt = prepare(source);
+          if (cache.size >= max) cache.delete(cache.keys().next().value!);
+        }
+        cache.set(source, stmt);
+        return stmt;
+      };
+    },
+  });
+}
+
 export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
@@ -27,7 +57,7 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
     return { kysely, dialect: 'sqlite', sqlite, close: () => kysely.destroy() };
   }
   const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });

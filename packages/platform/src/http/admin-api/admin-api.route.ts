@@ -33,10 +33,16 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     addFormats.default(strict);
     addFormats.default(coercing);
     api.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict.compile(schema) : coercing.compile(schema)));
+    // JSON answers need none of the page headers (CSP, frame options...): helmet skips these
+    // routes, and nosniff is set below.
+    api.addHook('onRoute', (route) => {
+      route.config = { ...(route.config ?? {}), helmet: { skipRoute: true } } as typeof route.config;
+    });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
 
     api.addHook('onRequest', async (req, reply) => {
+      reply.header('X-Content-Type-Options', 'nosniff');
       const version = (req.params as { version?: string }).version ?? '';
       if (!isApiVersion(version)) throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
@@ -91,8 +97,16 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
   const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const } };
 
-  api.get(base, { config: read, schema: { tags, summary: `List ${def.name}`, params, querystring: LIST_QUERY, response: { 200: listEnvelope(def.object), ...errorResponses } } }, async (req) => {
-    return keysetPage(services.db.kysely as any, services.cursors, def.table, { storeId: req.store!.id, resource: def.name }, pageRequest(req), def.toJson);
+  api.get(base, { config: read, schema: { tags, summary: `List ${def.name}`, params, querystring: LIST_QUERY, response: { 200: listEnvelope(def.object), ...errorResponses } } }, async (req, reply) => {
+    const page = pageRequest(req);
+    const cache = services.pageCache;
+    const key = `${req.store!.id}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}`;
+    const hit = cache?.get(key);
+    if (hit !== undefined) return reply.type('application/json; charset=utf-8').send(hit);
+    const version = cache?.snapshot();
+    const body = JSON.stringify(await keysetPage(services.db.kysely as any, services.cursors, def.table, { storeId: req.store!.id, resource: def.name }, page, def.toJson));
+    if (cache && version !== undefined) cache.set(key, body, version);
+    return reply.type('application/json; charset=utf-8').send(body);
   });
 
   api.get(item, { config: read, schema: { tags, summary: `Get a ${def.singular}`, params: idParams, response: { 200: one, ...errorResponses } } }, async (req) => {

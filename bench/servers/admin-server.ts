@@ -1,0 +1,45 @@
+// Child process for the Admin API benchmarks: the platform on SQLite in a temp directory with a
+// seeded store, or (BENCH_BARE=1) a bare Fastify route answering fixed bytes from memory.
+// Talks to the parent over IPC: sends {type:'ready', ...}; exits when the parent disconnects.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { buildApp, createServices, loadConfig, migrateToLatest, openDatabase, SeedService } from '../../packages/platform/src/index.ts';
+
+const send = (msg: unknown) => process.send!(msg);
+
+if (process.env.BENCH_BARE === '1') {
+  // The baseline: the same bytes, from memory, with the same content type.
+  const body = Buffer.from(process.env.BENCH_BODY_B64 ?? '', 'base64');
+  const app = Fastify({ logger: false });
+  app.get('/openapi/:version/products', async (_req, reply) => reply.type('application/json; charset=utf-8').send(body));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port });
+  process.on('disconnect', () => process.exit(0));
+} else {
+  const products = Number(process.env.BENCH_PRODUCTS ?? '100000');
+  const dir = mkdtempSync(join(tmpdir(), 'storegate-admin-bench-'));
+  const config = loadConfig({ database: join(dir, 'bench.db'), masterKey: randomBytes(32).toString('hex'), logLevel: 'silent', port: 0, rateLimit: 'off' });
+  const db = openDatabase(config.database);
+  await migrateToLatest(db);
+  const services = createServices(config, { db });
+  const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
+  const started = performance.now();
+  await new SeedService(db, services.clock).seed(store.id, { products, orders: 0, customers: 0 });
+  const seedSeconds = (performance.now() - started) / 1000;
+  const { accessToken } = await services.apps.createPrivateApp({ storeId: store.id, name: 'bench', scopes: 'read_products' });
+  const maxId = (await db.kysely.selectFrom('products').select((eb) => eb.fn.max('id').as('m')).where('store_id', '=', store.id).executeTakeFirstOrThrow()).m as number;
+  // A cursor just before the last page, minted the way the API mints them.
+  const deepCursor = services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id: maxId - 60 });
+  const app = await buildApp(config, { db });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, token: accessToken, deepCursor, products, seedSeconds });
+  process.on('disconnect', async () => {
+    await app.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+    process.exit(0);
+  });
+}

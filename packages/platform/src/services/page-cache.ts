@@ -1,0 +1,63 @@
+// A cache of serialized list pages for the embedded SQLite mode, validated on every hit: an entry
+// is served only while the database is provably unchanged since it was rendered — no write on this
+// process's connection (SQLite total_changes()) and no commit by any other connection or process
+// (PRAGMA data_version). So a hit is never stale; any write anywhere simply empties it.
+// PostgreSQL deployments (several nodes) do not use it.
+import type SQLite from 'better-sqlite3';
+
+export class PageCache {
+  private readonly entries = new Map<string, string>();
+  private bytes = 0;
+  private version = '';
+  private readonly versionQuery: SQLite.Statement;
+
+  constructor(
+    sqlite: SQLite.Database,
+    private readonly maxBytes = 32 * 1024 * 1024,
+  ) {
+    this.versionQuery = sqlite.prepare("select (select data_version from pragma_data_version) || ':' || total_changes()").pluck();
+  }
+
+  private current(): string {
+    return this.versionQuery.get() as string;
+  }
+
+  /** The cached body for `key`, if the database has not changed since it was stored. */
+  get(key: string): string | undefined {
+    const now = this.current();
+    if (now !== this.version) {
+      this.entries.clear();
+      this.bytes = 0;
+      this.version = now;
+      return undefined;
+    }
+    const hit = this.entries.get(key);
+    if (hit !== undefined) {
+      this.entries.delete(key);
+      this.entries.set(key, hit);
+    }
+    return hit;
+  }
+
+  /** Stores a body rendered from the state seen by `versionBefore` (taken before the read). */
+  set(key: string, body: string, versionBefore: string): void {
+    if (versionBefore !== this.current() || body.length > this.maxBytes / 8) return;
+    if (versionBefore !== this.version) {
+      this.entries.clear();
+      this.bytes = 0;
+      this.version = versionBefore;
+    }
+    this.entries.set(key, body);
+    this.bytes += body.length;
+    for (const [k, v] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.bytes -= v.length;
+    }
+  }
+
+  /** The version to pass to `set` for a page about to be read. */
+  snapshot(): string {
+    return this.current();
+  }
+}

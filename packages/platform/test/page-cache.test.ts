@@ -1,0 +1,61 @@
+// The list-page cache (SQLite) never serves a page the database no longer agrees with: writes on
+// the platform's own connection and commits by another process both invalidate it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PageCache } from '../src/services/page-cache.ts';
+import { api, createFixture, createTestPlatform, privateToken, type Fixture, type TestPlatform } from './harness.ts';
+
+describe('page cache', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'storegate-cache-'));
+  let t: TestPlatform;
+  let f: Fixture;
+  let token: string;
+  beforeAll(async () => {
+    t = await createTestPlatform('sqlite', { rateLimit: 'off', database: { dialect: 'sqlite', path: join(dir, 'cache.db') } });
+    f = await createFixture(t);
+    token = await privateToken(t, f.storeName, 'write_products');
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const titles = async () => ((await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data as { title: string }[]).map((p) => p.title);
+
+  it('serves repeated reads from the cache and sees writes made through the API at once', async () => {
+    await api(t, f, token, 'POST', '/openapi/2026-01/products', { title: 'one' });
+    expect(await titles()).toEqual(['one']);
+    expect(await titles()).toEqual(['one']);
+    await api(t, f, token, 'PUT', `/openapi/2026-01/products/${(await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data[0].id}`, { title: 'uno' });
+    expect(await titles()).toEqual(['uno']);
+  });
+
+  it('sees a commit made by another process on the same database file', async () => {
+    const before = await titles();
+    const outside = new Database(join(dir, 'cache.db'));
+    const store = outside.prepare('select id from stores where name = ?').get(f.storeName) as { id: number };
+    outside
+      .prepare('insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at) values (?, ?, \'\', \'\', \'\', \'active\', \'1.00\', \'\', 0, \'\', 0, 0)')
+      .run(store.id, 'from the CLI');
+    outside.close();
+    expect(await titles()).toEqual([...before, 'from the CLI']);
+  });
+
+  it('a write between the read and the store discards the rendered page', () => {
+    const sqlite = new Database(':memory:');
+    sqlite.exec('create table x (a)');
+    const cache = new PageCache(sqlite);
+    const v = cache.snapshot();
+    sqlite.exec('insert into x values (1)');
+    cache.set('k', 'stale', v);
+    expect(cache.get('k')).toBeUndefined();
+    const v2 = cache.snapshot();
+    cache.set('k', 'fresh', v2);
+    expect(cache.get('k')).toBe('fresh');
+    sqlite.exec('insert into x values (2)');
+    expect(cache.get('k')).toBeUndefined();
+  });
+});
