@@ -93,7 +93,7 @@ export function createServices(config: Config, deps: Deps): Services {
     apiAuth: new ApiAuthService(deps.db, clock),
     cursors: new CursorCodec(box.subkey('cursor')),
     resources: new ResourceService(deps.db, clock),
-    pageCache: deps.db.sqlite ? new PageCache(deps.db.sqlite) : undefined,
+    pageCache: deps.db.sqlite ? new PageCache(deps.db.sqlite, deps.db.writes) : undefined,
     rateLimiter: undefined,
   };
 }
@@ -130,8 +130,10 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   app.decorate('services', services);
   app.addHook('onClose', async () => services.rateLimiter?.close());
 
-  app.addHook('onRequest', async (req, reply) => {
+  // Callback style (no promise per request): this runs for every request.
+  app.addHook('onRequest', (req, reply, done) => {
     reply.header('X-Request-Id', req.id);
+    done();
   });
 
   await app.register(cookie);
@@ -175,21 +177,20 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   });
 
   // Host routing (PRODUCT.md §2): malformed Host → 400, unknown store → 404, area mismatch → 404.
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const area = req.routeOptions.config?.area ?? 'store';
     const route = routeHost(req.headers.host, config.storeDomain);
-    if (route.kind === 'invalid') {
-      throw new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores');
-    }
-    if (route.kind === 'platform') {
-      if (area === 'store') throw new PlatformError(404, 'NotFound', 'Not found');
-      return;
-    }
-    if (area === 'platform') throw new PlatformError(404, 'NotFound', 'Not found');
-    const store = await services.accounts.findStoreByName(route.storeName);
-    if (!store) throw new PlatformError(404, 'NotFound', 'No store with this name');
-    req.store = store;
-    void reply;
+    if (route.kind === 'invalid') return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
+    if (route.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
+    if (area === 'platform') return done(new PlatformError(404, 'NotFound', 'Not found'));
+    const found = (store: StoreRow | undefined) => {
+      if (!store) return done(new PlatformError(404, 'NotFound', 'No store with this name'));
+      req.store = store;
+      done();
+    };
+    const cached = services.accounts.cachedStore(route.storeName);
+    if (cached) return found(cached);
+    services.accounts.findStoreByName(route.storeName).then(found, done);
   });
 
   app.setErrorHandler((error: FastifyError | Error, req, reply) => renderError(error, req, reply));

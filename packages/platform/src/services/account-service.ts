@@ -54,6 +54,12 @@ export class AccountService {
   // Store names and ids never change, so a found store is kept for a while (per process, not shared).
   private readonly storeCache = new Map<string, { row: StoreRow; until: number }>();
 
+  /** The store if this process looked it up recently (no I/O). */
+  cachedStore(name: string): StoreRow | undefined {
+    const hit = this.storeCache.get(name);
+    return hit && hit.until > Date.now() ? hit.row : undefined;
+  }
+
   async findStoreByName(name: string): Promise<StoreRow | undefined> {
     const now = Date.now();
     const hit = this.storeCache.get(name);

@@ -1,7 +1,8 @@
 // A cache of serialized list pages for the embedded SQLite mode, validated on every hit: an entry
-// is served only while the database is provably unchanged since it was rendered — no write on this
-// process's connection (SQLite total_changes()) and no commit by any other connection or process
-// (PRAGMA data_version). So a hit is never stale; any write anywhere simply empties it.
+// is served only while the database is provably unchanged since it was rendered — no writing
+// statement run on this process's connection (counted as Kysely runs them) and no commit by any
+// other connection or process (PRAGMA data_version). So a hit is never stale; any write anywhere
+// simply empties it.
 // PostgreSQL deployments (several nodes) do not use it.
 import type SQLite from 'better-sqlite3';
 
@@ -13,13 +14,14 @@ export class PageCache {
 
   constructor(
     sqlite: SQLite.Database,
+    private readonly localWrites: () => number,
     private readonly maxBytes = 32 * 1024 * 1024,
   ) {
-    this.versionQuery = sqlite.prepare("select (select data_version from pragma_data_version) || ':' || total_changes()").pluck();
+    this.versionQuery = sqlite.prepare('pragma data_version').pluck();
   }
 
   private current(): string {
-    return this.versionQuery.get() as string;
+    return `${this.versionQuery.get() as number}:${this.localWrites()}`;
   }
 
   /** The cached body for `key`, if the database has not changed since it was stored. */

@@ -15,6 +15,8 @@ export interface Db {
   dialect: 'sqlite' | 'postgres';
   /** The raw better-sqlite3 handle (SQLite only), for batched synchronous hot paths. */
   sqlite: SQLite.Database | undefined;
+  /** SQLite only: how many writing statements this process has run on its connection so far. */
+  writes: () => number;
   close(): Promise<void>;
 }
 
@@ -24,11 +26,18 @@ export interface Db {
  * (bounded, least recently used first out). Safe because statements run synchronously to
  * completion (nothing here iterates a statement lazily).
  */
-function withStatementCache(db: SQLite.Database, max = 500): SQLite.Database {
+function withStatementCache(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = db.prepare.bind(db);
+  const exec = db.exec.bind(db);
   return new Proxy(db, {
     get(target, prop, receiver) {
+      if (prop === 'exec') {
+        return (source: string) => {
+          onWrite();
+          return exec(source);
+        };
+      }
       if (prop !== 'prepare') {
         const value = Reflect.get(target, prop, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -42,6 +51,8 @@ function withStatementCache(db: SQLite.Database, max = 500): SQLite.Database {
           if (cache.size >= max) cache.delete(cache.keys().next().value!);
         }
         cache.set(source, stmt);
+        // Kysely runs a statement right after preparing it, so counting here counts executions.
+        if (!stmt.reader) onWrite();
         return stmt;
       };
     },
@@ -57,12 +68,13 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-    return { kysely, dialect: 'sqlite', sqlite, close: () => kysely.destroy() };
+    let writes = 0;
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => void writes++) }) });
+    return { kysely, dialect: 'sqlite', sqlite, writes: () => writes, close: () => kysely.destroy() };
   }
   const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', sqlite: undefined, close: () => kysely.destroy() };
+  return { kysely, dialect: 'postgres', sqlite: undefined, writes: () => 0, close: () => kysely.destroy() };
 }
