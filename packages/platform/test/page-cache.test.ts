@@ -33,6 +33,17 @@ describe('page cache', () => {
     expect(await titles()).toEqual(['uno']);
   });
 
+  it('sees a write that returns rows (INSERT … RETURNING) made outside a transaction', async () => {
+    const before = await titles();
+    const store = await t.services.accounts.findStoreByName(f.storeName);
+    await t.db.kysely
+      .insertInto('products')
+      .values({ store_id: store!.id, title: 'returned', body_html: '', vendor: '', product_type: '', status: 'active', price: '1.00', sku: '', inventory_quantity: 0, tags: '', created_at: 0, updated_at: 0 })
+      .returningAll()
+      .execute();
+    expect(await titles()).toEqual([...before, 'returned']);
+  });
+
   it('sees a commit made by another process on the same database file', async () => {
     const before = await titles();
     const outside = new Database(join(dir, 'cache.db'));

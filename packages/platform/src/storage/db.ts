@@ -13,7 +13,10 @@ pg.types.setTypeParser(20, (v) => Number(v));
 export interface Db {
   kysely: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
-  /** The raw better-sqlite3 handle (SQLite only), for batched synchronous hot paths. */
+  /**
+   * The better-sqlite3 handle (SQLite only) that Kysely uses too, for synchronous hot paths: its
+   * statements are cached and its writes counted (see countingHandle).
+   */
   sqlite: SQLite.Database | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
@@ -21,15 +24,38 @@ export interface Db {
 }
 
 /**
- * Kysely's SQLite driver prepares every query anew; preparing costs as much as running a small
- * query. Queries are built from a fixed set of shapes, so their prepared statements are kept
- * (bounded, least recently used first out). Safe because statements run synchronously to
- * completion (nothing here iterates a statement lazily).
+ * The SQLite handle every part of the platform uses:
+ * - Kysely's SQLite driver prepares every query anew, and preparing costs as much as running a
+ *   small query; queries come from a fixed set of shapes, so prepared statements are kept
+ *   (bounded, least recently used first out). Safe because statements run synchronously to
+ *   completion (nothing here iterates a statement lazily).
+ * - Every execution of a statement that writes (`!readonly`, which includes INSERT … RETURNING)
+ *   and every `exec` is counted, so caches can tell that the data may have changed.
  */
-function withStatementCache(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
+function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = db.prepare.bind(db);
   const exec = db.exec.bind(db);
+  const counted = (stmt: SQLite.Statement): SQLite.Statement => {
+    if (stmt.readonly) return stmt;
+    const call =
+      <K extends 'run' | 'all' | 'get' | 'iterate'>(k: K) =>
+      (...args: unknown[]) => {
+        onWrite();
+        return (stmt[k] as (...a: unknown[]) => unknown)(...args);
+      };
+    return {
+      get reader() {
+        return stmt.reader;
+      },
+      readonly: false,
+      source: stmt.source,
+      run: call('run'),
+      all: call('all'),
+      get: call('get'),
+      iterate: call('iterate'),
+    } as unknown as SQLite.Statement;
+  };
   return new Proxy(db, {
     get(target, prop, receiver) {
       if (prop === 'exec') {
@@ -47,12 +73,10 @@ function withStatementCache(db: SQLite.Database, onWrite: () => void, max = 500)
         if (stmt) {
           cache.delete(source);
         } else {
-          stmt = prepare(source);
+          stmt = counted(prepare(source));
           if (cache.size >= max) cache.delete(cache.keys().next().value!);
         }
         cache.set(source, stmt);
-        // Kysely runs a statement right after preparing it, so counting here counts executions.
-        if (!stmt.reader) onWrite();
         return stmt;
       };
     },
@@ -69,8 +93,9 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     let writes = 0;
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, () => void writes++) }) });
-    return { kysely, dialect: 'sqlite', sqlite, writes: () => writes, close: () => kysely.destroy() };
+    const handle = countingHandle(sqlite, () => void writes++);
+    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    return { kysely, dialect: 'sqlite', sqlite: handle, writes: () => writes, close: () => kysely.destroy() };
   }
   const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
   // A broken idle connection must not crash the process; the pool replaces it.
