@@ -161,6 +161,36 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       expect((await tokenRequest(t, f, { ...good(), code })).statusCode).toBe(200);
     });
 
+    it("a code or refresh token used at another store's token endpoint is invalid there and stays usable at home", async () => {
+      const elsewhere = await createFixture(t);
+      const code = await codeFor(t, f);
+      const atOther = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/token',
+        headers: { host: elsewhere.host, 'content-type': 'application/json' },
+        payload: JSON.stringify({ ...good(), code }),
+      });
+      expect(atOther.statusCode).toBe(400);
+      expect(atOther.json().error).toBe('invalid_grant');
+      const pair = (await tokenRequest(t, f, { ...good(), code })).json();
+      expect(pair.store_name).toBe(f.storeName);
+      const refreshOther = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/token',
+        headers: { host: elsewhere.host, 'content-type': 'application/json' },
+        payload: JSON.stringify({ client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token }),
+      });
+      expect(refreshOther.json().error).toBe('invalid_grant');
+      const revokeOther = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/revoke',
+        headers: { host: elsewhere.host, 'content-type': 'application/json' },
+        payload: JSON.stringify({ client_id: f.clientId, client_secret: f.clientSecret, token: pair.refresh_token }),
+      });
+      expect(revokeOther.statusCode).toBe(200);
+      expect((await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token })).statusCode).toBe(200);
+    });
+
     it('missing, wrong and unsupported grant types', async () => {
       await expectError(await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret }), 400, 'invalid_request');
       await expectError(await tokenRequest(t, f, { ...good(), grant_type: 'password' }), 400, 'unsupported_grant_type');

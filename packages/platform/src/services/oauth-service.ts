@@ -8,6 +8,8 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
+import { transactorFor, type Transactor } from '../storage/group-commit.ts';
+import { defineQuery, type QueryRunner } from '../storage/prepared-query.ts';
 import type { Database } from '../storage/schema.ts';
 import type { Clock } from './clock.ts';
 
@@ -25,12 +27,18 @@ export interface TokenRecord {
 type Trx = Transaction<Database> | Kysely<Database>;
 
 export class OAuthService {
+  private readonly tx: Transactor;
+  private readonly queries: ReturnType<typeof grantQueries>;
+
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
     private readonly config: Pick<Config, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'codeTtlSeconds' | 'refreshGraceSeconds'>,
     private readonly clock: Clock,
-  ) {}
+  ) {
+    this.tx = transactorFor(db);
+    this.queries = grantQueries(db.kysely);
+  }
 
   /** Issues a single-use authorization code for an installation; returns the plaintext code. */
   async issueCode(input: { appId: number; storeId: number; installationId: number; redirectUri: string; scopes: readonly Scope[]; codeChallenge: string | null }): Promise<string> {
@@ -56,91 +64,87 @@ export class OAuthService {
   }
 
   /** authorization_code grant: atomically single-use; a replay revokes what the code issued. */
-  async exchangeCode(input: { appId: number; code: string; redirectUri: string | undefined; codeVerifier: string | undefined }): Promise<TokenRecord> {
+  async exchangeCode(input: { appId: number; storeId: number; storeName: string; code: string; redirectUri: string | undefined; codeVerifier: string | undefined }): Promise<TokenRecord> {
     if (!looksLike('code', input.code)) throw new InvalidGrant('authorization code is invalid');
     const codeHash = hashToken(input.code);
     const now = this.clock();
-    type Outcome = { error: string; replay: boolean } | { error?: undefined; pair: { accessToken: string; refreshToken: string }; expiresAt: number; storeId: number; scopes: string };
-    const outcome = await this.db.kysely.transaction().execute(async (trx): Promise<Outcome> => {
-      const row = await trx.selectFrom('authorization_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
-      const check = checkCode(row, { appId: input.appId, redirectUri: input.redirectUri, codeVerifier: input.codeVerifier, now });
-      if (!check.ok) return { error: check.reason, replay: check.replay === true };
+    const q = this.queries;
+    const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
+    type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
+    const outcome = await this.tx.run(async (run): Promise<Outcome> => {
+      const row = await run.first(q.codeByHash, { hash: codeHash });
+      // A code of another store is as unknown here as a code that does not exist.
+      const check = checkCode(row && row.store_id === input.storeId ? row : undefined, { appId: input.appId, redirectUri: input.redirectUri, codeVerifier: input.codeVerifier, now });
+      if (!check.ok) {
+        if (check.replay && row!.family_id) await this.revokeFamily(run, row!.family_id, now);
+        return { error: check.reason };
+      }
       const familyId = randomUUID();
       // The guard `used_at IS NULL` makes redemption atomic: of concurrent requests, one updates the row.
-      const claimed = await trx
-        .updateTable('authorization_codes')
-        .set({ used_at: now, family_id: familyId })
-        .where('code_hash', '=', codeHash)
-        .where('used_at', 'is', null)
-        .executeTakeFirst();
-      if (Number(claimed.numUpdatedRows) !== 1) return { error: 'authorization code was already used', replay: true };
-      const installation = await trx.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', row!.installation_id).executeTakeFirst();
-      if (!installation || installation.uninstalled_at !== null) return { error: 'the app is not installed in this store', replay: false };
-      await trx.insertInto('token_families').values({ id: familyId, installation_id: row!.installation_id, created_at: now, revoked_at: null }).execute();
-      const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
-      const expiresAt = await this.insertPair(trx, pair, { familyId, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
-      return { pair, expiresAt, storeId: row!.store_id, scopes: row!.scopes };
+      if ((await run.run(q.claimCode, { hash: codeHash, now, family: familyId })) !== 1) {
+        const after = await run.first(q.codeByHash, { hash: codeHash });
+        if (after?.family_id) await this.revokeFamily(run, after.family_id, now);
+        return { error: 'authorization code was already used' };
+      }
+      const installation = await run.first(q.installation, { id: row!.installation_id });
+      if (!installation || installation.uninstalled_at !== null) return { error: 'the app is not installed in this store' };
+      await run.run(q.insertFamily, { id: familyId, installation: row!.installation_id, now });
+      const expiresAt = await this.insertPair(run, pair, { familyId, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
+      return { expiresAt, scopes: row!.scopes };
     });
-    if (outcome.error !== undefined) {
-      if (outcome.replay) await this.revokeIssuedFromCode(codeHash, input.appId);
-      throw new InvalidGrant(outcome.error);
-    }
-    return this.record(outcome.pair, outcome.expiresAt, outcome.storeId, outcome.scopes);
+    if (outcome.error !== undefined) throw new InvalidGrant(outcome.error);
+    return this.record(pair, outcome.expiresAt, input, outcome.scopes);
   }
 
   /** refresh_token grant with rotation, grace-window replay and family revocation on reuse. */
-  async refresh(input: { appId: number; refreshToken: string }): Promise<TokenRecord> {
+  async refresh(input: { appId: number; storeId: number; storeName: string; refreshToken: string }): Promise<TokenRecord> {
     if (!looksLike('refresh', input.refreshToken)) throw new InvalidGrant('refresh token is invalid');
     const tokenHash = hashToken(input.refreshToken);
     const now = this.clock();
     const graceMs = this.config.refreshGraceSeconds * 1000;
     const successor = deriveSuccessorPair(this.box.derivationKey, input.refreshToken);
-    type Outcome = { error: string } | { error?: undefined; expiresAt: number; storeId: number; scopes: string };
-    const outcome = await this.db.kysely.transaction().execute(async (trx): Promise<Outcome> => {
+    const q = this.queries;
+    type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
+    const outcome = await this.tx.run(async (run): Promise<Outcome> => {
       for (let attempt = 0; attempt < 2; attempt++) {
-        const row = await trx.selectFrom('refresh_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+        const found = await run.first(q.refreshByHash, { hash: tokenHash });
+        const row = found && found.store_id === input.storeId ? found : undefined;
         const decision = decideRefresh(row, { appId: input.appId, now, graceMs });
         if (decision.action === 'reject') return { error: decision.reason };
         if (decision.action === 'revoke-family') {
-          await this.revokeFamily(trx, row!.family_id, now);
+          await this.revokeFamily(run, row!.family_id, now);
           return { error: decision.reason };
         }
         if (decision.action === 'replay-successor') {
-          const next = await trx.selectFrom('refresh_tokens').select(['access_expires_at', 'revoked_at']).where('token_hash', '=', hashToken(successor.refreshToken)).executeTakeFirst();
+          const next = await run.first(q.successor, { hash: hashToken(successor.refreshToken) });
           if (!next || next.revoked_at !== null) return { error: 'refresh token has been revoked' };
-          return { expiresAt: next.access_expires_at, storeId: row!.store_id, scopes: row!.scopes };
+          return { expiresAt: next.access_expires_at, scopes: row!.scopes };
         }
-        const claimed = await trx
-          .updateTable('refresh_tokens')
-          .set({ rotated_at: now })
-          .where('token_hash', '=', tokenHash)
-          .where('rotated_at', 'is', null)
-          .where('revoked_at', 'is', null)
-          .executeTakeFirst();
         // Lost a race with a concurrent refresh of the same token: read again and serve its successor.
-        if (Number(claimed.numUpdatedRows) !== 1) continue;
-        const expiresAt = await this.insertPair(trx, successor, { familyId: row!.family_id, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
-        return { expiresAt, storeId: row!.store_id, scopes: row!.scopes };
+        if ((await run.run(q.claimRefresh, { hash: tokenHash, now })) !== 1) continue;
+        const expiresAt = await this.insertPair(run, successor, { familyId: row!.family_id, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
+        return { expiresAt, scopes: row!.scopes };
       }
       return { error: 'refresh token is invalid' };
     });
     if (outcome.error !== undefined) throw new InvalidGrant(outcome.error);
-    return this.record(successor, outcome.expiresAt, outcome.storeId, outcome.scopes);
+    return this.record(successor, outcome.expiresAt, input, outcome.scopes);
   }
 
   /**
    * RFC 7009: revokes an access or refresh token of this client. A refresh token takes its whole
    * family with it. Unknown tokens are not an error (the endpoint answers 200 either way).
    */
-  async revoke(input: { appId: number; token: string }): Promise<void> {
-    const table = looksLike('refresh', input.token) ? 'refresh_tokens' : looksLike('access', input.token) ? 'access_tokens' : undefined;
-    if (!table) return;
+  async revoke(input: { appId: number; storeId: number; token: string }): Promise<void> {
+    const kind = looksLike('refresh', input.token) ? 'refresh' : looksLike('access', input.token) ? 'access' : undefined;
+    if (!kind) return;
     const now = this.clock();
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom(table).select(['family_id', 'app_id']).where('token_hash', '=', hashToken(input.token)).executeTakeFirst();
-      if (!row || row.app_id !== input.appId) return;
-      if (table === 'refresh_tokens') await this.revokeFamily(trx, row.family_id, now);
-      else await trx.updateTable('access_tokens').set({ revoked_at: now }).where('token_hash', '=', hashToken(input.token)).where('revoked_at', 'is', null).execute();
+    const hash = hashToken(input.token);
+    await this.tx.run(async (run) => {
+      const row = await run.first(kind === 'refresh' ? this.queries.refreshOwner : this.queries.accessOwner, { hash });
+      if (!row || row.app_id !== input.appId || row.store_id !== input.storeId) return;
+      if (kind === 'refresh') await this.revokeFamily(run, row.family_id, now);
+      else await run.run(this.queries.revokeAccess, { hash, now });
     });
   }
 
@@ -152,38 +156,25 @@ export class OAuthService {
     }
   }
 
-  private async revokeIssuedFromCode(codeHash: string, appId: number): Promise<void> {
-    const now = this.clock();
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('authorization_codes').select(['family_id', 'app_id']).where('code_hash', '=', codeHash).executeTakeFirst();
-      if (row?.family_id && row.app_id === appId) await this.revokeFamily(trx, row.family_id, now);
-    });
-  }
-
-  private async revokeFamily(trx: Trx, familyId: string, now: number): Promise<void> {
-    await trx.updateTable('token_families').set({ revoked_at: now }).where('id', '=', familyId).where('revoked_at', 'is', null).execute();
-    for (const table of ['access_tokens', 'refresh_tokens'] as const) {
-      await trx.updateTable(table).set({ revoked_at: now }).where('family_id', '=', familyId).where('revoked_at', 'is', null).execute();
-    }
+  private async revokeFamily(run: QueryRunner, familyId: string, now: number): Promise<void> {
+    await run.run(this.queries.revokeFamily, { family: familyId, now });
+    await run.run(this.queries.revokeFamilyAccess, { family: familyId, now });
+    await run.run(this.queries.revokeFamilyRefresh, { family: familyId, now });
   }
 
   private async insertPair(
-    trx: Trx,
+    run: QueryRunner,
     pair: { accessToken: string; refreshToken: string },
     ctx: { familyId: string; installationId: number; storeId: number; appId: number; scopes: string; now: number },
   ): Promise<number> {
     const accessExpiresAt = ctx.now + this.config.accessTokenTtlSeconds * 1000;
-    const common = { family_id: ctx.familyId, installation_id: ctx.installationId, store_id: ctx.storeId, app_id: ctx.appId, scopes: ctx.scopes, revoked_at: null, created_at: ctx.now };
-    await trx.insertInto('access_tokens').values({ ...common, token_hash: hashToken(pair.accessToken), expires_at: accessExpiresAt }).execute();
-    await trx
-      .insertInto('refresh_tokens')
-      .values({ ...common, token_hash: hashToken(pair.refreshToken), expires_at: ctx.now + this.config.refreshTokenTtlSeconds * 1000, access_expires_at: accessExpiresAt, rotated_at: null })
-      .execute();
+    const common = { family: ctx.familyId, installation: ctx.installationId, store: ctx.storeId, app: ctx.appId, scopes: ctx.scopes, now: ctx.now };
+    await run.run(this.queries.insertAccess, { ...common, hash: hashToken(pair.accessToken), expires: accessExpiresAt });
+    await run.run(this.queries.insertRefresh, { ...common, hash: hashToken(pair.refreshToken), expires: ctx.now + this.config.refreshTokenTtlSeconds * 1000, accessExpires: accessExpiresAt });
     return accessExpiresAt;
   }
 
-  private async record(pair: { accessToken: string; refreshToken: string }, expiresAtMs: number, storeId: number, scopes: string): Promise<TokenRecord> {
-    const store = await this.db.kysely.selectFrom('stores').select(['name']).where('id', '=', storeId).executeTakeFirstOrThrow();
+  private record(pair: { accessToken: string; refreshToken: string }, expiresAtMs: number, store: { storeId: number; storeName: string }, scopes: string): TokenRecord {
     const expiresAt = Math.floor(expiresAtMs / 1000);
     return {
       token_type: 'Bearer',
@@ -192,8 +183,59 @@ export class OAuthService {
       expires_at: expiresAt,
       expires_in: Math.max(0, expiresAt - Math.floor(this.clock() / 1000)),
       scope: scopes.split(',').join(' '),
-      store_id: String(storeId),
-      store_name: store.name,
+      store_id: String(store.storeId),
+      store_name: store.storeName,
     };
   }
+}
+
+/** Every query of the token endpoint, compiled once per database. */
+function grantQueries(k: Kysely<Database>) {
+  return {
+    codeByHash: defineQuery(k, (p) =>
+      k.selectFrom('authorization_codes').select(['app_id', 'store_id', 'installation_id', 'redirect_uri', 'scopes', 'code_challenge', 'expires_at', 'used_at', 'family_id']).where('code_hash', '=', p('hash')),
+    ),
+    claimCode: defineQuery(k, (p) => k.updateTable('authorization_codes').set({ used_at: p('now'), family_id: p('family') }).where('code_hash', '=', p('hash')).where('used_at', 'is', null)),
+    installation: defineQuery(k, (p) => k.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', p('id'))),
+    insertFamily: defineQuery(k, (p) => k.insertInto('token_families').values({ id: p('id'), installation_id: p('installation'), created_at: p('now'), revoked_at: null })),
+    insertAccess: defineQuery(k, (p) =>
+      k.insertInto('access_tokens').values({
+        token_hash: p('hash'),
+        family_id: p('family'),
+        installation_id: p('installation'),
+        store_id: p('store'),
+        app_id: p('app'),
+        scopes: p('scopes'),
+        expires_at: p('expires'),
+        revoked_at: null,
+        created_at: p('now'),
+      }),
+    ),
+    insertRefresh: defineQuery(k, (p) =>
+      k.insertInto('refresh_tokens').values({
+        token_hash: p('hash'),
+        family_id: p('family'),
+        installation_id: p('installation'),
+        store_id: p('store'),
+        app_id: p('app'),
+        scopes: p('scopes'),
+        access_expires_at: p('accessExpires'),
+        expires_at: p('expires'),
+        rotated_at: null,
+        revoked_at: null,
+        created_at: p('now'),
+      }),
+    ),
+    refreshByHash: defineQuery(k, (p) =>
+      k.selectFrom('refresh_tokens').select(['family_id', 'installation_id', 'store_id', 'app_id', 'scopes', 'expires_at', 'rotated_at', 'revoked_at']).where('token_hash', '=', p('hash')),
+    ),
+    successor: defineQuery(k, (p) => k.selectFrom('refresh_tokens').select(['access_expires_at', 'revoked_at']).where('token_hash', '=', p('hash'))),
+    claimRefresh: defineQuery(k, (p) => k.updateTable('refresh_tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('hash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null)),
+    refreshOwner: defineQuery(k, (p) => k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
+    accessOwner: defineQuery(k, (p) => k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
+    revokeAccess: defineQuery(k, (p) => k.updateTable('access_tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('hash')).where('revoked_at', 'is', null)),
+    revokeFamily: defineQuery(k, (p) => k.updateTable('token_families').set({ revoked_at: p('now') }).where('id', '=', p('family')).where('revoked_at', 'is', null)),
+    revokeFamilyAccess: defineQuery(k, (p) => k.updateTable('access_tokens').set({ revoked_at: p('now') }).where('family_id', '=', p('family')).where('revoked_at', 'is', null)),
+    revokeFamilyRefresh: defineQuery(k, (p) => k.updateTable('refresh_tokens').set({ revoked_at: p('now') }).where('family_id', '=', p('family')).where('revoked_at', 'is', null)),
+  };
 }

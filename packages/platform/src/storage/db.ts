@@ -57,7 +57,7 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
     } as unknown as SQLite.Statement;
   };
   return new Proxy(db, {
-    get(target, prop, receiver) {
+    get(target, prop) {
       if (prop === 'exec') {
         return (source: string) => {
           onWrite();
@@ -65,7 +65,7 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
         };
       }
       if (prop !== 'prepare') {
-        const value = Reflect.get(target, prop, receiver);
+        const value = Reflect.get(target, prop);
         return typeof value === 'function' ? value.bind(target) : value;
       }
       return (source: string) => {

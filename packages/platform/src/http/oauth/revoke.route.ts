@@ -14,7 +14,7 @@ export function registerRevokeRoute(app: FastifyInstance, services: Services): v
     if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
       throw new OAuthError('unsupported_token_type', 'token_type_hint must be access_token or refresh_token');
     }
-    await services.oauth.revoke({ appId: client.id, token: params.token });
+    await services.oauth.revoke({ appId: client.id, storeId: req.store!.id, token: params.token });
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send({});
   });
 }

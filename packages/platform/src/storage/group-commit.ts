@@ -1,0 +1,104 @@
+// Transactions for the token endpoint.
+//
+// SQLite (one connection, every commit fsynced): concurrent grants are gathered and run one after
+// another inside ONE transaction, each under its own savepoint, and answered only after the one
+// COMMIT — so N grants share one fsync instead of paying N (group commit). Each grant still sees
+// the effects of those before it, so single use of codes and rotation of refresh tokens stay
+// exactly as atomic as with a transaction each. A grant that throws is rolled back to its savepoint
+// alone; a failed COMMIT fails the whole batch.
+//
+// PostgreSQL: one transaction per grant on the pool; the server does its own group commit.
+import { KyselyRunner, SqliteRunner, type QueryRunner } from './prepared-query.ts';
+import type { Db } from './db.ts';
+
+export interface Transactor {
+  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T>;
+}
+
+interface Pending {
+  work: (q: QueryRunner) => Promise<unknown>;
+  resolve: (v: unknown) => void;
+  reject: (e: unknown) => void;
+}
+
+export class SqliteGroupCommit implements Transactor {
+  private queue: Pending[] = [];
+  private flushing = false;
+  private readonly runner: SqliteRunner;
+
+  constructor(
+    private readonly db: Db,
+    private readonly maxBatch = 256,
+  ) {
+    this.runner = new SqliteRunner(db);
+  }
+
+  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+      if (!this.flushing) {
+        this.flushing = true;
+        // Let the requests already read from the sockets join this batch.
+        setImmediate(() => void this.flush());
+      }
+    });
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        await this.commitBatch(batch);
+      }
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  private async commitBatch(batch: Pending[]): Promise<void> {
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      // Holding Kysely's connection keeps every other user of the connection out meanwhile.
+      await this.db.kysely.connection().execute(async () => {
+        const sqlite = this.db.sqlite!;
+        sqlite.exec('BEGIN IMMEDIATE');
+        try {
+          for (const p of batch) {
+            sqlite.exec('SAVEPOINT grant_step');
+            try {
+              outcomes.push({ ok: true, value: await p.work(this.runner) });
+              sqlite.exec('RELEASE grant_step');
+            } catch (error) {
+              sqlite.exec('ROLLBACK TO grant_step');
+              sqlite.exec('RELEASE grant_step');
+              outcomes.push({ ok: false, error });
+            }
+          }
+          sqlite.exec('COMMIT');
+        } catch (error) {
+          if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
+          throw error;
+        }
+      });
+    } catch (error) {
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    batch.forEach((p, i) => {
+      const o = outcomes[i]!;
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
+  }
+}
+
+export class PerRequestTransactions implements Transactor {
+  constructor(private readonly db: Db) {}
+  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T> {
+    return this.db.kysely.transaction().execute((trx) => work(new KyselyRunner(trx)));
+  }
+}
+
+export function transactorFor(db: Db): Transactor {
+  return db.dialect === 'sqlite' ? new SqliteGroupCommit(db) : new PerRequestTransactions(db);
+}
