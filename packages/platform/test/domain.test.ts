@@ -6,7 +6,7 @@ import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from 
 import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/shop-host.ts';
-import { deriveSuccessorPair, hashToken, looksLike, newToken } from '../src/domain/tokens.ts';
+import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../src/domain/tokens.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8'));
@@ -87,6 +87,11 @@ describe('tokens', () => {
     expect(deriveSuccessorPair(key, 'sg_rt_two').refreshToken).not.toBe(a.refreshToken);
     expect(deriveSuccessorPair(Buffer.alloc(32, 8), 'sg_rt_one').accessToken).not.toBe(a.accessToken);
     expect(looksLike('access', a.accessToken) && looksLike('refresh', a.refreshToken)).toBe(true);
+  });
+  it('family ids sort by creation time and are unique', () => {
+    const ids = [newFamilyId(1_700_000_000_000), newFamilyId(1_700_000_000_001), newFamilyId(1_800_000_000_000)];
+    expect([...ids].sort()).toEqual(ids);
+    expect(newFamilyId(5)).not.toBe(newFamilyId(5));
   });
   it('secret box round-trips and detects tampering', () => {
     const box = new SecretBox(Buffer.alloc(32, 1));

@@ -207,8 +207,13 @@ export function refreshRequest(t: TestPlatform, f: Fixture, refreshToken: string
 /** Whether an access token is currently usable (not revoked, not expired). */
 export async function accessTokenActive(t: TestPlatform, token: string): Promise<boolean> {
   const { hashToken } = await import('../src/domain/tokens.ts');
-  const row = await t.db.kysely.selectFrom('access_tokens').select(['revoked_at', 'expires_at']).where('token_hash', '=', hashToken(token)).executeTakeFirst();
-  return !!row && row.revoked_at === null && row.expires_at > t.clock.now;
+  const row = await t.db.kysely
+    .selectFrom('access_tokens as a')
+    .innerJoin('token_families as f', 'f.id', 'a.family_id')
+    .select(['a.revoked_at', 'a.expires_at', 'f.revoked_at as family_revoked_at'])
+    .where('a.token_hash', '=', hashToken(token))
+    .executeTakeFirst();
+  return !!row && row.revoked_at === null && row.family_revoked_at === null && row.expires_at > t.clock.now;
 }
 
 /** A public-app access token with `scopes`, through the real consent and code exchange. */

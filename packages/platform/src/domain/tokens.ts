@@ -21,6 +21,14 @@ export function hashToken(token: string): string {
   return createHash('sha256').update(token).digest('base64url');
 }
 
+/**
+ * Token family ids sort by creation time (hex milliseconds, then randomness), so new families are
+ * appended to the end of their B-tree instead of landing on a random page.
+ */
+export function newFamilyId(now: number, random: (n: number) => Buffer = randomBytes): string {
+  return `${Math.floor(now).toString(16).padStart(12, '0')}-${random(10).toString('hex')}`;
+}
+
 /** Whether `value` has the shape of a token of `kind` (cheap check before any lookup). */
 export function looksLike(kind: TokenKind, value: string): boolean {
   return value.length === TOKEN_PREFIX[kind].length + 43 && value.startsWith(TOKEN_PREFIX[kind]) && /^[A-Za-z0-9_-]+$/.test(value.slice(TOKEN_PREFIX[kind].length));

@@ -28,7 +28,14 @@ export class ApiAuthService {
     private readonly db: Db,
     private readonly clock: Clock,
   ) {
-    this.accessQuery = db.kysely.selectFrom('access_tokens').select(['app_id', 'store_id', 'scopes', 'expires_at', 'revoked_at']).where('token_hash', '=', '').compile();
+    // Revoked when the token itself or its family is (uninstall, scope change, reuse detection).
+    this.accessQuery = db.kysely
+      .selectFrom('access_tokens as a')
+      .innerJoin('token_families as f', 'f.id', 'a.family_id')
+      .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at'])
+      .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
+      .where('a.token_hash', '=', '')
+      .compile() as CompiledQuery<AccessRow>;
     this.privateQuery = db.kysely.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', '').compile();
     // On SQLite the same compiled SQL runs as a synchronous prepared statement: the lookup is on
     // every API request, and Kysely's async path costs several times the query itself. A read on

@@ -1,11 +1,10 @@
 // Authorization codes, token issuance, refresh rotation and revocation (PRODUCT.md §5).
-import { randomUUID } from 'node:crypto';
 import type { Kysely, Transaction } from 'kysely';
 import type { Config } from '../config.ts';
 import { checkCode, decideRefresh } from '../domain/grants.ts';
 import { formatScopes, type Scope } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
-import { deriveSuccessorPair, hashToken, looksLike, newToken } from '../domain/tokens.ts';
+import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
 import { transactorFor, type Transactor } from '../storage/group-commit.ts';
@@ -79,7 +78,7 @@ export class OAuthService {
         if (check.replay && row!.family_id) await this.revokeFamily(run, row!.family_id, now);
         return { error: check.reason };
       }
-      const familyId = randomUUID();
+      const familyId = newFamilyId(now);
       // The guard `used_at IS NULL` makes redemption atomic: of concurrent requests, one updates the row.
       if ((await run.run(q.claimCode, { hash: codeHash, now, family: familyId })) !== 1) {
         const after = await run.first(q.codeByHash, { hash: codeHash });
@@ -151,15 +150,11 @@ export class OAuthService {
   /** Ends every token family of an installation (uninstall, scopes shrunk). */
   async revokeInstallation(trx: Trx, installationId: number, now: number): Promise<void> {
     await trx.updateTable('token_families').set({ revoked_at: now }).where('installation_id', '=', installationId).where('revoked_at', 'is', null).execute();
-    for (const table of ['access_tokens', 'refresh_tokens'] as const) {
-      await trx.updateTable(table).set({ revoked_at: now }).where('installation_id', '=', installationId).where('revoked_at', 'is', null).execute();
-    }
   }
 
+  /** Ends a family: its tokens are refused from now on, as every lookup joins token_families. */
   private async revokeFamily(run: QueryRunner, familyId: string, now: number): Promise<void> {
     await run.run(this.queries.revokeFamily, { family: familyId, now });
-    await run.run(this.queries.revokeFamilyAccess, { family: familyId, now });
-    await run.run(this.queries.revokeFamilyRefresh, { family: familyId, now });
   }
 
   private async insertPair(
@@ -226,16 +221,27 @@ function grantQueries(k: Kysely<Database>) {
         created_at: p('now'),
       }),
     ),
+    // A token counts as revoked when it or its family is (coalesce of the two).
     refreshByHash: defineQuery(k, (p) =>
-      k.selectFrom('refresh_tokens').select(['family_id', 'installation_id', 'store_id', 'app_id', 'scopes', 'expires_at', 'rotated_at', 'revoked_at']).where('token_hash', '=', p('hash')),
+      k
+        .selectFrom('refresh_tokens as r')
+        .innerJoin('token_families as f', 'f.id', 'r.family_id')
+        .select(['r.family_id', 'r.installation_id', 'r.store_id', 'r.app_id', 'r.scopes', 'r.expires_at', 'r.rotated_at'])
+        .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.token_hash', '=', p('hash')),
     ),
-    successor: defineQuery(k, (p) => k.selectFrom('refresh_tokens').select(['access_expires_at', 'revoked_at']).where('token_hash', '=', p('hash'))),
+    successor: defineQuery(k, (p) =>
+      k
+        .selectFrom('refresh_tokens as r')
+        .innerJoin('token_families as f', 'f.id', 'r.family_id')
+        .select('r.access_expires_at')
+        .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.token_hash', '=', p('hash')),
+    ),
     claimRefresh: defineQuery(k, (p) => k.updateTable('refresh_tokens').set({ rotated_at: p('now') }).where('token_hash', '=', p('hash')).where('rotated_at', 'is', null).where('revoked_at', 'is', null)),
     refreshOwner: defineQuery(k, (p) => k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
     accessOwner: defineQuery(k, (p) => k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
     revokeAccess: defineQuery(k, (p) => k.updateTable('access_tokens').set({ revoked_at: p('now') }).where('token_hash', '=', p('hash')).where('revoked_at', 'is', null)),
     revokeFamily: defineQuery(k, (p) => k.updateTable('token_families').set({ revoked_at: p('now') }).where('id', '=', p('family')).where('revoked_at', 'is', null)),
-    revokeFamilyAccess: defineQuery(k, (p) => k.updateTable('access_tokens').set({ revoked_at: p('now') }).where('family_id', '=', p('family')).where('revoked_at', 'is', null)),
-    revokeFamilyRefresh: defineQuery(k, (p) => k.updateTable('refresh_tokens').set({ revoked_at: p('now') }).where('family_id', '=', p('family')).where('revoked_at', 'is', null)),
   };
 }

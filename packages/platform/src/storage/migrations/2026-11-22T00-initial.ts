@@ -64,6 +64,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', big, (c) => c.notNull())
     .addColumn('revoked_at', big)
     .execute();
+  await db.schema.createIndex('token_families_installation').on('token_families').column('installation_id').execute();
+  // Tokens are found by hash only; revoking a family or an installation marks token_families, and
+  // every lookup joins it. So a grant writes one B-tree page per token and nothing else (each
+  // extra index would be another random page in every group commit), and on SQLite the hash is
+  // the table's own key (WITHOUT ROWID) instead of an index beside a rowid table.
   for (const table of ['access_tokens', 'refresh_tokens'] as const) {
     let t = db.schema
       .createTable(table)
@@ -77,9 +82,8 @@ export async function up(db: Kysely<any>): Promise<void> {
       .addColumn('revoked_at', big)
       .addColumn('created_at', big, (c) => c.notNull());
     if (table === 'refresh_tokens') t = t.addColumn('access_expires_at', big, (c) => c.notNull()).addColumn('rotated_at', big);
+    if (!pg) t = t.modifyEnd(sql`without rowid`);
     await t.execute();
-    await db.schema.createIndex(`${table}_family`).on(table).column('family_id').execute();
-    await db.schema.createIndex(`${table}_installation`).on(table).column('installation_id').execute();
   }
   await id(db.schema.createTable('private_apps'))
     .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
@@ -139,7 +143,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   for (const table of ['products', 'customers', 'orders']) {
     await db.schema.createIndex(`${table}_store_id`).on(table).columns(['store_id', 'id']).execute();
   }
-  void sql;
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
