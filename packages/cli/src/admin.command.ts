@@ -68,6 +68,21 @@ export function registerAdminCommands(program: Command): void {
       });
     });
 
+  common(apps.command('uninstall').description('uninstall an app from a store: revokes its tokens, sends app/uninstalled'))
+    .requiredOption('--store <name>', 'store name')
+    .requiredOption('--client-id <id>', "the app's client_id")
+    .action(async (opts: Common & { store: string; clientId: string }) => {
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db, opts.database);
+        const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
+        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+        const app = await services.apps.findByClientId(opts.clientId);
+        if (!app) throw new CliError(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
+        await services.apps.uninstall(store.id, app.id);
+        print(opts.json, { store: store.name, client_id: app.client_id, uninstalled: true }, `uninstalled "${app.name}" from ${store.name}`);
+      });
+    });
+
   const privateApps = program.command('private-apps').description('manage private apps of a store');
   common(privateApps.command('create').description('create a private app; prints its Access-Token and webhook secret once'))
     .requiredOption('--store <name>', 'store name')

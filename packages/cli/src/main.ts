@@ -3,6 +3,7 @@ import { Command, CommanderError } from 'commander';
 import { CliError, reasonOf } from './output.ts';
 import { registerAdminCommands } from './admin.command.ts';
 import { registerServeCommands } from './serve.command.ts';
+import { registerWebhookCommands } from './webhooks.command.ts';
 
 const program = new Command('storegate')
   .description('storegate: OAuth install flow, access tokens, Admin API and signed webhooks for a store platform')
@@ -11,6 +12,7 @@ const program = new Command('storegate')
 
 registerServeCommands(program);
 registerAdminCommands(program);
+registerWebhookCommands(program);
 
 try {
   await program.parseAsync(process.argv);

@@ -16,6 +16,7 @@ import {
 import { withDatabase } from './database.ts';
 import { common } from './options.ts';
 import { print } from './output.ts';
+import { startWorker, webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions {
   port?: string;
@@ -31,10 +32,12 @@ interface ServeOptions {
   accessTokenTtl?: string;
   logLevel?: string;
   seedDemo?: boolean;
+  webhookTimeout?: string;
+  webhookRetrySchedule?: string;
 }
 
 export function registerServeCommands(program: Command): void {
-  common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))
+  webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)')))
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -61,20 +64,25 @@ export function registerServeCommands(program: Command): void {
         rateLimit: opts.rateLimit,
         accessTokenTtl: opts.accessTokenTtl,
         logLevel: opts.logLevel,
+        webhookTimeout: opts.webhookTimeout,
+        webhookRetrySchedule: opts.webhookRetrySchedule,
       });
       const db = openDatabase(config.database);
       await migrateToLatest(db);
       const app = await buildApp(config, { db });
       const demo = opts.seedDemo ? await seedDemo(createServices(config, { db })) : undefined;
+      let worker: { stop(): Promise<void> } | undefined;
       const shutdown = async (signal: string) => {
         app.log.info({ signal }, 'shutting down');
         await app.close();
+        await worker?.stop();
         await db.close();
         process.exit(0);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       await app.listen({ port: config.port, host: config.host });
+      worker = startWorker(config, db, app.log);
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));

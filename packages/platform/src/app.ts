@@ -32,6 +32,8 @@ import { MemoryRateLimiter, RedisRateLimiter, type RateLimiter } from './service
 import { PageCache } from './services/page-cache.ts';
 import { ResourceService } from './services/resource-service.ts';
 import type { Db } from './storage/db.ts';
+import { DeliveryLog } from './webhooks/delivery-log.ts';
+import { WebhookOutbox } from './webhooks/outbox.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -71,6 +73,10 @@ export interface Services {
   pageCache: PageCache | undefined;
   /** Admin API leaky buckets; undefined when rate limiting is off. Created by buildApp. */
   rateLimiter: RateLimiter | undefined;
+  /** The transactional outbox: events written with the change that caused them. */
+  webhooks: WebhookOutbox;
+  /** Webhook deliveries and their attempts; redelivery; retention. */
+  deliveries: DeliveryLog;
 }
 
 const REQUEST_ID_PREFIX = randomBytes(5).toString('hex');
@@ -82,6 +88,9 @@ export function createServices(config: Config, deps: Deps): Services {
   const clock = deps.clock ?? systemClock;
   const box = new SecretBox(config.masterKey);
   const oauth = new OAuthService(deps.db, box, config, clock);
+  const webhooks = new WebhookOutbox(deps.db, clock);
+  const apps = new AppService(deps.db, box, config, clock, oauth);
+  apps.webhooks = webhooks;
   return {
     config,
     db: deps.db,
@@ -89,12 +98,14 @@ export function createServices(config: Config, deps: Deps): Services {
     box,
     oauth,
     accounts: new AccountService(deps.db, clock),
-    apps: new AppService(deps.db, box, config, clock, oauth),
+    apps,
     apiAuth: new ApiAuthService(deps.db, clock),
     cursors: new CursorCodec(box.subkey('cursor')),
-    resources: new ResourceService(deps.db, clock),
+    resources: new ResourceService(deps.db, clock, webhooks),
     pageCache: deps.db.sqlite ? new PageCache(deps.db.sqlite, deps.db.writes) : undefined,
     rateLimiter: undefined,
+    webhooks,
+    deliveries: new DeliveryLog(deps.db, clock, config),
   };
 }
 

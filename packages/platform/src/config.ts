@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from './errors.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/backoff.ts';
 
 export interface Config {
   port: number;
@@ -22,6 +23,17 @@ export interface Config {
   codeTtlSeconds: number;
   refreshGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  webhooks: WebhookConfig;
+}
+
+/** Webhook delivery (PRODUCT.md §7). */
+export interface WebhookConfig {
+  /** Whole-request deadline of one delivery attempt (headers and body), default 5000. */
+  timeoutMs: number;
+  /** Nominal wait before each retry, in ms (19 entries, about 48 h in total by default). */
+  retrySchedule: readonly number[];
+  /** Consecutive dead deliveries after which a subscription is disabled (default 5). */
+  disableAfterDead: number;
 }
 
 export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
@@ -40,6 +52,8 @@ export interface RawConfig {
   accessTokenTtl?: string | number | undefined;
   refreshGrace?: string | number | undefined;
   logLevel?: string | undefined;
+  webhookTimeout?: string | number | undefined;
+  webhookRetrySchedule?: string | undefined;
 }
 
 export const DEFAULT_DATABASE = './data/storegate.db';
@@ -60,6 +74,8 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
     refreshGrace: env.REFRESH_GRACE,
     logLevel: env.LOG_LEVEL,
+    webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
+    webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
   };
 }
 
@@ -147,7 +163,32 @@ export function loadConfig(raw: RawConfig): Config {
     codeTtlSeconds: 60,
     refreshGraceSeconds: int('--refresh-grace', raw.refreshGrace, 30, 0, 600),
     logLevel: logLevel as Config['logLevel'],
+    webhooks: {
+      timeoutMs: int('--webhook-timeout', raw.webhookTimeout, 5000, 50, 60_000),
+      retrySchedule: parseRetrySchedule(raw.webhookRetrySchedule),
+      disableAfterDead: 5,
+    },
   };
+}
+
+/**
+ * `--webhook-retry-schedule`: comma-separated waits such as `100ms,1s,5m,2h` (a bare number is
+ * milliseconds), 1 to 50 entries; the default is the 19 retries of about 48 h (webhooks/backoff.ts).
+ */
+export function parseRetrySchedule(value: string | undefined): readonly number[] {
+  if (value === undefined || value.trim() === '') return DEFAULT_RETRY_SCHEDULE_MS;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const parts = value.split(',').map((p) => p.trim());
+  const out: number[] = [];
+  for (const part of parts) {
+    const m = /^(\d{1,9})(ms|s|m|h)?$/.exec(part);
+    if (!m) throw new ConfigError(`--webhook-retry-schedule: expected waits such as "100ms,1s,5m,2h", got "${part}"`);
+    const ms = Number(m[1]) * units[m[2] ?? 'ms']!;
+    if (ms < 1 || ms > 7 * 86_400_000) throw new ConfigError(`--webhook-retry-schedule: each wait must be from 1 ms to 7 days, got "${part}"`);
+    out.push(ms);
+  }
+  if (out.length > 50) throw new ConfigError('--webhook-retry-schedule: at most 50 retries');
+  return out;
 }
 
 /** The public origin of a store, e.g. http://demo.localhost:8080 */

@@ -96,3 +96,10 @@ export class AuthorizePageError extends Error {
 }
 
 export class ConfigError extends Error {}
+
+/** The request is valid but the record is not in a state that allows it (409). */
+export class ConflictError extends PlatformError {
+  constructor(message: string) {
+    super(409, 'Conflict', message);
+  }
+}

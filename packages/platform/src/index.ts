@@ -6,3 +6,6 @@ export { ConfigError, PlatformError, ValidationFailedError } from './errors.ts';
 export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from './domain/query-signature.ts';
 export { SeedService, type SeedCounts } from './services/seed-service.ts';
 export { seedDemo, type DemoCredentials } from './services/demo-seed.ts';
+export { WebhookWorker, type WebhookWorkerOptions, type WorkerLogger } from './webhooks/webhook-worker.ts';
+export { DeliveryLog, DELIVERY_STATUSES, type DeliveryView, type AttemptView } from './webhooks/delivery-log.ts';
+export { NotFoundError, ConflictError } from './errors.ts';

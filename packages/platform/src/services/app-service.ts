@@ -4,10 +4,11 @@ import type { Config } from '../config.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import { InvalidClient, ValidationFailedError } from '../errors.ts';
+import { InvalidClient, NotFoundError, ValidationFailedError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
 import type { Clock } from './clock.ts';
 import type { OAuthService } from './oauth-service.ts';
+import type { WebhookOutbox } from '../webhooks/outbox.ts';
 
 export interface AppRow {
   id: number;
@@ -52,13 +53,59 @@ export function checkAppUrl(value: string | undefined, mode: Config['mode']): st
 }
 
 export class AppService {
+  /** Where `app/uninstalled` is enqueued (set by createServices). */
+  webhooks: WebhookOutbox | undefined;
+
   constructor(
     private readonly db: Db,
     private readonly box: SecretBox,
-    private readonly config: Pick<Config, 'mode'>,
+    private readonly config: Pick<Config, 'mode'> & Partial<Pick<Config, 'storeDomain'>>,
     private readonly clock: Clock,
     private readonly oauth: OAuthService,
   ) {}
+
+  /**
+   * Uninstalls an app from a store (PRODUCT.md §5, §7), in one transaction: the installation ends,
+   * every token of it is revoked, its queued webhooks are cancelled and `app/uninstalled` is
+   * enqueued for the app's subscriptions to that topic. Nothing else reaches the app afterwards.
+   */
+  async uninstall(storeId: number, appId: number): Promise<void> {
+    const now = this.clock();
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const found = await trx
+        .selectFrom('installations as i')
+        .innerJoin('stores as s', 's.id', 'i.store_id')
+        .innerJoin('apps as a', 'a.id', 'i.app_id')
+        .select(['i.id', 'i.uninstalled_at', 's.name as store_name', 'a.client_id'])
+        .where('i.store_id', '=', storeId)
+        .where('i.app_id', '=', appId)
+        .executeTakeFirst();
+      if (!found || found.uninstalled_at !== null) throw new NotFoundError('The app is not installed in this store');
+      await trx.updateTable('installations').set({ uninstalled_at: now }).where('id', '=', found.id).execute();
+      await this.oauth.revokeInstallation(trx, found.id, now);
+      await trx
+        .updateTable('webhook_deliveries')
+        .set({ status: 'cancelled', last_error: 'the app was uninstalled', claimed_by: null, claimed_until: null, updated_at: now })
+        .where('store_id', '=', storeId)
+        .where('app_id', '=', appId)
+        .where('status', '=', 'pending')
+        .where('topic', '!=', 'app/uninstalled')
+        .execute();
+      await this.webhooks?.enqueue(trx, {
+        storeId,
+        topic: 'app/uninstalled',
+        uninstalledAppId: appId,
+        payload: {
+          id: String(storeId),
+          name: found.store_name,
+          domain: `${found.store_name}.${this.config.storeDomain ?? 'localhost'}`,
+          client_id: found.client_id,
+          uninstalled_at: new Date(now).toISOString(),
+        },
+      });
+    });
+    this.webhooks?.afterCommit();
+  }
 
   async createApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; partnerId?: number | null }): Promise<{ app: AppRow; clientSecret: string }> {
     const errors: Record<string, string[]> = {};

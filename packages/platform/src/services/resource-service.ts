@@ -12,6 +12,8 @@ export type ChangeKind = 'create' | 'update' | 'delete';
 /** Called inside the change's transaction (the webhooks outbox implements it). */
 export interface ChangeRecorder {
   record(trx: Transaction<Database>, change: { storeId: number; resource: ResourceDef; kind: ChangeKind; object: Record<string, unknown> }): Promise<void>;
+  /** Called after the change's transaction committed (wakes this process's webhook worker). */
+  afterCommit?(): void;
 }
 
 export const noChangeRecorder: ChangeRecorder = { record: async () => {} };
@@ -35,17 +37,19 @@ export class ResourceService {
 
   async create(def: ResourceDef, storeId: number, body: Record<string, unknown>): Promise<any> {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
-    return this.db.kysely.transaction().execute(async (trx) => {
+    const created = await this.db.kysely.transaction().execute(async (trx) => {
       await this.checkReferences(trx as unknown as Kysely<any>, def, storeId, values, undefined);
       const row = await (trx as unknown as Kysely<any>).insertInto(def.table).values(values).returningAll().executeTakeFirstOrThrow();
       await this.recorder.record(trx, { storeId, resource: def, kind: 'create', object: def.toJson(row) });
       return row;
     });
+    this.recorder.afterCommit?.();
+    return created;
   }
 
   async update(def: ResourceDef, storeId: number, id: number, body: Record<string, unknown>): Promise<any> {
     const values = def.updateValues(body, this.clock());
-    return this.db.kysely.transaction().execute(async (trx) => {
+    const updated = await this.db.kysely.transaction().execute(async (trx) => {
       const t = trx as unknown as Kysely<any>;
       const existing = await t.selectFrom(def.table).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
       if (!existing) throw new NotFoundError(`No ${def.singular} with id ${id}`);
@@ -54,6 +58,8 @@ export class ResourceService {
       await this.recorder.record(trx, { storeId, resource: def, kind: 'update', object: def.toJson(row) });
       return row;
     });
+    this.recorder.afterCommit?.();
+    return updated;
   }
 
   async delete(def: ResourceDef, storeId: number, id: number): Promise<void> {
@@ -63,6 +69,7 @@ export class ResourceService {
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.recorder.record(trx, { storeId, resource: def, kind: 'delete', object: def.toJson(row) });
     });
+    this.recorder.afterCommit?.();
   }
 
   /** Checks that need the database: a customer email is unique in its store; an order's customer exists there. */

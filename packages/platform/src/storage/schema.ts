@@ -133,5 +133,36 @@ export interface Database {
     created_at: number;
     updated_at: number;
     disabled_at: number | null;
+    dead_streak: Generated<number>;
+    disabled_reason: string | null;
+  };
+  webhook_events: { id: string; store_id: number; topic: string; payload: string; created_at: number };
+  webhook_deliveries: {
+    id: Generated<number>;
+    webhook_id: string;
+    event_id: string;
+    subscription_id: number;
+    store_id: number;
+    app_id: number | null;
+    private_app_id: number | null;
+    topic: string;
+    status: 'pending' | 'delivered' | 'dead' | 'cancelled';
+    attempts: number;
+    next_attempt_at: number;
+    claimed_by: string | null;
+    claimed_until: number | null;
+    last_status: number | null;
+    last_error: string | null;
+    created_at: number;
+    updated_at: number;
+  };
+  webhook_attempts: {
+    id: Generated<number>;
+    delivery_id: number;
+    attempted_at: number;
+    status_code: number | null;
+    latency_ms: number;
+    response_body: string | null;
+    error: string | null;
   };
 }

@@ -1,0 +1,105 @@
+// storegate worker, storegate webhooks deliveries|redeliver (PRODUCT.md §7, §9).
+import { Option, type Command } from 'commander';
+import { createServices, loadConfig, migrateToLatest, openDatabase, WebhookWorker, type Config, type Db, type WorkerLogger } from '@storegate/platform';
+import { withDatabase } from './database.ts';
+import { common } from './options.ts';
+import { CliError, print } from './output.ts';
+
+interface WorkerOptions {
+  database?: string;
+  storeDomain?: string;
+  masterKey?: string;
+  mode?: string;
+  logLevel?: string;
+  webhookTimeout?: string;
+  webhookRetrySchedule?: string;
+}
+
+/** The webhook options `serve` and `worker` share. */
+export function webhookOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--webhook-timeout <ms>', 'deadline of one delivery attempt (default 5000)').env('WEBHOOK_TIMEOUT_MS'))
+    .addOption(new Option('--webhook-retry-schedule <waits>', 'waits before each retry, e.g. "1s,10s,1m" (default: 19 retries over about 48 h)').env('WEBHOOK_RETRY_SCHEDULE'));
+}
+
+/** JSON lines on stderr; never given a secret or a signature (the worker logs ids and outcomes). */
+export function stderrLogger(level: Config['logLevel']): WorkerLogger {
+  const order = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+  const min = level === 'silent' ? Infinity : order.indexOf(level);
+  const line = (lvl: string) => (obj: object, msg: string) => {
+    if (order.indexOf(lvl) >= min) process.stderr.write(`${JSON.stringify({ level: lvl, time: Date.now(), ...obj, msg })}\n`);
+  };
+  return { info: line('info'), warn: line('warn'), error: line('error') };
+}
+
+export function startWorker(config: Config, db: Db, logger: WorkerLogger): WebhookWorker {
+  const services = createServices(config, { db });
+  const worker = new WebhookWorker({ db, box: services.box, config, logger });
+  void worker.start();
+  return worker;
+}
+
+function servicesFor(db: Db) {
+  const config = loadConfig({ database: undefined, storeDomain: process.env.STORE_DOMAIN, masterKey: process.env.MASTER_KEY, publicScheme: process.env.PUBLIC_SCHEME });
+  return createServices(config, { db });
+}
+
+export function registerWebhookCommands(program: Command): void {
+  webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)')))
+    .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
+    .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .action(async (opts: WorkerOptions) => {
+      const config = loadConfig({
+        database: opts.database,
+        storeDomain: opts.storeDomain,
+        masterKey: opts.masterKey,
+        mode: opts.mode === 'test' ? undefined : opts.mode,
+        logLevel: opts.logLevel,
+        webhookTimeout: opts.webhookTimeout,
+        webhookRetrySchedule: opts.webhookRetrySchedule,
+      });
+      const db = openDatabase(config.database);
+      await migrateToLatest(db);
+      const logger = stderrLogger(config.logLevel);
+      const worker = startWorker(config, db, logger);
+      logger.info({ worker: worker.id, database: config.database.dialect }, 'webhook worker started');
+      const shutdown = async (signal: string) => {
+        logger.info({ signal }, 'webhook worker stopping');
+        await worker.stop();
+        await db.close();
+        process.exit(0);
+      };
+      process.once('SIGINT', () => void shutdown('SIGINT'));
+      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+    });
+
+  const webhooks = program.command('webhooks').description('webhook deliveries');
+  common(webhooks.command('deliveries').description('list webhook deliveries, newest first'))
+    .option('--app <client_id>', "only this public app's deliveries")
+    .option('--store <name>', "only this store's deliveries")
+    .option('--status <status>', 'pending, delivered, dead or cancelled')
+    .option('--limit <n>', 'at most this many (default 50)')
+    .option('--attempts', 'include every attempt of each delivery', false)
+    .action(async (opts: { database?: string; json: boolean; app?: string; store?: string; status?: string; limit?: string; attempts: boolean }) => {
+      if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit)) throw new CliError(`--limit: expected a whole number, got "${opts.limit}"`);
+      await withDatabase(opts.database, async (db) => {
+        const services = servicesFor(db);
+        const list = await services.deliveries.list({ appClientId: opts.app, storeName: opts.store, status: opts.status, limit: opts.limit === undefined ? undefined : Number(opts.limit) });
+        const out = opts.attempts ? await Promise.all(list.map(async (d) => ({ ...d, attempt_log: await services.deliveries.attempts(Number(d.id)) }))) : list;
+        const human =
+          list.length === 0
+            ? 'no deliveries'
+            : list.map((d) => `${d.id.padStart(6)}  ${d.status.padEnd(9)}  ${d.topic.padEnd(16)}  ${d.store}  ${d.app}  attempts ${d.attempts}${d.last_status !== null ? `  last ${d.last_status}` : ''}${d.last_error ? `  (${d.last_error})` : ''}  ${d.webhook_id}`).join('\n');
+        print(opts.json, out, human);
+      });
+    });
+
+  common(webhooks.command('redeliver <delivery_id>').description('send a delivery again now (same webhook id)')).action(async (id: string, opts: { database?: string; json: boolean }) => {
+    await withDatabase(opts.database, async (db) => {
+      const view = await servicesFor(db).deliveries.redeliver(id);
+      print(opts.json, view, `delivery ${view.id} (${view.webhook_id}) is queued again`);
+    });
+  });
+}

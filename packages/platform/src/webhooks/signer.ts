@@ -1,0 +1,43 @@
+// Webhook signatures (seed §5.5, PRODUCT.md §7): X-Service-Hmac-Sha256 over the raw body, and the
+// Standard Webhooks `webhook-signature` over "id.timestamp.body". Secrets are UTF-8 bytes.
+import { createHmac } from 'node:crypto';
+
+/** base64 (strict, no line breaks) of HMAC-SHA256(secret, body). */
+export function bodyHmac(secret: string, body: string | Buffer): string {
+  return createHmac('sha256', secret).update(body).digest('base64');
+}
+
+/** `v1,<base64 HMAC-SHA256(secret, "id.timestamp.body")>` */
+export function standardSignature(secret: string, webhookId: string, timestampSeconds: number | string, body: string | Buffer): string {
+  return `v1,${createHmac('sha256', secret).update(`${webhookId}.${timestampSeconds}.`).update(body).digest('base64')}`;
+}
+
+export interface WebhookMessage {
+  webhookId: string;
+  eventId: string;
+  topic: string;
+  shopDomain: string;
+  apiVersion: string;
+  /** When the change happened (unix ms). */
+  triggeredAt: number;
+  body: string;
+}
+
+/** Every header of a delivery attempt made at `now` (unix ms). */
+export function webhookHeaders(secret: string, m: WebhookMessage, now: number): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    'Content-Type': 'application/json',
+    'User-Agent': 'storegate-webhooks/1',
+    'X-Service-Hmac-Sha256': bodyHmac(secret, m.body),
+    'X-Service-Topic': m.topic,
+    'X-Service-Shop-Domain': m.shopDomain,
+    'X-Service-Api-Version': m.apiVersion,
+    'X-Service-Webhook-Id': m.webhookId,
+    'X-Service-Event-Id': m.eventId,
+    'X-Service-Triggered-At': new Date(m.triggeredAt).toISOString(),
+    'webhook-id': m.webhookId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': standardSignature(secret, m.webhookId, timestamp, m.body),
+  };
+}

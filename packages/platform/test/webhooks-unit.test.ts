@@ -1,0 +1,107 @@
+// Pure webhook logic: signatures against the shared known answers, headers, the retry schedule,
+// Retry-After, next-state decisions, topics of changes, the schedule flag.
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { loadConfig, parseRetrySchedule } from '../src/config.ts';
+import { ConfigError } from '../src/errors.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, jitteredDelay, nextState, parseRetryAfter, RETRY_AFTER_CAP_MS, classifyStatus } from '../src/webhooks/backoff.ts';
+import { topicFor } from '../src/webhooks/outbox.ts';
+import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
+
+const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8'));
+
+describe('webhook signatures (shared vectors)', () => {
+  it('X-Service-Hmac-Sha256 over the raw body', () => {
+    for (const v of vectors.webhook_body_hmac) expect(bodyHmac(v.secret, v.body)).toBe(v.value);
+  });
+  it('Standard Webhooks webhook-signature over "id.timestamp.body"', () => {
+    for (const v of vectors.webhook_standard_signature) {
+      expect(`${v['webhook-id']}.${v['webhook-timestamp']}.${v.body}`).toBe(v.signed);
+      expect(standardSignature(v.secret, v['webhook-id'], v['webhook-timestamp'], v.body)).toBe(v['webhook-signature']);
+    }
+  });
+  it('every header of PRODUCT.md §7, with the exact names', () => {
+    const v = vectors.webhook_standard_signature[0];
+    const h = webhookHeaders(v.secret, { webhookId: v['webhook-id'], eventId: 'evt_1', topic: 'orders/create', shopDomain: 'demo.localhost', apiVersion: '2026-01', triggeredAt: Date.UTC(2026, 0, 2, 3, 4, 5, 6), body: v.body }, Number(v['webhook-timestamp']) * 1000 + 999);
+    expect(h).toEqual({
+      'Content-Type': 'application/json',
+      'User-Agent': 'storegate-webhooks/1',
+      'X-Service-Hmac-Sha256': vectors.webhook_body_hmac[0].value,
+      'X-Service-Topic': 'orders/create',
+      'X-Service-Shop-Domain': 'demo.localhost',
+      'X-Service-Api-Version': '2026-01',
+      'X-Service-Webhook-Id': 'wh_01',
+      'X-Service-Event-Id': 'evt_1',
+      'X-Service-Triggered-At': '2026-01-02T03:04:05.006Z',
+      'webhook-id': 'wh_01',
+      'webhook-timestamp': '1700000000',
+      'webhook-signature': v['webhook-signature'],
+    });
+  });
+});
+
+describe('retry schedule', () => {
+  it('19 retries, growing, about 48 hours in total (nominal = expected with full jitter)', () => {
+    expect(DEFAULT_RETRY_SCHEDULE_MS).toHaveLength(19);
+    for (let i = 1; i < 19; i++) expect(DEFAULT_RETRY_SCHEDULE_MS[i]!).toBeGreaterThanOrEqual(DEFAULT_RETRY_SCHEDULE_MS[i - 1]!);
+    const total = DEFAULT_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
+    expect(total / 3_600_000).toBeGreaterThan(47);
+    expect(total / 3_600_000).toBeLessThan(50);
+    expect(loadConfig({ database: ':memory:', masterKey: 'a'.repeat(64) }).webhooks.retrySchedule).toEqual(DEFAULT_RETRY_SCHEDULE_MS);
+  });
+
+  it('full jitter: each wait in [0, 2 × nominal); simulated totals average about 48 h', () => {
+    expect(jitteredDelay(1000, () => 0)).toBe(0);
+    expect(jitteredDelay(1000, () => 0.5)).toBe(1000);
+    expect(jitteredDelay(1000, () => 0.9999)).toBe(1999);
+    let seed = 42;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    let sum = 0;
+    const runs = 2000;
+    for (let r = 0; r < runs; r++) for (const nominal of DEFAULT_RETRY_SCHEDULE_MS) sum += jitteredDelay(nominal, random);
+    expect(sum / runs / 3_600_000).toBeGreaterThan(46);
+    expect(sum / runs / 3_600_000).toBeLessThan(51);
+  });
+
+  it('next state: 2xx delivered, 410 dead and disables, others retry until the schedule runs out', () => {
+    const schedule = [100, 200];
+    const half = () => 0.5;
+    expect(nextState(classifyStatus(204), 1, schedule, 0, half)).toEqual({ status: 'delivered' });
+    expect(nextState(classifyStatus(410), 1, schedule, 0, half)).toEqual({ status: 'dead', disable: 'the receiver answered 410 Gone' });
+    expect(nextState(classifyStatus(500), 1, schedule, 1000, half)).toEqual({ status: 'pending', nextAttemptAt: 1100 });
+    expect(nextState(classifyStatus(302), 2, schedule, 1000, half)).toEqual({ status: 'pending', nextAttemptAt: 1200 });
+    expect(nextState({ kind: 'failure', status: null }, 3, schedule, 1000, half)).toEqual({ status: 'dead' });
+    // Retry-After longer than the backoff wins; shorter does not shorten the backoff.
+    expect(nextState(classifyStatus(429, 5000), 1, schedule, 1000, half)).toEqual({ status: 'pending', nextAttemptAt: 6000 });
+    expect(nextState(classifyStatus(503, 10), 1, schedule, 1000, half)).toEqual({ status: 'pending', nextAttemptAt: 1100 });
+  });
+
+  it('Retry-After: seconds or HTTP date, capped; garbage ignored', () => {
+    const now = Date.UTC(2026, 10, 22, 12, 0, 0);
+    expect(parseRetryAfter('120', now)).toBe(120_000);
+    expect(parseRetryAfter(['7'], now)).toBe(7000);
+    expect(parseRetryAfter(new Date(now + 30_000).toUTCString(), now)).toBe(30_000);
+    expect(parseRetryAfter(new Date(now - 30_000).toUTCString(), now)).toBe(0);
+    expect(parseRetryAfter('99999999', now)).toBe(RETRY_AFTER_CAP_MS);
+    for (const bad of [undefined, '', 'soon', '-5', '1.5', '1e3']) expect(parseRetryAfter(bad, now), String(bad)).toBeUndefined();
+  });
+
+  it('--webhook-retry-schedule parses durations and refuses bad values', () => {
+    expect(parseRetrySchedule('100ms,1s,2m,1h,250')).toEqual([100, 1000, 120_000, 3_600_000, 250]);
+    for (const bad of ['1x', '1s,,2s', '-1s', '0', '8d', 'fast', Array(51).fill('1s').join(',')]) expect(() => parseRetrySchedule(bad), bad).toThrow(ConfigError);
+    expect(() => loadConfig({ database: ':memory:', masterKey: 'a'.repeat(64), webhookTimeout: '10' })).toThrow(/--webhook-timeout/);
+  });
+});
+
+describe('topics of changes', () => {
+  it('PRODUCT.md §7 names; orders/updated; no orders or customers delete topic', () => {
+    expect(topicFor('products', 'create')).toBe('products/create');
+    expect(topicFor('products', 'update')).toBe('products/update');
+    expect(topicFor('products', 'delete')).toBe('products/delete');
+    expect(topicFor('orders', 'create')).toBe('orders/create');
+    expect(topicFor('orders', 'update')).toBe('orders/updated');
+    expect(topicFor('orders', 'delete')).toBeUndefined();
+    expect(topicFor('customers', 'update')).toBe('customers/update');
+    expect(topicFor('customers', 'delete')).toBeUndefined();
+  });
+});
