@@ -1,5 +1,8 @@
 // Group commit on SQLite: many grants, one transaction, each under its own savepoint.
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/storage/db.ts';
 import { SqliteGroupCommit } from '../src/storage/group-commit.ts';
@@ -47,4 +50,24 @@ describe('SqliteGroupCommit', () => {
     expect(b).toBe(true);
   });
 
+
+  it('on a file database: batches commit with the WAL flushed before answering, and synchronous=FULL is restored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'storegate-gc-'));
+    const file = openDatabase({ dialect: 'sqlite', path: join(dir, 'gc.db') });
+    try {
+      await migrateToLatest(file);
+      const gc = new SqliteGroupCommit(file);
+      const insert = defineQuery(file.kysely, (p) => file.kysely.insertInto('token_families').values({ id: p('id'), installation_id: 4, created_at: 0, revoked_at: null }));
+      const ids = Array.from({ length: 30 }, () => randomUUID());
+      await Promise.all(ids.map((id) => gc.run((q) => q.run(insert, { id }))));
+      expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
+      // Another connection (another process) sees every answered grant.
+      const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'gc.db') });
+      expect((await other.kysely.selectFrom('token_families').select('id').execute()).length).toBe(30);
+      await other.close();
+    } finally {
+      await file.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -25,7 +25,20 @@ export class SecretBox {
     return `v1.${Buffer.concat([iv, cipher.getAuthTag(), body]).toString('base64url')}`;
   }
 
+  // A sealed value always opens to the same plaintext, so opened values are kept (bounded): the
+  // token endpoint opens the client secret on every request.
+  private readonly opened = new Map<string, string>();
+
   open(sealed: string): string {
+    const hit = this.opened.get(sealed);
+    if (hit !== undefined) return hit;
+    const plain = this.decrypt(sealed);
+    if (this.opened.size >= 1000) this.opened.delete(this.opened.keys().next().value!);
+    this.opened.set(sealed, plain);
+    return plain;
+  }
+
+  private decrypt(sealed: string): string {
     if (!sealed.startsWith('v1.')) throw new Error('unknown sealed secret format');
     const raw = Buffer.from(sealed.slice(3), 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', this.key, raw.subarray(0, 12));

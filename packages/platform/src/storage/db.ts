@@ -20,6 +20,8 @@ export interface Db {
   sqlite: SQLite.Database | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
+  /** Registers cleanup to run when the database closes. */
+  onClose(fn: () => void): void;
   close(): Promise<void>;
 }
 
@@ -95,11 +97,33 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     let writes = 0;
     const handle = countingHandle(sqlite, () => void writes++);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
-    return { kysely, dialect: 'sqlite', sqlite: handle, writes: () => writes, close: () => kysely.destroy() };
+    const cleanups: (() => void)[] = [];
+    return {
+      kysely,
+      dialect: 'sqlite',
+      sqlite: handle,
+      writes: () => writes,
+      onClose: (fn) => void cleanups.push(fn),
+      close: async () => {
+        await kysely.destroy();
+        for (const fn of cleanups) fn();
+      },
+    };
   }
   const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  return { kysely, dialect: 'postgres', sqlite: undefined, writes: () => 0, close: () => kysely.destroy() };
+  const cleanups: (() => void)[] = [];
+  return {
+    kysely,
+    dialect: 'postgres',
+    sqlite: undefined,
+    writes: () => 0,
+    onClose: (fn) => void cleanups.push(fn),
+    close: async () => {
+      await kysely.destroy();
+      for (const fn of cleanups) fn();
+    },
+  };
 }

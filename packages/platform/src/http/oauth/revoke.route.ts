@@ -5,7 +5,8 @@ import { InvalidRequest, OAuthError } from '../../errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
 export function registerRevokeRoute(app: FastifyInstance, services: Services): void {
-  app.post('/admin/oauth/revoke', { config: { oauth: true }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+  app.post('/admin/oauth/revoke', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
     const params = bodyParams(req);
     const { clientId, clientSecret } = clientCredentials(req, params);
     const client = await services.apps.authenticateClient(clientId, clientSecret);

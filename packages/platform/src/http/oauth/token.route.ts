@@ -5,7 +5,8 @@ import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../errors
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
-  app.post('/admin/oauth/token', { config: { oauth: true }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+  app.post('/admin/oauth/token', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+    reply.header('X-Content-Type-Options', 'nosniff');
     const params = bodyParams(req);
     const grantType = params.grant_type;
     if (!grantType) throw new InvalidRequest('grant_type is required');
