@@ -33,9 +33,16 @@ if (process.env.BENCH_BARE === '1') {
   const maxId = (await db.kysely.selectFrom('products').select((eb) => eb.fn.max('id').as('m')).where('store_id', '=', store.id).executeTakeFirstOrThrow()).m as number;
   // A cursor just before the last page, minted the way the API mints them.
   const deepCursor = services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id: maxId - 60 });
+  // Distinct positions near the start and near the end (distinct, so no page is served twice
+  // from the page cache: every request runs its keyset query).
+  const n = Number(process.env.BENCH_CURSORS ?? '0');
+  const minId = maxId - products + 1;
+  const cursorAt = (id: number) => services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id });
+  const startCursors = Array.from({ length: n }, (_, i) => cursorAt(minId + i));
+  const endCursors = Array.from({ length: n }, (_, i) => cursorAt(maxId - 60 - i));
   const app = await buildApp(config, { db });
   await app.listen({ port: 0, host: '127.0.0.1' });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, token: accessToken, deepCursor, products, seedSeconds });
+  send({ type: 'ready', port: (app.server.address() as { port: number }).port, token: accessToken, deepCursor, startCursors, endCursors, products, seedSeconds });
   process.on('disconnect', async () => {
     await app.close();
     await db.close();
