@@ -34,20 +34,27 @@ const SHOP = 'sdk.localhost';
 
 describe('@storegate/app against the real platform', () => {
   let server: RunningServer;
+  let tinyBucket: RunningServer;
   let credentials: { client_id: string; client_secret: string };
+  let privateToken: string;
   let app: StoregateApp;
   const sessions = memorySessionStorage();
   const fetchLocal = localhostFetch();
   let firstCallback: { url: string; headers: { cookie: string } };
 
   beforeAll(async () => {
-    server = await startServer({
-      prepare: (database) => {
-        cli(database, ['stores', 'create', 'sdk', '--owner-email', merchant.email, '--owner-password', merchant.password]);
-        cli(database, ['seed', '--store', 'sdk', '--products', '23']);
-        credentials = cli(database, ['apps', 'create', '--name', 'SDK e2e', '--app-url', 'http://localhost:3000/', '--redirect-uri', REDIRECT_URI, '--scopes', 'read_products write_products read_orders']);
+    let database = '';
+    const starting = startServer({
+      prepare: (db) => {
+        database = db;
+        cli(db, ['stores', 'create', 'sdk', '--owner-email', merchant.email, '--owner-password', merchant.password]);
+        cli(db, ['seed', '--store', 'sdk', '--products', '23']);
+        credentials = cli(db, ['apps', 'create', '--name', 'SDK e2e', '--app-url', 'http://localhost:3000/', '--redirect-uri', REDIRECT_URI, '--scopes', 'read_products write_products read_orders']);
+        privateToken = cli(db, ['private-apps', 'create', '--store', 'sdk', '--name', 'Bucket', '--scopes', 'read_products']).access_token;
       },
     });
+    // A second server on the same database with a 3-deep bucket leaking 1/s, for the 429 test.
+    [server, tinyBucket] = await Promise.all([starting, startServer({ database, args: ['--rate-limit', '3/1'] })]);
     app = createApp(appConfig());
   });
 
@@ -65,6 +72,7 @@ describe('@storegate/app against the real platform', () => {
   }
 
   afterAll(async () => {
+    await tinyBucket?.stop();
     await server?.stop();
   });
 
@@ -188,32 +196,13 @@ describe('@storegate/app against the real platform', () => {
     expect(events).toEqual([SHOP]);
     expect((await sessions.get(SHOP))?.reauthorizationRequired).toBe(true);
   });
-});
 
-describe('@storegate/app against a platform with a 3-deep bucket (--rate-limit 3/1)', () => {
-  let server: RunningServer;
-  let token: string;
-
-  beforeAll(async () => {
-    server = await startServer({
-      args: ['--rate-limit', '3/1'],
-      prepare: (database) => {
-        cli(database, ['stores', 'create', 'tiny', '--owner-email', 'owner@tiny.test', '--owner-password', 'tiny-password']);
-        token = cli(database, ['private-apps', 'create', '--store', 'tiny', '--name', 'Bucket', '--scopes', 'read_products']).access_token;
-      },
-    });
-  });
-
-  afterAll(async () => {
-    await server?.stop();
-  });
-
-  it('429 is a RateLimitError carrying Retry-After in seconds', async () => {
-    expect(token).toMatch(/^sg_pt_/);
+  it('429 (from a server with --rate-limit 3/1) is a RateLimitError carrying Retry-After in seconds', async () => {
+    expect(privateToken).toMatch(/^sg_pt_/);
     const client = createAdminClient({
-      shop: 'tiny.localhost',
-      accessToken: token,
-      apiOrigin: `http://{shop}:${server.port}`,
+      shop: 'sdk.localhost',
+      accessToken: privateToken,
+      apiOrigin: `http://{shop}:${tinyBucket.port}`,
       fetch: localhostFetch(),
       retry: { maxRetries: 0 },
       callLimit: false,
@@ -230,7 +219,7 @@ describe('@storegate/app against a platform with a 3-deep bucket (--rate-limit 3
     }
 
     // With retries on (the default), the client waits Retry-After (seconds, not milliseconds) and gets through.
-    const patient = createAdminClient({ shop: 'tiny.localhost', accessToken: token, apiOrigin: `http://{shop}:${server.port}`, fetch: localhostFetch(), callLimit: false });
+    const patient = createAdminClient({ shop: 'sdk.localhost', accessToken: privateToken, apiOrigin: `http://{shop}:${tinyBucket.port}`, fetch: localhostFetch(), callLimit: false });
     const started = Date.now();
     expect(await patient.get<{ data: unknown[] }>('products')).toHaveProperty('data');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);

@@ -50,9 +50,14 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-export async function startServer(options: { prepare?: (database: string) => void; args?: string[] } = {}): Promise<RunningServer> {
+/**
+ * Starts `storegate serve` on a free port with a fresh SQLite database in a temp folder (filled by
+ * `prepare` first), or on `database` when given: a second server sharing another's database, e.g.
+ * with other flags (that database is left for its owner to remove).
+ */
+export async function startServer(options: { prepare?: (database: string) => void; args?: string[]; database?: string } = {}): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'storegate-e2e-'));
-  const database = join(dir, 'storegate.db');
+  const database = options.database ?? join(dir, 'storegate.db');
   options.prepare?.(database);
   const port = await freePort();
   let out = '';

@@ -1,8 +1,11 @@
 // The example app in-process on a free port, with a stub platform where one is needed: every
 // endpoint's answer to bad input, the signed install request, the page links of both pagination
 // conventions, webhook verification and de-duplication, and uninstall.
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { signQuery, signWebhook } from '@storegate/app';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ExampleConfigError, loadExampleConfig, type ExampleConfig } from '../src/example-config.ts';
@@ -63,6 +66,25 @@ describe('loadExampleConfig', () => {
     }
     expect(problems).toHaveLength(6);
     expect(problems.join('\n')).toMatch(/APP_PORT.*STOREGATE_API_ORIGIN|STOREGATE_API_ORIGIN[\s\S]*APP_PORT/);
+  });
+});
+
+describe('session storage', () => {
+  it('keeps sessions in the SQLite file across restarts (the default), creating its folder', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'example-app-'));
+    const sqlitePath = join(dir, 'nested', 'sessions.db');
+    const config = { ...loadExampleConfig({ STOREGATE_CLIENT_ID: 'id', STOREGATE_CLIENT_SECRET: 'secret', APP_SESSION_DB: sqlitePath }) };
+    expect(config.sessionStorage).toEqual({ sqlitePath });
+    try {
+      const first = createExampleServer(config);
+      await first.app.sessions.set({ shop: SHOP, accessToken: 'sg_at_1', refreshToken: 'sg_rt_1', expiresAt: 2_000_000_000, scope: 'read_products' });
+      first.close();
+      const second = createExampleServer(config);
+      expect(await second.app.sessions.get(SHOP)).toMatchObject({ accessToken: 'sg_at_1' });
+      second.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
