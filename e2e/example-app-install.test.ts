@@ -1,9 +1,11 @@
-// The example app installed into a store in headless Chromium: the real platform and the real
-// example app (`npm run example`'s entry point) as child processes; the merchant logs in to the
-// store admin, presses Install, consents, and lands on the example app's products page; pages
-// through both pagination conventions, sees webhooks arrive, opens the app again, and the
-// app/uninstalled webhook ends the session.
-import { signWebhook } from '@storegate/app';
+// The example app installed into a store in headless Chromium: the real platform (HTTP server and
+// webhook delivery) and the real example app (`npm run example`'s entry point) as child processes.
+// The merchant logs in to the store admin, presses Install, consents, and lands on the example app's
+// products page; pages through both pagination conventions; a product created through the Admin API
+// arrives as a real products/create webhook; opening the app again goes straight in; uninstalling
+// (storegate apps uninstall) sends app/uninstalled and the app forgets the store.
+import { createAdminClient, signWebhook } from '@storegate/app';
+import { localhostFetch } from '@storegate/app/node';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startExampleApp, type RunningExampleApp } from './example-app-process.ts';
@@ -17,6 +19,7 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
   let example: RunningExampleApp;
   let browser: Browser;
   let credentials: { client_id: string; client_secret: string };
+  let privateToken: string;
 
   beforeAll(async () => {
     const appPort = await freePort();
@@ -30,6 +33,7 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
           '--redirect-uri', `http://localhost:${appPort}/auth/callback`,
           '--scopes', 'read_products write_products read_orders read_customers',
         ]);
+        privateToken = cli(database, ['private-apps', 'create', '--store', 'shop', '--name', 'Catalogue sync', '--scopes', 'write_products']).access_token;
       },
     });
     [example, browser] = await Promise.all([
@@ -55,11 +59,11 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     await page.getByRole('link', { name: /^(Install|Open)$/ }).first().click();
   }
 
-  async function postWebhook(topic: string, payload: unknown, id: string): Promise<{ status: number; body: string }> {
+  async function postWebhook(topic: string, payload: unknown, id: string, secret = credentials.client_secret): Promise<{ status: number; body: string }> {
     const body = JSON.stringify(payload);
     return request(example.port, `localhost:${example.port}`, 'POST', '/webhooks', body, {
       'content-type': 'application/json',
-      'x-service-hmac-sha256': await signWebhook(body, credentials.client_secret),
+      'x-service-hmac-sha256': await signWebhook(body, secret),
       'x-service-topic': topic,
       'x-service-shop-domain': 'shop.localhost',
       'x-service-webhook-id': id,
@@ -67,7 +71,7 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     });
   }
 
-  it('installs from the store admin, lists products page by page, shows webhooks, and forgets the shop on app/uninstalled', async () => {
+  it('installs from the store admin, lists products page by page, shows delivered webhooks, and forgets the store on uninstall', async () => {
     const context = await browser.newContext();
     const page = await context.newPage();
 
@@ -107,29 +111,37 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     expect(await page.locator('tbody tr td:first-child').allTextContents()).toEqual(firstPageIds);
     expect(await page.getByRole('link', { name: '← Previous page' }).count()).toBe(0);
 
-    // Webhooks: verified against the raw body and shown; a forged one is refused; a redelivery is shown once.
-    expect((await postWebhook('products/update', { id: firstPageIds[0], title: 'Renamed in the store' }, 'wh_e2e_1')).status).toBe(200);
-    expect((await postWebhook('products/update', { id: firstPageIds[0], title: 'Renamed in the store' }, 'wh_e2e_1')).body).toContain('already received');
-    const forged = await request(example.port, `localhost:${example.port}`, 'POST', '/webhooks', '{"id":"1"}', {
-      'content-type': 'application/json',
-      'x-service-hmac-sha256': await signWebhook('{"id":"1"}', 'not-the-secret'),
-      'x-service-topic': 'products/update',
-      'x-service-shop-domain': 'shop.localhost',
-    });
-    expect(forged.status).toBe(401);
+    // A product created elsewhere (a private app) reaches the example app as a real, signed products/create webhook.
+    const catalogue = createAdminClient({ shop: 'shop.localhost', accessToken: privateToken, apiOrigin: `http://{shop}:${platform.port}`, fetch: localhostFetch() });
+    await catalogue.post('products', { title: 'Delivered by the platform', price: '12.00' });
     await page.getByRole('link', { name: 'Webhooks' }).click();
-    await page.getByRole('heading', { name: 'Webhooks' }).waitFor();
-    expect(await page.locator('tbody tr').count()).toBe(1);
-    expect(await main.textContent()).toContain('Renamed in the store');
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.locator('main').textContent();
+      }, { timeout: 15_000, interval: 300 })
+      .toContain('Delivered by the platform');
+    expect(await main.textContent()).toContain('products/create');
+    expect(example.output()).not.toContain('WEBHOOK_');
+
+    // A webhook signed with another secret is refused.
+    const forged = await postWebhook('products/update', { id: '1', title: 'Forged' }, 'wh_forged', 'not-the-secret');
+    expect(forged.status).toBe(401);
+    await page.reload();
+    expect(await main.textContent()).not.toContain('Forged');
 
     // Open again from the admin: installed with every scope, so straight to the products.
     await openFromAdmin(page, { login: false });
     await page.getByRole('heading', { name: 'Products' }).waitFor();
 
-    // Uninstall: the app forgets the shop's tokens.
-    expect((await postWebhook('app/uninstalled', { id: 'shop', name: 'shop' }, 'wh_e2e_2')).status).toBe(200);
-    await page.reload();
-    await page.getByRole('heading', { name: 'Not installed' }).waitFor();
+    // Uninstall: the platform revokes the tokens and sends app/uninstalled; the app forgets the store.
+    cli(platform.database, ['apps', 'uninstall', '--store', 'shop', '--client-id', credentials.client_id]);
+    await expect
+      .poll(async () => {
+        await page.reload();
+        return page.locator('h1').textContent();
+      }, { timeout: 15_000, interval: 300 })
+      .toBe('Not installed');
     expect(await page.getByRole('link', { name: 'Install (authorize) again' }).count()).toBe(1);
     await context.close();
   });
