@@ -143,6 +143,13 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
       }, { timeout: 15_000, interval: 300 })
       .toBe('Not installed');
     expect(await page.getByRole('link', { name: 'Install (authorize) again' }).count()).toBe(1);
+
+    // And back: the app's own install link (shop named by the app, not by the platform) → consent → products.
+    await page.getByRole('link', { name: 'Install (authorize) again' }).click();
+    await page.getByRole('heading', { name: 'Install Example app?' }).waitFor();
+    await page.getByRole('button', { name: 'Install app' }).click();
+    await page.getByRole('heading', { name: 'Products' }).waitFor();
+    expect(await page.locator('tbody tr').count()).toBe(10);
     await context.close();
   });
 });
