@@ -44,6 +44,16 @@ describe('page cache', () => {
     expect(await titles()).toEqual([...before, 'returned']);
   });
 
+  it('an UPDATE that changes nothing keeps the cache; one that changes a row empties it', async () => {
+    const before = t.db.writes();
+    await t.db.kysely.updateTable('products').set({ title: 'never' }).where('id', '=', -1).execute();
+    expect(t.db.writes()).toBe(before);
+    const first = (await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data[0];
+    await t.db.kysely.updateTable('products').set({ title: 'renamed' }).where('id', '=', Number(first.id)).execute();
+    expect(t.db.writes()).toBeGreaterThan(before);
+    expect((await titles())[0]).toBe('renamed');
+  });
+
   it('sees a commit made by another process on the same database file', async () => {
     const before = await titles();
     const outside = new Database(join(dir, 'cache.db'));

@@ -32,7 +32,7 @@ export interface Db {
  *   (bounded, least recently used first out). Safe because statements run synchronously to
  *   completion (nothing here iterates a statement lazily).
  * - Every execution of a statement that writes (`!readonly`, which includes INSERT … RETURNING)
- *   and every `exec` is counted, so caches can tell that the data may have changed.
+ *   and changed a row, and every `exec`, is counted, so caches can tell the data may have changed.
  */
 function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
@@ -40,22 +40,37 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
   const exec = db.exec.bind(db);
   const counted = (stmt: SQLite.Statement): SQLite.Statement => {
     if (stmt.readonly) return stmt;
-    const call =
-      <K extends 'run' | 'all' | 'get' | 'iterate'>(k: K) =>
-      (...args: unknown[]) => {
-        onWrite();
-        return (stmt[k] as (...a: unknown[]) => unknown)(...args);
-      };
+    // Counted after the statement ran, and only when it changed something (an idle poll such as
+    // an UPDATE that matched no row does not empty caches).
+    const run = (...args: unknown[]) => {
+      const r = (stmt.run as (...a: unknown[]) => SQLite.RunResult)(...args);
+      if (r.changes > 0) onWrite();
+      return r;
+    };
+    const all = (...args: unknown[]) => {
+      const rows = (stmt.all as (...a: unknown[]) => unknown[])(...args);
+      if (rows.length > 0) onWrite();
+      return rows;
+    };
+    const get = (...args: unknown[]) => {
+      const row = (stmt.get as (...a: unknown[]) => unknown)(...args);
+      if (row !== undefined) onWrite();
+      return row;
+    };
+    const iterate = (...args: unknown[]) => {
+      onWrite();
+      return (stmt.iterate as (...a: unknown[]) => unknown)(...args);
+    };
     return {
       get reader() {
         return stmt.reader;
       },
       readonly: false,
       source: stmt.source,
-      run: call('run'),
-      all: call('all'),
-      get: call('get'),
-      iterate: call('iterate'),
+      run,
+      all,
+      get,
+      iterate,
     } as unknown as SQLite.Statement;
   };
   return new Proxy(db, {
