@@ -31,7 +31,7 @@ describe('storegate CLI on SQLite', () => {
   it('migrate, then stores create with --json', () => {
     const m = run(['migrate', '--json']);
     expect(m.code).toBe(0);
-    expect(JSON.parse(m.stdout)).toEqual({ applied: ['2026-11-22T00-initial', '2026-11-22T01-webhook-subscriptions', '2026-11-22T02-webhook-deliveries'] });
+    expect(JSON.parse(m.stdout)).toEqual({ applied: ['2026-11-22T00-initial', '2026-11-22T01-webhook-subscriptions', '2026-11-22T02-webhook-deliveries', '2026-11-22T03-webhook-outbox-indexes'] });
     expect(JSON.parse(run(['migrate', '--json']).stdout)).toEqual({ applied: [] });
     const res = run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
     expect(res.code).toBe(0);

@@ -4,11 +4,13 @@ import type { Db } from './db.ts';
 import * as initial from './migrations/2026-11-22T00-initial.ts';
 import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscriptions.ts';
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';
+import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
+  '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -156,7 +156,8 @@ export class DeliveryLog {
       const e = await trx
         .deleteFrom('webhook_events')
         .where('created_at', '<', cutoff)
-        .where(({ not, exists, selectFrom }) => not(exists(selectFrom('webhook_deliveries as wd').select('wd.id').whereRef('wd.event_id', '=', 'webhook_events.id'))))
+        // NOT IN over one subquery (built once), not a correlated NOT EXISTS per event.
+        .where('id', 'not in', trx.selectFrom('webhook_deliveries').select('event_id'))
         .executeTakeFirst();
       return { attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows), deliveries: Number(d.numDeletedRows), events: Number(e.numDeletedRows) };
     });

@@ -4,7 +4,7 @@
 // outcomes in batches (attempt rows, next state, subscription health) in one transaction each.
 import { randomBytes } from 'node:crypto';
 import { lookup } from 'node:dns/promises';
-import { sql, type Kysely } from 'kysely';
+import { CompiledQuery, sql, type Kysely } from 'kysely';
 import type { Config } from '../config.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { checkWebhookAddress, isNonPublicAddress } from '../domain/ssrf.ts';
@@ -67,6 +67,8 @@ type Outcome =
   | { job: Pick<Job, 'id' | 'subscriptionId' | 'attempts'>; cancelled: string }
   | { job: Pick<Job, 'id' | 'subscriptionId' | 'attempts'>; cancelled?: undefined; attemptedAt: number; result: SendResult; next: NextState };
 
+type SqliteStatement = { run(...params: unknown[]): { changes: number }; all(...params: unknown[]): unknown[] };
+
 interface OriginQueue {
   inflight: number;
   queue: Job[];
@@ -112,6 +114,8 @@ export class WebhookWorker {
   private unsubscribe: (() => void) | undefined;
   private lastPrune = 0;
   private idleWaiters: (() => void)[] = [];
+  private sqliteStatements: { claim: SqliteStatement; load: SqliteStatement } | undefined;
+  private writeStatements: Record<WriteKind, SqliteStatement> | undefined;
 
   constructor(private readonly options: WebhookWorkerOptions) {
     this.db = options.db;
@@ -219,6 +223,35 @@ export class WebhookWorker {
   private async claim(limit: number): Promise<Job[]> {
     const now = this.clock();
     const excluded = [...this.origins.values()].filter((o) => o.queue.length + o.inflight >= this.perOriginBuffer).flatMap((o) => [...o.subscriptions]);
+    const rows = this.db.sqlite && !this.db.sqlite.inTransaction ? this.claimSqlite(this.db.sqlite, limit, excluded, now) : await this.claimKysely(limit, excluded, now);
+    return this.prepareJobs(rows);
+  }
+
+  /**
+   * SQLite: one synchronous claim and load on the raw connection. Safe only while no transaction
+   * of the (shared) connection is open, which the caller checks: nothing can interleave with
+   * synchronous statements, so the claim never sees or joins an uncommitted change.
+   */
+  private claimSqlite(sqlite: NonNullable<Db['sqlite']>, limit: number, excluded: number[], now: number): LoadedRow[] {
+    const st = (this.sqliteStatements ??= {
+      claim: sqlite.prepare<unknown[]>(`
+        update webhook_deliveries set claimed_by = ?, claimed_until = ?
+        where id in (
+          select id from webhook_deliveries
+          where status = 'pending' and next_attempt_at <= ? and (claimed_until is null or claimed_until < ?)
+            and subscription_id not in (select value from json_each(?))
+          order by next_attempt_at, id
+          limit ?
+        )
+        returning id`),
+      load: sqlite.prepare<unknown[]>(`${LOAD_SQL} where d.id in (select value from json_each(?)) order by d.next_attempt_at, d.id`),
+    });
+    const ids = withoutSync(sqlite, () => st.claim.all(this.id, now + this.leaseMs, now, now, JSON.stringify(excluded), limit) as { id: number }[]).map((r) => r.id);
+    if (ids.length === 0) return [];
+    return st.load.all(JSON.stringify(ids)) as LoadedRow[];
+  }
+
+  private async claimKysely(limit: number, excluded: number[], now: number): Promise<LoadedRow[]> {
     const notIn = excluded.length > 0 ? sql`and subscription_id not in (${sql.join(excluded)})` : sql``;
     const lock = this.db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
     // `status = 'pending'` is written out so that SQLite can use the partial index.
@@ -253,6 +286,10 @@ export class WebhookWorker {
       .orderBy('d.next_attempt_at')
       .orderBy('d.id')
       .execute();
+    return rows as LoadedRow[];
+  }
+
+  private prepareJobs(rows: LoadedRow[]): Job[] {
     const jobs: Job[] = [];
     const cancelled: Outcome[] = [];
     for (const r of rows) {
@@ -383,59 +420,139 @@ export class WebhookWorker {
   }
 
   private async write(batch: Outcome[]): Promise<void> {
-    const now = this.clock();
-    const disableAfter = this.options.config.webhooks.disableAfterDead;
-    await this.k.transaction().execute(async (trx) => {
-      const attempts = batch.flatMap((o) =>
-        o.cancelled === undefined
-          ? [{ delivery_id: o.job.id, attempted_at: o.attemptedAt, status_code: o.result.status, latency_ms: o.result.latencyMs, response_body: o.result.responseBody, error: o.result.error }]
-          : [],
+    const plan = writePlan(batch, { now: this.clock(), worker: this.id, disableAfter: this.options.config.webhooks.disableAfterDead });
+    const sqlite = this.db.sqlite;
+    if (sqlite && !sqlite.inTransaction) {
+      // One synchronous transaction (one sync to disk) on the raw connection; see claimSqlite.
+      const statements = (this.writeStatements ??= Object.fromEntries(Object.entries(WRITE_SQL).map(([k, text]) => [k, sqlite.prepare<unknown[]>(text)])) as unknown as Record<WriteKind, SqliteStatement>);
+      withoutSync(sqlite, () =>
+        sqlite.transaction(() => {
+          let step = plan.next(0);
+          while (!step.done) step = plan.next(statements[step.value.kind].run(...step.value.args).changes);
+        })(),
       );
-      for (let i = 0; i < attempts.length; i += 100) await trx.insertInto('webhook_attempts').values(attempts.slice(i, i + 100)).execute();
-      const mine = (q: any) => q.where('claimed_by', '=', this.id).where('status', '=', 'pending');
-      const delivered = batch.filter((o) => o.cancelled === undefined && o.next.status === 'delivered') as Extract<Outcome, { result: SendResult }>[];
-      // The common case in one statement per distinct attempt count and status code.
-      const groups = new Map<string, number[]>();
-      for (const o of delivered) {
-        const key = `${o.job.attempts + 1}:${o.result.status}`;
-        (groups.get(key) ?? groups.set(key, []).get(key)!).push(o.job.id);
-      }
-      for (const [key, ids] of groups) {
-        const [attempts, status] = key.split(':').map(Number);
-        await mine(trx.updateTable('webhook_deliveries').set({ status: 'delivered', attempts: attempts!, last_status: status!, last_error: null, claimed_by: null, claimed_until: null, updated_at: now }).where('id', 'in', ids)).execute();
-      }
-      if (delivered.length > 0) {
-        const subs = [...new Set(delivered.map((o) => o.job.subscriptionId))];
-        await trx.updateTable('webhook_subscriptions').set({ dead_streak: 0 }).where('id', 'in', subs).where('dead_streak', '>', 0).execute();
-      }
-      for (const o of batch) {
-        if (o.cancelled !== undefined) {
-          await mine(trx.updateTable('webhook_deliveries').set({ status: 'cancelled', last_error: o.cancelled, claimed_by: null, claimed_until: null, updated_at: now }).where('id', '=', o.job.id)).execute();
-          continue;
+    } else {
+      const pg = this.db.dialect === 'postgres';
+      await this.k.transaction().execute(async (trx) => {
+        let step = plan.next(0);
+        while (!step.done) {
+          let n = 0;
+          const text = pg ? WRITE_SQL[step.value.kind].replace(/\?/g, () => `$${++n}`) : WRITE_SQL[step.value.kind];
+          const res = await trx.executeQuery(CompiledQuery.raw(text, step.value.args));
+          step = plan.next(Number(res.numAffectedRows ?? 0n));
         }
-        if (o.next.status === 'delivered') continue;
-        const common = { attempts: o.job.attempts + 1, last_status: o.result.status, last_error: o.result.error ?? (o.result.status !== null ? `HTTP ${o.result.status}` : null), claimed_by: null, claimed_until: null, updated_at: now };
-        if (o.next.status === 'pending') {
-          await mine(trx.updateTable('webhook_deliveries').set({ ...common, next_attempt_at: o.next.nextAttemptAt }).where('id', '=', o.job.id)).execute();
-          continue;
-        }
-        const res = await mine(trx.updateTable('webhook_deliveries').set({ ...common, status: 'dead' }).where('id', '=', o.job.id)).executeTakeFirst();
-        if (Number(res.numUpdatedRows) === 0) continue;
-        if (o.next.disable) {
-          await trx.updateTable('webhook_subscriptions').set({ disabled_at: now, disabled_reason: o.next.disable, updated_at: now }).where('id', '=', o.job.subscriptionId).where('disabled_at', 'is', null).execute();
-        } else {
-          await trx.updateTable('webhook_subscriptions').set((eb) => ({ dead_streak: eb('dead_streak', '+', 1) })).where('id', '=', o.job.subscriptionId).execute();
-          await trx
-            .updateTable('webhook_subscriptions')
-            .set({ disabled_at: now, disabled_reason: `${disableAfter} deliveries in a row failed every retry`, updated_at: now })
-            .where('id', '=', o.job.subscriptionId)
-            .where('dead_streak', '>=', disableAfter)
-            .where('disabled_at', 'is', null)
-            .execute();
-        }
-        this.logger.warn({ delivery_id: o.job.id, subscription_id: o.job.subscriptionId, disabled: o.next.disable ?? null }, 'webhook delivery is dead');
+      });
+    }
+    for (const o of batch) {
+      if (o.cancelled === undefined && o.next.status === 'dead') this.logger.warn({ delivery_id: o.job.id, subscription_id: o.job.subscriptionId, disabled: o.next.disable ?? null }, 'webhook delivery is dead');
+    }
+  }
+}
+
+const LOAD_SQL = `
+  select d.id, d.webhook_id, d.event_id, d.topic, d.subscription_id, d.attempts, d.app_id, d.private_app_id,
+    e.payload, e.created_at as event_at, st.name as store_name,
+    s.id as sub_id, s.address, s.api_version, s.disabled_at,
+    a.client_secret_enc, i.id as installation_id, i.uninstalled_at, i.installed_at,
+    p.id as private_id, p.webhook_secret_enc, p.revoked_at
+  from webhook_deliveries d
+  join webhook_events e on e.id = d.event_id
+  join stores st on st.id = d.store_id
+  left join webhook_subscriptions s on s.id = d.subscription_id
+  left join apps a on a.id = d.app_id
+  left join installations i on i.store_id = d.store_id and i.app_id = d.app_id
+  left join private_apps p on p.id = d.private_app_id`;
+
+/** What a claim loads for each delivery. */
+interface LoadedRow {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  topic: string;
+  subscription_id: number;
+  attempts: number;
+  app_id: number | null;
+  private_app_id: number | null;
+  payload: string;
+  event_at: number;
+  store_name: string;
+  sub_id: number | null;
+  address: string | null;
+  api_version: string | null;
+  disabled_at: number | null;
+  client_secret_enc: string | null;
+  installation_id: number | null;
+  uninstalled_at: number | null;
+  installed_at: number | null;
+  private_id: number | null;
+  webhook_secret_enc: string | null;
+  revoked_at: number | null;
+}
+
+// Outcome writes, the same SQL on both dialects (`?` becomes `$n` on PostgreSQL). Every delivery
+// update is guarded by `claimed_by`: a worker whose lease ran out does not overwrite the new holder.
+const WRITE_SQL = {
+  attempt: 'insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_body, error) values (?, ?, ?, ?, ?, ?)',
+  delivered: "update webhook_deliveries set status = 'delivered', attempts = ?, last_status = ?, last_error = null, claimed_by = null, claimed_until = null, updated_at = ? where id = ? and claimed_by = ? and status = 'pending'",
+  cancelled: "update webhook_deliveries set status = 'cancelled', last_error = ?, claimed_by = null, claimed_until = null, updated_at = ? where id = ? and claimed_by = ? and status = 'pending'",
+  retry: "update webhook_deliveries set attempts = ?, last_status = ?, last_error = ?, next_attempt_at = ?, claimed_by = null, claimed_until = null, updated_at = ? where id = ? and claimed_by = ? and status = 'pending'",
+  dead: "update webhook_deliveries set status = 'dead', attempts = ?, last_status = ?, last_error = ?, claimed_by = null, claimed_until = null, updated_at = ? where id = ? and claimed_by = ? and status = 'pending'",
+  resetStreak: 'update webhook_subscriptions set dead_streak = 0 where id = ? and dead_streak > 0',
+  bumpStreak: 'update webhook_subscriptions set dead_streak = dead_streak + 1 where id = ?',
+  disable: 'update webhook_subscriptions set disabled_at = ?, disabled_reason = ?, updated_at = ? where id = ? and disabled_at is null',
+  disableAfterStreak: 'update webhook_subscriptions set disabled_at = ?, disabled_reason = ?, updated_at = ? where id = ? and dead_streak >= ? and disabled_at is null',
+} as const;
+type WriteKind = keyof typeof WRITE_SQL;
+type WriteStep = { kind: WriteKind; args: (string | number | null)[] };
+
+/**
+ * The statements that record a batch of outcomes, in order; each `yield` receives the number of
+ * rows the statement changed (subscription health moves only when the delivery row was ours).
+ */
+function* writePlan(batch: Outcome[], ctx: { now: number; worker: string; disableAfter: number }): Generator<WriteStep, void, number> {
+  const { now, worker } = ctx;
+  const healthy = new Set<number>();
+  for (const o of batch) {
+    if (o.cancelled !== undefined) {
+      yield { kind: 'cancelled', args: [o.cancelled, now, o.job.id, worker] };
+      continue;
+    }
+    const r = o.result;
+    yield { kind: 'attempt', args: [o.job.id, o.attemptedAt, r.status, r.latencyMs, r.responseBody, r.error] };
+    const attempts = o.job.attempts + 1;
+    const error = r.error ?? (r.status !== null ? `HTTP ${r.status}` : null);
+    if (o.next.status === 'delivered') {
+      if ((yield { kind: 'delivered', args: [attempts, r.status, now, o.job.id, worker] }) > 0) healthy.add(o.job.subscriptionId);
+    } else if (o.next.status === 'pending') {
+      yield { kind: 'retry', args: [attempts, r.status, error, o.next.nextAttemptAt, now, o.job.id, worker] };
+    } else if ((yield { kind: 'dead', args: [attempts, r.status, error, now, o.job.id, worker] }) > 0) {
+      healthy.delete(o.job.subscriptionId);
+      if (o.next.disable) {
+        yield { kind: 'disable', args: [now, o.next.disable, now, o.job.subscriptionId] };
+      } else {
+        yield { kind: 'bumpStreak', args: [o.job.subscriptionId] };
+        yield { kind: 'disableAfterStreak', args: [now, `${ctx.disableAfter} deliveries in a row failed every retry`, now, o.job.subscriptionId, ctx.disableAfter] };
       }
-    });
+    }
+  }
+  for (const id of healthy) yield { kind: 'resetStreak', args: [id] };
+}
+
+/**
+ * Runs the worker's own bookkeeping (claims, outcomes) without a sync to disk per commit. Losing
+ * the last of these in a power cut costs at most a repeated send of a delivery (same webhook id:
+ * the receiver de-duplicates), never a lost event: the outbox rows themselves were written with
+ * the change, at the database's full durability, which is restored right after (synchronously,
+ * so no other statement runs in between).
+ */
+function withoutSync<T>(sqlite: NonNullable<Db['sqlite']>, fn: () => T): T {
+  const before = sqlite.pragma('synchronous', { simple: true }) as number;
+  if (before <= 1) return fn();
+  sqlite.pragma('synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    sqlite.pragma(`synchronous = ${before}`);
   }
 }
 
