@@ -188,6 +188,40 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     expect(rx.on('/redirect-target')).toHaveLength(0);
   });
 
+  it('a slow receiver holds at most its per-origin share; the others are not starved', async () => {
+    const slowRx = await Receiver.start();
+    let inFlight = 0;
+    let maxInFlight = 0;
+    slowRx.handler = (_req, res) => {
+      inFlight++;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      setTimeout(() => {
+        inFlight--;
+        res.end('late');
+      }, 250);
+    };
+    try {
+      for (const [path, r] of [['/slow', slowRx], ['/fast', rx]] as const) {
+        const res = await api(t, f, privToken, 'POST', `${V}/webhooks`, { address: r.url(path), topic: 'customers/create' });
+        expect(res.statusCode).toBe(201);
+      }
+      const store = (await t.services.accounts.findStoreByName(f.storeName))!;
+      await t.db.kysely.transaction().execute(async (trx) => {
+        for (let i = 0; i < 30; i++) await t.services.webhooks.enqueue(trx, { storeId: store.id, topic: 'customers/create', payload: { id: String(i) } });
+      });
+      const w = worker({ perOrigin: 3, maxInFlight: 8 });
+      await w.start();
+      await until(() => rx.on('/fast').length === 30, 3000, 'every fast delivery');
+      // All 30 fast ones arrived while the slow receiver (3 at a time, 250 ms each) was still at it.
+      expect(slowRx.received.length).toBeLessThan(30);
+      await until(() => slowRx.received.length === 30, 8000, 'every slow delivery');
+      expect(maxInFlight).toBe(3);
+    } finally {
+      await slowRx.close();
+      await t.db.kysely.deleteFrom('webhook_subscriptions').where('address', 'in', [slowRx.url('/slow'), rx.url('/fast')]).execute();
+    }
+  });
+
   it('410 disables the subscription at once; a run of dead deliveries disables it too', async () => {
     const gone = await subscribe(privToken, 'customers/update', '/gone');
     const broken = await subscribe(privToken, 'customers/update', '/broken');

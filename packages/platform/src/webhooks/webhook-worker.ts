@@ -34,7 +34,7 @@ export interface WebhookWorkerOptions {
   batchSize?: number;
   /** Requests in flight over all receivers (default 64). */
   maxInFlight?: number;
-  /** Requests in flight per origin (scheme, host, port), default 4. */
+  /** Requests in flight per origin (scheme, host, port), default 8: a slow receiver holds at most 8 of the 64. */
   perOrigin?: number;
   /** How often to look for due rows when nothing woke the worker (default 500 ms). */
   pollMs?: number;
@@ -123,7 +123,7 @@ export class WebhookWorker {
     this.random = options.random ?? Math.random;
     this.batchSize = options.batchSize ?? 100;
     this.maxInFlight = options.maxInFlight ?? 64;
-    this.perOrigin = options.perOrigin ?? 4;
+    this.perOrigin = options.perOrigin ?? 8;
     this.perOriginBuffer = this.perOrigin * 8;
     this.maxBuffered = this.maxInFlight * 4;
     this.pollMs = options.pollMs ?? 500;
