@@ -22,6 +22,8 @@ import { registerTokenRoute } from './http/oauth/token.route.ts';
 import { registerHealthRoutes } from './http/platform/health.route.ts';
 import { registerStoreAdminRoutes } from './http/store-admin/admin.route.ts';
 import { registerLoginRoutes } from './http/store-admin/login.route.ts';
+import { registerPartnerDashboard } from './http/partner/partner-dashboard.route.ts';
+import { registerAssetRoutes } from './http/views/assets.route.ts';
 import { html, page } from './http/views/html.ts';
 import { AccountService, type StoreRow } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
@@ -214,6 +216,8 @@ export async function buildApp(config: Config, deps: Deps): Promise<FastifyInsta
   registerHealthRoutes(app, services);
   registerLoginRoutes(app, services);
   registerStoreAdminRoutes(app, services);
+  registerPartnerDashboard(app, services);
+  registerAssetRoutes(app);
   registerAuthorizeRoutes(app, services);
   registerTokenRoute(app, services);
   registerRevokeRoute(app, services);

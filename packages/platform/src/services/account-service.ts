@@ -97,6 +97,13 @@ export class AccountService {
     return ok && merchant && merchant.id === store.owner_merchant_id ? merchant.id : undefined;
   }
 
+  /** The partner's id when the credentials match; same work whether or not the email exists. */
+  async authenticatePartner(email: string, password: string): Promise<number | undefined> {
+    const partner = await this.db.kysely.selectFrom('partners').select(['id', 'password_hash']).where('email', '=', email.toLowerCase()).executeTakeFirst();
+    const ok = await verifyPassword(password.slice(0, 200), partner?.password_hash ?? (await DUMMY_PASSWORD_HASH()));
+    return ok && partner ? partner.id : undefined;
+  }
+
   async startSession(kind: 'merchant' | 'partner', subjectId: number, storeId: number | null): Promise<string> {
     const id = newToken('session');
     const now = this.clock();

@@ -52,6 +52,22 @@ export function checkAppUrl(value: string | undefined, mode: Config['mode']): st
   return undefined;
 }
 
+/** A private app's name and scopes, checked: field → messages (empty when valid). */
+export function checkPrivateApp(input: { name: string; scopes: string }): { errors: Record<string, string[]>; name: string; scopes: Scope[] } {
+  const errors: Record<string, string[]> = {};
+  const name = input.name?.trim() ?? '';
+  if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
+  let scopes: Scope[] = [];
+  try {
+    scopes = parseScopes(input.scopes ?? '');
+    if (scopes.length === 0) errors.scopes = ['choose at least one scope'];
+  } catch (err) {
+    if (!(err instanceof ScopeParseError)) throw err;
+    errors.scopes = [err.message];
+  }
+  return { errors, name, scopes };
+}
+
 export class AppService {
   /** Where `app/uninstalled` is enqueued (set by createServices). */
   webhooks: WebhookOutbox | undefined;
@@ -107,14 +123,12 @@ export class AppService {
     this.webhooks?.afterCommit();
   }
 
-  async createApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; partnerId?: number | null }): Promise<{ app: AppRow; clientSecret: string }> {
+  /** A new app's fields, checked: field → messages (empty when valid). */
+  checkApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string }): { errors: Record<string, string[]>; name: string; scopes: Scope[] } {
     const errors: Record<string, string[]> = {};
     const name = input.name?.trim() ?? '';
     if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
-    const appUrlError = checkAppUrl(input.appUrl, this.config.mode);
-    if (appUrlError) errors.app_url = [appUrlError];
-    const redirectError = checkAppUrl(input.redirectUri, this.config.mode);
-    if (redirectError) errors.redirect_uri = [redirectError];
+    Object.assign(errors, this.urlErrors(input.appUrl, input.redirectUri));
     let scopes: Scope[] = [];
     try {
       scopes = parseScopes(input.scopes ?? '');
@@ -122,6 +136,11 @@ export class AppService {
       if (!(err instanceof ScopeParseError)) throw err;
       errors.scopes = [err.message];
     }
+    return { errors, name, scopes };
+  }
+
+  async createApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; partnerId?: number | null }): Promise<{ app: AppRow; clientSecret: string }> {
+    const { errors, name, scopes } = this.checkApp(input);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const clientId = randomBytes(16).toString('hex');
     const clientSecret = newToken('clientSecret');
@@ -208,17 +227,7 @@ export class AppService {
   }
 
   async createPrivateApp(input: { storeId: number; name: string; scopes: string }): Promise<{ id: number; accessToken: string; webhookSecret: string }> {
-    const errors: Record<string, string[]> = {};
-    const name = input.name?.trim() ?? '';
-    if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
-    let scopes: Scope[] = [];
-    try {
-      scopes = parseScopes(input.scopes ?? '');
-      if (scopes.length === 0) errors.scopes = ['choose at least one scope'];
-    } catch (err) {
-      if (!(err instanceof ScopeParseError)) throw err;
-      errors.scopes = [err.message];
-    }
+    const { errors, name, scopes } = checkPrivateApp(input);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
     const webhookSecret = newToken('webhookSecret');
@@ -236,5 +245,91 @@ export class AppService {
       .returning('id')
       .executeTakeFirstOrThrow();
     return { id: row.id, accessToken, webhookSecret };
+  }
+
+  // ---- store admin and partner dashboard (issue 5) ----
+
+  /** Public apps a merchant can install (every registered app). */
+  listPublicApps(): Promise<Pick<AppRow, 'id' | 'client_id' | 'name' | 'scopes'>[]> {
+    return this.db.kysely.selectFrom('apps').select(['id', 'client_id', 'name', 'scopes']).orderBy('name').orderBy('id').execute();
+  }
+
+  /** Apps installed in a store now, with the scopes granted. */
+  listInstalled(storeId: number): Promise<{ app_id: number; client_id: string; name: string; scopes: string; installed_at: number }[]> {
+    return this.db.kysely
+      .selectFrom('installations as i')
+      .innerJoin('apps as a', 'a.id', 'i.app_id')
+      .select(['i.app_id', 'a.client_id', 'a.name', 'i.scopes', 'i.installed_at'])
+      .where('i.store_id', '=', storeId)
+      .where('i.uninstalled_at', 'is', null)
+      .orderBy('a.name')
+      .execute();
+  }
+
+  listPrivateApps(storeId: number) {
+    return this.db.kysely
+      .selectFrom('private_apps')
+      .select(['id', 'name', 'scopes', 'created_at', 'revoked_at'])
+      .where('store_id', '=', storeId)
+      .orderBy('id', 'desc')
+      .limit(200)
+      .execute();
+  }
+
+  /** Revokes a store's private app: its token stops working at once. Unknown or foreign id → 404. */
+  async revokePrivateApp(storeId: number, id: number): Promise<void> {
+    const res = await this.db.kysely
+      .updateTable('private_apps')
+      .set({ revoked_at: this.clock() })
+      .where('id', '=', id)
+      .where('store_id', '=', storeId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) throw new NotFoundError('No active private app with this id in this store');
+  }
+
+  listPartnerApps(partnerId: number): Promise<AppRow[]> {
+    return this.db.kysely.selectFrom('apps').selectAll().where('partner_id', '=', partnerId).orderBy('id').execute();
+  }
+
+  /** A partner's own app by client id; another partner's app or an unknown id is a 404. */
+  async findPartnerApp(partnerId: number, clientId: string | undefined): Promise<AppRow> {
+    const app = await this.findByClientId(clientId);
+    if (!app || app.partner_id !== partnerId) throw new NotFoundError('No app with this client id');
+    return app;
+  }
+
+  /** Checks an App URL and redirect URL pair (seed §1); field → messages, empty when both are fine. */
+  urlErrors(appUrl: string | undefined, redirectUri: string | undefined): Record<string, string[]> {
+    const errors: Record<string, string[]> = {};
+    const a = checkAppUrl(appUrl, this.config.mode);
+    if (a) errors.app_url = [a];
+    const r = checkAppUrl(redirectUri, this.config.mode);
+    if (r) errors.redirect_uri = [r];
+    return errors;
+  }
+
+  async updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void> {
+    const errors = this.urlErrors(appUrl, redirectUri);
+    if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
+    await this.db.kysely.updateTable('apps').set({ app_url: appUrl, redirect_uri: redirectUri }).where('id', '=', appId).execute();
+  }
+
+  /**
+   * A new client secret. The current one becomes the previous secret and keeps authenticating for
+   * `graceMs` (24 h by default), so running apps can roll over; an older previous secret ends now.
+   */
+  async rotateSecret(appId: number, graceMs = 24 * 3600_000): Promise<string> {
+    const secret = newToken('clientSecret');
+    await this.db.kysely.transaction().execute(async (trx) => {
+      const row = await trx.selectFrom('apps').select(['client_secret_enc']).where('id', '=', appId).executeTakeFirst();
+      if (!row) throw new NotFoundError('No app with this id');
+      await trx
+        .updateTable('apps')
+        .set({ client_secret_enc: this.box.seal(secret), previous_secret_enc: row.client_secret_enc, previous_secret_expires_at: this.clock() + graceMs })
+        .where('id', '=', appId)
+        .execute();
+    });
+    return secret;
   }
 }

@@ -5,12 +5,14 @@ import * as initial from './migrations/2026-11-22T00-initial.ts';
 import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscriptions.ts';
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
+import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
   '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
+  '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -165,4 +165,6 @@ export interface Database {
     response_body: string | null;
     error: string | null;
   };
+  login_attempts: { key: string; failures: number; window_started_at: number; locked_until: number | null };
+  one_time_reveals: { id_hash: string; session_hash: string; payload_enc: string; expires_at: number };
 }

@@ -31,7 +31,7 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml
   return new SafeHtml(out);
 }
 
-export function page(title: string, body: SafeHtml, options: { header?: SafeHtml } = {}): string {
+export function page(title: string, body: SafeHtml, options: { header?: SafeHtml; nav?: SafeHtml; scripts?: readonly string[]; wide?: boolean } = {}): string {
   return `<!doctype html>
 ${html`<html lang="en">
 <head>
@@ -39,10 +39,12 @@ ${html`<html lang="en">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · storegate</title>
 <link rel="stylesheet" href="/assets/app.css">
-</head>
+${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+`)}</head>
 <body>
+<a class="skip" href="#main">Skip to content</a>
 <header class="top"><span class="brand">storegate</span>${options.header ?? ''}</header>
-<main id="main">
+${options.nav ?? ''}<main id="main"${options.wide ? html` class="wide"` : ''}>
 ${body}
 </main>
 </body>

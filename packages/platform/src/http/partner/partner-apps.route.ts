@@ -1,0 +1,175 @@
+// The partner's apps (PRODUCT.md §3, §8): create, edit the App URL and redirect URL (checked as
+// seed §1 demands), reveal the client secret (shown once per reveal) and rotate it (the old one
+// keeps authenticating for 24 hours so running apps can roll over).
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../app.ts';
+import { OneTimeReveals } from '../../services/one-time-reveal.ts';
+import { PartnerDeliveries } from '../../services/partner-deliveries.ts';
+import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
+import { hiddenFields, html } from '../views/html.ts';
+import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
+import { currentPartner, redirectToPartnerLogin } from './partner-session.ts';
+
+export const SECRET_GRACE_MS = 24 * 3600_000;
+const platform = { config: { area: 'platform' as const } };
+const NOTICES: Record<string, string> = { saved: 'The App URL and redirect URL were saved.' };
+const REVEAL_TITLES: Record<string, [string, string]> = {
+  created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
+  revealed: ['Client secret', 'This is the current client secret. It is shown once; reveal it again when you need it.'],
+  rotated: ['New client secret', 'The secret was rotated. The previous secret keeps working for 24 hours; update your app before then.'],
+};
+
+/** The logged-in partner and their email, or a redirect to the login page. */
+export async function partnerOrLogin(services: Services, req: FastifyRequest, reply: FastifyReply) {
+  const session = await currentPartner(services, req);
+  if (!session) {
+    redirectToPartnerLogin(req, reply);
+    return undefined;
+  }
+  const row = await services.db.kysely.selectFrom('partners').select(['email']).where('id', '=', session.partnerId).executeTakeFirst();
+  return { ...session, email: row?.email ?? '' };
+}
+
+export function registerPartnerAppRoutes(app: FastifyInstance, services: Services): void {
+  const reveals = new OneTimeReveals(services.db, services.box, services.clock);
+  const deliveries = new PartnerDeliveries(services.db);
+
+  app.get('/partner', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const apps = await services.apps.listPartnerApps(partner.partnerId);
+    const disabled = await deliveries.disabledSubscriptions(apps.map((a) => a.id));
+    const nameOf = new Map(apps.map((a) => [a.id, a]));
+    const body = html`<h1>Your apps</h1>
+${disabled.map((s) => {
+  const a = nameOf.get(Number(s.app_id));
+  return html`<p class="notice" role="status"><strong>Webhook subscription disabled:</strong> ${a?.name ?? ''} · ${s.topic} → <code>${s.address}</code> in ${s.store_name}, ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}. <a href="/partner/apps/${a?.client_id ?? ''}/deliveries?status=dead">See its dead deliveries</a></p>`;
+})}
+${apps.length === 0
+  ? html`<p>No apps yet. <a href="/partner/apps/new">Create your first app</a>.</p>`
+  : html`<table>
+<thead><tr><th scope="col">App</th><th scope="col">Client ID</th><th scope="col">App URL</th><th scope="col">Links</th></tr></thead>
+<tbody>
+${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td><td>${a.app_url}</td><td><a href="/partner/apps/${a.client_id}" aria-label="Settings of ${a.name}">Settings</a> · <a href="/partner/apps/${a.client_id}/deliveries" aria-label="Webhook deliveries of ${a.name}">Webhook deliveries</a></td></tr>`)}
+</tbody>
+</table>`}`;
+    return sendPartnerPage(reply, partner.email, 'apps', 'Your apps', body);
+  });
+
+  app.get('/partner/apps/new', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const q = req.query as Record<string, unknown>;
+    const values = { name: formString(q.name, 200), appUrl: formString(q.app_url), redirectUri: formString(q.redirect_uri), scopes: formList(q.scopes) };
+    const errors = q.check === '1' ? services.apps.checkApp({ ...values, scopes: values.scopes.join(' ') }).errors : {};
+    const body = html`<h1>Create an app</h1>
+<form method="post" action="/partner/apps">
+${hiddenFields({ _csrf: reply.generateCsrf() })}
+${textField({ id: 'name', name: 'name', label: 'App name', value: values.name, errors: errors.name })}
+${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', value: values.appUrl, errors: errors.app_url })}
+<p class="muted">The platform sends a signed GET here when a merchant installs or opens the app.</p>
+${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: values.redirectUri, errors: errors.redirect_uri })}
+<p class="muted">Must equal the <code>redirect_uri</code> your app sends, exactly; it must not contain <code>#</code>.</p>
+${scopeCheckboxes(values.scopes, errors.scopes)}
+<div class="actions"><button type="submit" name="create">Create app</button></div>
+</form>`;
+    return sendPartnerPage(reply, partner.email, 'new-app', 'Create an app', body);
+  });
+
+  app.post('/partner/apps', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    const input = { name: formString(b.name, 200), appUrl: formString(b.app_url), redirectUri: formString(b.redirect_uri), scopes: formList(b.scopes).join(' ') };
+    if (Object.keys(services.apps.checkApp(input).errors).length > 0) {
+      const back = new URLSearchParams({ check: '1', name: input.name, app_url: input.appUrl, redirect_uri: input.redirectUri });
+      for (const s of formList(b.scopes)) back.append('scopes', s.slice(0, 40));
+      return reply.redirect(`/partner/apps/new?${back}`, 303);
+    }
+    const created = await services.apps.createApp({ ...input, partnerId: partner.partnerId });
+    const reveal = await reveals.put(partner.sessionId, { kind: 'created', client_id: created.app.client_id, client_secret: created.clientSecret });
+    return reply.redirect(`/partner/apps/${created.app.client_id}/secret?reveal=${reveal}`, 303);
+  });
+
+  app.get('/partner/apps/:clientId', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const q = req.query as Record<string, unknown>;
+    const checking = q.check === '1';
+    const appUrl = checking ? formString(q.app_url) : a.app_url;
+    const redirectUri = checking ? formString(q.redirect_uri) : a.redirect_uri;
+    const errors = checking ? services.apps.urlErrors(appUrl, redirectUri) : {};
+    const notice = NOTICES[String(q.done)];
+    const csrf = reply.generateCsrf();
+    const previousUntil = a.previous_secret_enc && (a.previous_secret_expires_at ?? 0) > services.clock() ? a.previous_secret_expires_at : null;
+    const body = html`<h1>${a.name}</h1>
+${appTabs(a.client_id, 'settings')}
+${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
+<dl><dt>Client ID</dt><dd><code>${a.client_id}</code></dd><dt>Requested scopes</dt><dd>${a.scopes ? a.scopes.split(',').join(', ') : html`<span class="muted">none (the app asks at install)</span>`}</dd></dl>
+<h2>URLs</h2>
+<form method="post" action="/partner/apps/${a.client_id}">
+${hiddenFields({ _csrf: csrf })}
+${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', value: appUrl, errors: errors.app_url })}
+${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: redirectUri, errors: errors.redirect_uri })}
+<div class="actions"><button type="submit" name="save">Save URLs</button></div>
+</form>
+<h2>Client secret</h2>
+<p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
+${previousUntil ? html`<p class="notice" role="status">The previous secret keeps working until ${formatTime(Number(previousUntil))}.</p>` : ''}
+<div class="actions">
+<form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
+<form class="inline" method="post" action="/partner/apps/${a.client_id}/rotate-secret">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="rotate">Rotate client secret</button></form>
+</div>
+<p class="muted">Rotating creates a new secret; the current one keeps working for 24 hours.</p>`;
+    return sendPartnerPage(reply, partner.email, 'apps', a.name, body);
+  });
+
+  app.post('/partner/apps/:clientId', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    const appUrl = formString(b.app_url);
+    const redirectUri = formString(b.redirect_uri);
+    if (Object.keys(services.apps.urlErrors(appUrl, redirectUri)).length > 0) {
+      return reply.redirect(`/partner/apps/${a.client_id}?${new URLSearchParams({ check: '1', app_url: appUrl, redirect_uri: redirectUri })}`, 303);
+    }
+    await services.apps.updateUrls(a.id, appUrl, redirectUri);
+    return reply.redirect(`/partner/apps/${a.client_id}?done=saved`, 303);
+  });
+
+  app.post('/partner/apps/:clientId/reveal-secret', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const reveal = await reveals.put(partner.sessionId, { kind: 'revealed', client_id: a.client_id, client_secret: services.apps.clientSecret(a) });
+    return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
+  });
+
+  app.post('/partner/apps/:clientId/rotate-secret', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const secret = await services.apps.rotateSecret(a.id, SECRET_GRACE_MS);
+    req.log.info({ client_id: a.client_id }, 'client secret rotated');
+    const reveal = await reveals.put(partner.sessionId, { kind: 'rotated', client_id: a.client_id, client_secret: secret });
+    return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
+  });
+
+  app.get('/partner/apps/:clientId/secret', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const shown = await reveals.take(partner.sessionId, (req.query as Record<string, unknown>).reveal);
+    const valid = shown && shown.client_id === a.client_id ? shown : undefined;
+    const [title, note] = REVEAL_TITLES[valid?.kind ?? ''] ?? ['Already shown', 'A revealed secret is shown only once. Use "Reveal client secret" in the app settings to see it again.'];
+    const body = html`<h1>${title}</h1>
+${appTabs(a.client_id, 'settings')}
+<p class="${valid ? 'notice' : 'muted'}" role="status">${note}</p>
+<dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>
+${valid ? secretField('client-secret', 'Client secret', valid.client_secret ?? '') : ''}
+<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`;
+    return sendPartnerPage(reply, partner.email, 'apps', title, body, { scripts: ['/assets/copy-button.js'] });
+  });
+}

@@ -1,0 +1,12 @@
+// The partner dashboard on the bare platform domain: login, apps, webhook deliveries.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { registerPartnerAppRoutes } from './partner-apps.route.ts';
+import { registerPartnerLoginRoutes } from './partner-login.route.ts';
+import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';
+
+export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
+  registerPartnerLoginRoutes(app, services);
+  registerPartnerAppRoutes(app, services);
+  registerPartnerWebhookRoutes(app, services);
+}

@@ -1,0 +1,33 @@
+// The partner's browser session on the bare platform domain: a server-side record (web_sessions,
+// kind 'partner') behind an HttpOnly cookie that store hosts never receive (host-only cookie).
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Services } from '../../app.ts';
+import { SESSION_TTL_MS } from '../../services/account-service.ts';
+
+export const PARTNER_COOKIE = 'sg_partner_session';
+
+export async function currentPartner(services: Services, req: FastifyRequest): Promise<{ partnerId: number; sessionId: string } | undefined> {
+  const id = req.cookies[PARTNER_COOKIE];
+  const row = await services.accounts.findSession('partner', id, null);
+  return row && id ? { partnerId: row.subject_id, sessionId: id } : undefined;
+}
+
+export function setPartnerCookie(services: Services, reply: FastifyReply, id: string): void {
+  reply.setCookie(PARTNER_COOKIE, id, {
+    path: '/',
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: services.config.publicScheme === 'https',
+    maxAge: SESSION_TTL_MS / 1000,
+  });
+}
+
+/** Where to go after login: a path of the dashboard only. */
+export function partnerReturnTo(value: unknown): string {
+  if (typeof value !== 'string' || value.length > 2000 || /[\r\n\\]/.test(value)) return '/partner';
+  return value === '/partner' || (value.startsWith('/partner/') && !value.startsWith('//')) ? value : '/partner';
+}
+
+export function redirectToPartnerLogin(req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.redirect(`/partner/login?return_to=${encodeURIComponent(partnerReturnTo(req.url))}`, 303);
+}

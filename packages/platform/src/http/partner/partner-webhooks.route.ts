@@ -1,0 +1,130 @@
+// Webhook deliveries of one app in the partner dashboard (PRODUCT.md §7): newest first with the
+// latest attempt's status and latency, filters by status and topic, every attempt of a delivery,
+// "Send again", and a notice for subscriptions the platform disabled.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../../errors.ts';
+import { PartnerDeliveries, isDeliveryStatus } from '../../services/partner-deliveries.ts';
+import { DELIVERY_STATUSES } from '../../webhooks/delivery-log.ts';
+import { TOPICS } from '../admin-api/webhooks.route.ts';
+import { pathId } from '../store-admin/private-apps.route.ts';
+import { formatTime } from '../views/form-fields.ts';
+import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
+import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
+import { partnerOrLogin } from './partner-apps.route.ts';
+
+const platform = { config: { area: 'platform' as const } };
+export const DELIVERIES_PAGE_SIZE = 25;
+const NOTICES: Record<string, [string, string]> = {
+  resent: ['ok', 'The delivery was queued again; it is sent within moments.'],
+  queued: ['notice', 'This delivery is still queued; it cannot be sent again until it finishes.'],
+  disabled: ['notice', 'The subscription of this delivery is disabled; create the subscription again to receive webhooks.'],
+  deleted: ['notice', 'The subscription of this delivery was deleted.'],
+};
+
+function statusCell(status: string): SafeHtml {
+  return html`<span class="status-${status}">${status}</span>`;
+}
+
+function httpStatus(code: number | null | undefined, error: string | null | undefined): string {
+  return code !== null && code !== undefined ? String(code) : error ? 'no answer' : '—';
+}
+
+export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Services): void {
+  const deliveries = new PartnerDeliveries(services.db);
+
+  app.get('/partner/apps/:clientId/deliveries', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const q = req.query as Record<string, unknown>;
+    const status = typeof q.status === 'string' && q.status !== '' ? q.status : undefined;
+    const topic = typeof q.topic === 'string' && q.topic !== '' ? q.topic : undefined;
+    if (status !== undefined && !isDeliveryStatus(status)) throw new BadRequestError(`status must be one of: ${DELIVERY_STATUSES.join(', ')}`);
+    if (topic !== undefined && !(TOPICS as readonly string[]).includes(topic)) throw new BadRequestError(`topic must be one of: ${TOPICS.join(', ')}`);
+    const before = typeof q.before === 'string' && q.before !== '' ? pathId(q.before) : undefined;
+    const [page, disabled] = await Promise.all([deliveries.list(a.id, { status, topic, before, limit: DELIVERIES_PAGE_SIZE }), deliveries.disabledSubscriptions([a.id])]);
+    const filterQuery = (extra: Record<string, string>) => new URLSearchParams({ ...(status ? { status } : {}), ...(topic ? { topic } : {}), ...extra }).toString();
+    const notice = NOTICES[String(q.done)];
+    const csrf = reply.generateCsrf();
+    const body = html`<h1>${a.name}: webhook deliveries</h1>
+${appTabs(a.client_id, 'deliveries')}
+${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
+${disabled.map((s) => html`<p class="notice" role="status"><strong>Subscription disabled:</strong> ${s.topic} → <code>${s.address}</code> in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>`)}
+<form class="filters" method="get" action="/partner/apps/${a.client_id}/deliveries">
+<div><label for="status">Status</label><select id="status" name="status"><option value="">Any status</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
+<div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
+<div><button type="submit" name="filter">Filter</button></div>
+</form>
+${page.rows.length === 0
+  ? html`<p class="muted">No deliveries${status || topic ? ' match these filters' : ' yet'}.</p>`
+  : html`<table>
+<thead><tr><th scope="col">Delivery</th><th scope="col">Topic</th><th scope="col">Store</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Latency</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
+<tbody>
+${page.rows.map((d) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}" aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td><td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
+<td>${httpStatus(d.lastAttempt?.status_code ?? d.last_status, d.lastAttempt?.error ?? d.last_error)}</td><td>${d.lastAttempt ? `${d.lastAttempt.latency_ms} ms` : '—'}</td><td>${formatTime(Number(d.created_at))}</td>
+<td>${d.status === 'pending' ? html`<span class="muted">queued</span>` : html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`}</td></tr>
+`)}</tbody>
+</table>`}
+<nav class="pager" aria-label="Pages of deliveries">
+${before !== undefined ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({})}">Newest deliveries</a>` : ''}
+${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}" rel="next">Older deliveries</a>` : ''}
+</nav>`;
+    return sendPartnerPage(reply, partner.email, 'apps', `${a.name} deliveries`, body);
+  });
+
+  app.get('/partner/apps/:clientId/deliveries/:id', platform, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const params = req.params as { clientId: string; id: string };
+    const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
+    const d = await deliveries.get(a.id, pathId(params.id));
+    if (!d) throw new NotFoundError('No delivery with this id for this app');
+    const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
+    const body = html`<h1>Delivery #${String(d.id)}</h1>
+${appTabs(a.client_id, 'deliveries')}
+${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
+<dl>
+<dt>Topic</dt><dd>${d.topic}</dd>
+<dt>Store</dt><dd>${d.store_name}</dd>
+<dt>Address</dt><dd>${d.address ? html`<code>${d.address}</code>` : html`<span class="muted">subscription deleted</span>`}${d.disabled_at !== null && d.disabled_at !== undefined ? html` <strong>(disabled)</strong>` : ''}</dd>
+<dt>Status</dt><dd>${statusCell(d.status)}${d.status === 'pending' ? html` · next attempt ${formatTime(Number(d.next_attempt_at))}` : ''}</dd>
+<dt>Webhook id</dt><dd><code>${d.webhook_id}</code></dd>
+</dl>
+<h2>Attempts</h2>
+${d.attempts.length === 0
+  ? html`<p class="muted">Not attempted yet.</p>`
+  : html`<table>
+<thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Answer or error</th></tr></thead>
+<tbody>
+${d.attempts.map((t, i) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td><td>${String(t.latency_ms)} ms</td><td>${t.error ?? (t.response_body ? html`<code>${t.response_body.slice(0, 300)}</code>` : '')}</td></tr>
+`)}</tbody>
+</table>`}
+${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}<div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`}
+<p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;
+    return sendPartnerPage(reply, partner.email, 'apps', `Delivery ${d.id}`, body);
+  });
+
+  app.post('/partner/apps/:clientId/deliveries/:id/redeliver', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = await partnerOrLogin(services, req, reply);
+    if (!partner) return reply;
+    const params = req.params as { clientId: string; id: string };
+    const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
+    const d = await deliveries.get(a.id, pathId(params.id));
+    if (!d) throw new NotFoundError('No delivery with this id for this app');
+    let done = 'resent';
+    if (d.status === 'pending') done = 'queued';
+    else if (d.sub_id === null) done = 'deleted';
+    else if (d.disabled_at !== null) done = 'disabled';
+    else {
+      try {
+        await services.deliveries.redeliver(d.id);
+      } catch (err) {
+        if (!(err instanceof ConflictError)) throw err;
+        done = 'queued';
+      }
+    }
+    const back = (req.body as Record<string, unknown> | undefined)?.back === 'detail' ? `/partner/apps/${a.client_id}/deliveries/${d.id}` : `/partner/apps/${a.client_id}/deliveries`;
+    return reply.redirect(`${back}?done=${done}`, 303);
+  });
+}

@@ -1,0 +1,110 @@
+// Private apps in the store admin (seed §5.1, PRODUCT.md §3): create with chosen scopes (the
+// Access-Token and webhook secret are shown once), list, revoke.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { NotFoundError } from '../../errors.ts';
+import { checkPrivateApp } from '../../services/app-service.ts';
+import { OneTimeReveals } from '../../services/one-time-reveal.ts';
+import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
+import { hiddenFields, html } from '../views/html.ts';
+import { sendAdminPage } from '../views/store-admin-layout.ts';
+import { currentMerchant, redirectToLogin } from './merchant-session.ts';
+
+const NOTICES: Record<string, string> = { revoked: 'The private app was revoked: its Access-Token no longer works.' };
+
+/** A path id: digits only; anything else cannot exist (404). */
+export function pathId(raw: unknown): number {
+  if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new NotFoundError();
+  return Number(raw);
+}
+
+export function registerPrivateAppRoutes(app: FastifyInstance, services: Services): void {
+  const reveals = new OneTimeReveals(services.db, services.box, services.clock);
+
+  app.get('/admin/private-apps', async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const store = req.store!;
+    const rows = await services.apps.listPrivateApps(store.id);
+    const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
+    const csrf = reply.generateCsrf();
+    const body = html`<h1>Private apps</h1>
+${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
+<p>A private app calls the Admin API of ${store.name} with a fixed Access-Token, without the install flow.</p>
+<p><a class="button" href="/admin/private-apps/new">Create a private app</a></p>
+${rows.length === 0
+  ? html`<p class="muted">No private apps yet.</p>`
+  : html`<table>
+<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead>
+<tbody>
+${rows.map(
+  (p) => html`<tr><td>${p.name}</td><td>${p.scopes.split(',').join(', ')}</td><td>${formatTime(Number(p.created_at))}</td>
+<td>${p.revoked_at !== null
+    ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
+    : html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/revoke">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="revoke" aria-label="Revoke ${p.name}">Revoke</button></form>`}</td></tr>`,
+)}
+</tbody>
+</table>`}`;
+    return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
+  });
+
+  // The form; after a refused POST it comes back with the entered values and their errors.
+  app.get('/admin/private-apps/new', async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const q = req.query as Record<string, unknown>;
+    const name = formString(q.name, 200);
+    const scopes = formList(q.scopes);
+    const errors = q.check === '1' ? checkPrivateApp({ name, scopes: scopes.join(' ') }).errors : {};
+    const body = html`<h1>Create a private app</h1>
+<form method="post" action="/admin/private-apps">
+${hiddenFields({ _csrf: reply.generateCsrf() })}
+${textField({ id: 'name', name: 'name', label: 'App name', value: name, errors: errors.name })}
+${scopeCheckboxes(scopes, errors.scopes)}
+<div class="actions"><button type="submit" name="create">Create private app</button><a href="/admin/private-apps">Cancel</a></div>
+</form>`;
+    return sendAdminPage(reply, req.store!, 'private-apps', 'Create a private app', body);
+  });
+
+  app.post('/admin/private-apps', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const b = (req.body ?? {}) as Record<string, unknown>;
+    const name = formString(b.name, 200);
+    const scopes = formList(b.scopes);
+    const checked = checkPrivateApp({ name, scopes: scopes.join(' ') });
+    if (Object.keys(checked.errors).length > 0) {
+      const back = new URLSearchParams({ check: '1', name });
+      for (const s of scopes) back.append('scopes', s.slice(0, 40));
+      return reply.redirect(`/admin/private-apps/new?${back}`, 303);
+    }
+    const created = await services.apps.createPrivateApp({ storeId: req.store!.id, name, scopes: scopes.join(' ') });
+    const reveal = await reveals.put(merchant.sessionId, { name: checked.name, access_token: created.accessToken, webhook_secret: created.webhookSecret });
+    return reply.redirect(`/admin/private-apps/created?reveal=${reveal}`, 303);
+  });
+
+  // The token and webhook secret, once: the reveal is deleted as it is read.
+  app.get('/admin/private-apps/created', async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    const shown = await reveals.take(merchant.sessionId, (req.query as Record<string, unknown>).reveal);
+    const body = shown
+      ? html`<h1>Private app "${shown.name}" created</h1>
+<p class="notice" role="status">Copy the Access-Token and webhook secret now: they are shown only once.</p>
+${secretField('access-token', 'Access-Token', shown.access_token ?? '')}
+${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
+<p>Send the token in the <code>Access-Token</code> header of every Admin API request.</p>
+<p><a href="/admin/private-apps">Back to private apps</a></p>`
+      : html`<h1>Already shown</h1>
+<p>The Access-Token of a private app is shown only once. If it was lost, revoke the app and create a new one.</p>
+<p><a href="/admin/private-apps">Back to private apps</a></p>`;
+    return sendAdminPage(reply, req.store!, 'private-apps', 'Private app created', body, { scripts: ['/assets/copy-button.js'] });
+  });
+
+  app.post('/admin/private-apps/:id/revoke', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (!merchant) return redirectToLogin(req, reply);
+    await services.apps.revokePrivateApp(req.store!.id, pathId((req.params as { id: string }).id));
+    return reply.redirect('/admin/private-apps?done=revoked', 303);
+  });
+}

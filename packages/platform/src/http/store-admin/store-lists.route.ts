@@ -1,0 +1,83 @@
+// Products, orders and customers in the store admin, page by page with the Admin API's keyset
+// cursors (PRODUCT.md §6): "Next page" carries `cursor`, "Previous page" `pre_cursor`; both opaque.
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../app.ts';
+import { customers, orders, products, type ResourceDef } from '../admin-api/resources.ts';
+import { keysetPage } from '../../services/pagination.ts';
+import { formatTime } from '../views/form-fields.ts';
+import { html, type SafeHtml } from '../views/html.ts';
+import { sendAdminPage, type AdminSection } from '../views/store-admin-layout.ts';
+import { currentMerchant, redirectToLogin } from './merchant-session.ts';
+
+export const ADMIN_PAGE_SIZE = 25;
+
+interface ListView {
+  def: ResourceDef;
+  section: AdminSection;
+  title: string;
+  columns: string[];
+  row(o: Record<string, any>): SafeHtml[];
+}
+
+const money = (amount: unknown, currency = 'USD') => `${String(amount)} ${currency}`;
+const iso = (value: unknown) => formatTime(Date.parse(String(value)));
+
+const VIEWS: ListView[] = [
+  {
+    def: products,
+    section: 'products',
+    title: 'Products',
+    columns: ['ID', 'Title', 'Status', 'Price', 'SKU', 'Inventory', 'Updated'],
+    row: (p) => [html`${p.id}`, html`${p.title}`, html`${p.status}`, html`${money(p.price)}`, html`${p.sku}`, html`${String(p.inventory_quantity)}`, html`${iso(p.updated_at)}`],
+  },
+  {
+    def: orders,
+    section: 'orders',
+    title: 'Orders',
+    columns: ['ID', 'Email', 'Total', 'Payment', 'Fulfillment', 'Items', 'Created'],
+    row: (o) => [html`${o.id}`, html`${o.email}`, html`${money(o.total_price, o.currency)}`, html`${o.financial_status}`, html`${o.fulfillment_status ?? 'unfulfilled'}`, html`${String((o.line_items as unknown[]).length)}`, html`${iso(o.created_at)}`],
+  },
+  {
+    def: customers,
+    section: 'customers',
+    title: 'Customers',
+    columns: ['ID', 'Email', 'Name', 'Phone', 'Created'],
+    row: (c) => [html`${c.id}`, html`${c.email}`, html`${`${c.first_name} ${c.last_name}`.trim()}`, html`${c.phone ?? ''}`, html`${iso(c.created_at)}`],
+  },
+];
+
+export function registerStoreListRoutes(app: FastifyInstance, services: Services): void {
+  for (const view of VIEWS) {
+    app.get(`/admin/${view.def.name}`, async (req, reply) => {
+      const merchant = await currentMerchant(services, req);
+      if (!merchant) return redirectToLogin(req, reply);
+      const store = req.store!;
+      const q = req.query as Record<string, unknown>;
+      const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+      // The older convention gives both directions: `cursor` forward, `pre_cursor` back.
+      const result = (await keysetPage(
+        services.db.kysely as any,
+        services.cursors,
+        view.def.table,
+        { storeId: store.id, resource: view.def.name },
+        { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' },
+        view.def.toJson,
+      )) as { data: Record<string, any>[]; cursor: string; pre_cursor: string | null };
+      const label = view.title.toLowerCase();
+      const body = html`<h1>${view.title}</h1>
+${result.data.length === 0
+  ? html`<p class="muted">No ${label} on this page.</p>`
+  : html`<table>
+<caption class="muted">${result.data.length} ${label}, from id ${result.data[0]!.id} to ${result.data.at(-1)!.id}</caption>
+<thead><tr>${view.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
+<tbody>
+${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</td>`)}</tr>\n`)}</tbody>
+</table>`}
+<nav class="pager" aria-label="Pages of ${label}">
+${result.pre_cursor ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous page</a>` : q.cursor || q.pre_cursor ? html`<a href="/admin/${view.def.name}">First page</a>` : ''}
+${result.cursor ? html`<a href="/admin/${view.def.name}?cursor=${result.cursor}" rel="next">Next page</a>` : ''}
+</nav>`;
+      return sendAdminPage(reply, store, view.section, view.title, body);
+    });
+  }
+}

@@ -1,0 +1,24 @@
+// The partner dashboard's frame: sections and "Log out" (a POST with CSRF).
+import type { FastifyReply } from 'fastify';
+import { hiddenFields, html, page, type SafeHtml } from './html.ts';
+import { sectionNav } from './store-admin-layout.ts';
+
+export type PartnerSection = 'apps' | 'new-app';
+
+const SECTIONS: [PartnerSection, string, string][] = [
+  ['apps', 'Apps', '/partner'],
+  ['new-app', 'Create an app', '/partner/apps/new'],
+];
+
+export function sendPartnerPage(reply: FastifyReply, email: string, active: PartnerSection, title: string, body: SafeHtml, options: { scripts?: readonly string[] } = {}): FastifyReply {
+  const header = html`<span>Partner dashboard · ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log out</button></form>`;
+  return reply
+    .header('Cache-Control', 'no-store')
+    .type('text/html; charset=utf-8')
+    .send(page(title, body, { header, nav: sectionNav(SECTIONS, active, 'Partner dashboard'), wide: true, ...(options.scripts ? { scripts: options.scripts } : {}) }));
+}
+
+/** The tabs of one app: its settings and its webhook deliveries. */
+export function appTabs(clientId: string, active: 'settings' | 'deliveries'): SafeHtml {
+  return html`<p class="pager">${active === 'settings' ? html`<strong>Settings</strong>` : html`<a href="/partner/apps/${clientId}">Settings</a>`} ${active === 'deliveries' ? html`<strong>Webhook deliveries</strong>` : html`<a href="/partner/apps/${clientId}/deliveries">Webhook deliveries</a>`}</p>`;
+}
