@@ -70,4 +70,28 @@ describe('SqliteGroupCommit', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('durableTransaction on a file database: committed, flushed, visible to another connection, synchronous=FULL restored', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'storegate-dt-'));
+    const file = openDatabase({ dialect: 'sqlite', path: join(dir, 'dt.db') });
+    try {
+      await migrateToLatest(file);
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => file.durableTransaction(async (trx) => trx.insertInto('token_families').values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null }).execute().then(() => i))),
+      );
+      expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
+      await expect(file.durableTransaction(async (trx) => {
+        await trx.insertInto('token_families').values({ id: 'rolled-back', installation_id: 5, created_at: 0, revoked_at: null }).execute();
+        throw new Error('no');
+      })).rejects.toThrow('no');
+      expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
+      const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'dt.db') });
+      expect((await other.kysely.selectFrom('token_families').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(results.map((i) => `f${i}`));
+      await other.close();
+    } finally {
+      await file.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

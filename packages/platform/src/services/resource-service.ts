@@ -37,7 +37,7 @@ export class ResourceService {
 
   async create(def: ResourceDef, storeId: number, body: Record<string, unknown>): Promise<any> {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
-    const created = await this.db.kysely.transaction().execute(async (trx) => {
+    const created = await this.db.durableTransaction(async (trx) => {
       await this.checkReferences(trx as unknown as Kysely<any>, def, storeId, values, undefined);
       const row = await (trx as unknown as Kysely<any>).insertInto(def.table).values(values).returningAll().executeTakeFirstOrThrow();
       await this.recorder.record(trx, { storeId, resource: def, kind: 'create', object: def.toJson(row) });
@@ -49,7 +49,7 @@ export class ResourceService {
 
   async update(def: ResourceDef, storeId: number, id: number, body: Record<string, unknown>): Promise<any> {
     const values = def.updateValues(body, this.clock());
-    const updated = await this.db.kysely.transaction().execute(async (trx) => {
+    const updated = await this.db.durableTransaction(async (trx) => {
       const t = trx as unknown as Kysely<any>;
       const existing = await t.selectFrom(def.table).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
       if (!existing) throw new NotFoundError(`No ${def.singular} with id ${id}`);
@@ -63,7 +63,7 @@ export class ResourceService {
   }
 
   async delete(def: ResourceDef, storeId: number, id: number): Promise<void> {
-    await this.db.kysely.transaction().execute(async (trx) => {
+    await this.db.durableTransaction(async (trx) => {
       const t = trx as unknown as Kysely<any>;
       const row = await t.deleteFrom(def.table).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst();
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);

@@ -1,8 +1,8 @@
 // The Kysely database: better-sqlite3 (WAL) as the embedded default, pg for PostgreSQL.
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
@@ -22,6 +22,14 @@ export interface Db {
   writes: () => number;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
+  /**
+   * A transaction whose caller hears back only once it is durable. On SQLite it commits with
+   * synchronous=NORMAL and then flushes the WAL with fdatasync on the thread pool, so the event
+   * loop keeps serving while the disk works (same guarantee as synchronous=FULL for the caller).
+   */
+  durableTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** SQLite: flushes the WAL file to disk off the event loop (nothing to do in memory). */
+  flushWal(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -113,14 +121,37 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     const handle = countingHandle(sqlite, () => void writes++);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
+    let walFd: number | undefined;
+    const flushWal = (): Promise<void> => {
+      if (sqlite.memory) return Promise.resolve();
+      walFd ??= openSync(`${sqlite.name}-wal`, 'r');
+      const fd = walFd;
+      return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
+    };
     return {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
       writes: () => writes,
       onClose: (fn) => void cleanups.push(fn),
+      flushWal,
+      async durableTransaction(work) {
+        if (sqlite.memory) return kysely.transaction().execute(work);
+        // The connection is held from the pragma to the commit, so nothing else commits unsynced.
+        const result = await kysely.connection().execute(async (conn) => {
+          await sql`pragma synchronous = NORMAL`.execute(conn);
+          try {
+            return await conn.transaction().execute(work);
+          } finally {
+            await sql`pragma synchronous = FULL`.execute(conn);
+          }
+        });
+        await flushWal();
+        return result;
+      },
       close: async () => {
         await kysely.destroy();
+        if (walFd !== undefined) closeSync(walFd);
         for (const fn of cleanups) fn();
       },
     };
@@ -136,6 +167,8 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite: undefined,
     writes: () => 0,
     onClose: (fn) => void cleanups.push(fn),
+    flushWal: () => Promise.resolve(),
+    durableTransaction: (work) => kysely.transaction().execute(work),
     close: async () => {
       await kysely.destroy();
       for (const fn of cleanups) fn();

@@ -13,7 +13,6 @@
 // loop keeps serving requests (and gathering the next batch) while the disk flushes.
 //
 // PostgreSQL: one transaction per grant on the pool; the server does its own group commit.
-import { closeSync, fdatasync, openSync } from 'node:fs';
 import { KyselyRunner, SqliteRunner, type QueryRunner } from './prepared-query.ts';
 import type { Db } from './db.ts';
 
@@ -31,26 +30,12 @@ export class SqliteGroupCommit implements Transactor {
   private queue: Pending[] = [];
   private flushing = false;
   private readonly runner: SqliteRunner;
-  private walFd: number | undefined;
 
   constructor(
     private readonly db: Db,
     private readonly maxBatch = 256,
   ) {
     this.runner = new SqliteRunner(db);
-  }
-
-  /** Flushes the WAL file to disk off the event loop (nothing to do for an in-memory database). */
-  private flushWal(): Promise<void> {
-    const sqlite = this.db.sqlite!;
-    if (sqlite.memory) return Promise.resolve();
-    if (this.walFd === undefined) {
-      this.walFd = openSync(`${sqlite.name}-wal`, 'r');
-      const fd = this.walFd;
-      this.db.onClose(() => closeSync(fd));
-    }
-    const fd = this.walFd;
-    return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
   }
 
   run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T> {
@@ -114,7 +99,7 @@ export class SqliteGroupCommit implements Transactor {
         else p.reject(o.error);
       });
     // Not awaited: the next batch may run while this one's flush is on the disk.
-    this.flushWal().then(answer, (error: unknown) => {
+    this.db.flushWal().then(answer, (error: unknown) => {
       for (const p of batch) p.reject(error);
     });
   }
