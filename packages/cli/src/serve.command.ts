@@ -106,7 +106,7 @@ function banner(config: Config, demo: DemoCredentials | undefined): string {
     lines.push(
       `  store admin:     ${base}/admin`,
       `  merchant login:  ${demo.merchantEmail} / ${demo.merchantPassword}`,
-      `  partner login:   ${demo.partnerEmail} / ${demo.partnerPassword}`,
+      `  partner login:   ${demo.partnerEmail} / ${demo.partnerPassword}   at ${platformBaseUrl(config)}/partner`,
       `  demo app:        "Demo app"  App URL ${demo.appUrl}  redirect ${demo.redirectUri}`,
       `    client_id      ${demo.clientId}`,
       `    client_secret  ${demo.clientSecret}`,

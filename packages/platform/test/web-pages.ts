@@ -35,9 +35,9 @@ export async function get(t: TestPlatform, host: string, url: string, jar: Jar):
   return res;
 }
 
-export async function post(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | string[]>): Promise<LightMyRequestResponse> {
+export async function post(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | readonly string[]>): Promise<LightMyRequestResponse> {
   const body = new URLSearchParams();
-  for (const [k, v] of Object.entries(fields)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
+  for (const [k, v] of Object.entries(fields)) for (const x of typeof v === 'string' ? [v] : v) body.append(k, x);
   const res = await t.app.inject({ method: 'POST', url, headers: { host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: body.toString() });
   jar.take(res);
   return res;
@@ -47,7 +47,7 @@ export async function post(t: TestPlatform, host: string, url: string, jar: Jar,
  * A form POST without a CSRF token and with a wrong one: both 403, and `state()` (a read of the
  * database) is the same before and after.
  */
-export async function expectCsrfRefused(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | string[]>, state: () => Promise<unknown>): Promise<void> {
+export async function expectCsrfRefused(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | readonly string[]>, state: () => Promise<unknown>): Promise<void> {
   const before = await state();
   const { _csrf: _ignored, ...rest } = fields;
   const missing = await post(t, host, url, jar, rest);
