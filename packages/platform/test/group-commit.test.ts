@@ -1,6 +1,6 @@
 // Group commit on SQLite: many grants, one transaction, each under its own savepoint.
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -89,6 +89,27 @@ describe('SqliteGroupCommit', () => {
       const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'dt.db') });
       expect((await other.kysely.selectFrom('token_families').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(results.map((i) => `f${i}`));
       await other.close();
+    } finally {
+      await file.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('the background checkpointer moves committed pages from the WAL into the database file', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'storegate-ckpt-'));
+    const path = join(dir, 'ckpt.db');
+    const file = openDatabase({ dialect: 'sqlite', path });
+    try {
+      await migrateToLatest(file);
+      // Let the checkpointer catch up with the migrations, then write well past a page's worth.
+      await new Promise((r) => setTimeout(r, 600));
+      const before = statSync(path).size;
+      await file.durableTransaction(async (trx) => {
+        for (let i = 0; i < 2000; i++) await trx.insertInto('token_families').values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, created_at: 0, revoked_at: null }).execute();
+      });
+      const deadline = Date.now() + 5000;
+      while (statSync(path).size <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(statSync(path).size).toBeGreaterThan(before);
     } finally {
       await file.close();
       rmSync(dir, { recursive: true, force: true });

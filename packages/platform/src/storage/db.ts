@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'k
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
+import { startWalCheckpointer } from './wal-checkpointer.ts';
 
 // int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -117,6 +118,10 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite.pragma('synchronous = FULL');
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
+    // Checkpoints run on a worker thread (see wal-checkpointer.ts); this connection only steps in
+    // when the WAL passes ~40 MB.
+    const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);
+    if (checkpointer) sqlite.pragma('wal_autocheckpoint = 10000');
     let writes = 0;
     const handle = countingHandle(sqlite, () => void writes++);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
@@ -150,6 +155,7 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
         return result;
       },
       close: async () => {
+        await checkpointer?.stop();
         await kysely.destroy();
         if (walFd !== undefined) closeSync(walFd);
         for (const fn of cleanups) fn();
