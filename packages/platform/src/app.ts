@@ -250,7 +250,9 @@ function fieldErrors(fe: FastifyError): Record<string, string[]> {
 }
 
 function wantsHtml(req: FastifyRequest): boolean {
-  return req.method === 'GET' && (req.headers.accept ?? '').includes('text/html');
+  if (!(req.headers.accept ?? '').includes('text/html')) return false;
+  // Pages, and the HTML forms of the store admin and partner dashboard (a browser posting a form).
+  return req.method === 'GET' || (req.method === 'POST' && (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') && !req.routeOptions.config?.oauth);
 }
 
 /** One place that turns every error into a response; internal details go to the log only. */

@@ -217,6 +217,21 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect((await get(t, f.host, `/admin/orders?cursor=${decode(next).split('cursor=')[1]}`, jar)).statusCode).toBe(400);
   });
 
+  it('a browser posting a form gets errors as an HTML page', async () => {
+    const f = await createFixture(t);
+    const jar = await login(t, f);
+    const page = await get(t, f.host, '/admin', jar);
+    const send = (url: string, csrf: string) =>
+      t.app.inject({ method: 'POST', url, headers: { host: f.host, cookie: jar.header(), accept: 'text/html,*/*', 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(csrf)}` });
+    const missing = await send('/admin/apps/nope/uninstall', csrfFrom(page.body));
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['content-type']).toContain('text/html');
+    expect(missing.body).toContain('No app with this client id');
+    const forged = await send('/admin/private-apps/1/revoke', 'wrong');
+    expect(forged.statusCode).toBe(403);
+    expect(forged.body).toContain('The form expired or was not sent from this site');
+  });
+
   it('log out needs the CSRF token and ends the session on the server; sessions expire', async () => {
     const f = await createFixture(t);
     const jar = await login(t, f);

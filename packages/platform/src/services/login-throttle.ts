@@ -25,6 +25,8 @@ export interface LoginKeys {
 }
 
 export class LoginThrottle {
+  private prunedAt = 0;
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -73,6 +75,10 @@ export class LoginThrottle {
       .returning(['failures', 'locked_until'])
       .executeTakeFirstOrThrow();
     if (row.locked_until !== null && Number(row.locked_until) > now) return Number(row.locked_until) - now;
+    if (now - this.prunedAt > 60_000) {
+      this.prunedAt = now;
+      await this.prune();
+    }
     if (Number(row.failures) < policy.maxFailures) return 0;
     await this.db.kysely.updateTable('login_attempts').set({ locked_until: now + policy.lockMs }).where('key', '=', key).execute();
     return policy.lockMs;
