@@ -42,6 +42,28 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
       expect((await api(t, other, foreign, 'GET', `${V}/products`)).statusCode).toBe(200);
     });
 
+    it('a token that was just used is refused on the very next request once it is revoked or expires', async () => {
+      const priv = await privateToken(t, f.storeName, 'read_products');
+      expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(200);
+      expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(200);
+      await t.db.kysely.updateTable('private_apps').set({ revoked_at: t.clock.now }).where('token_hash', '=', (await import('../src/domain/tokens.ts')).hashToken(priv)).execute();
+      expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(401);
+      const g = await createFixture(t, { scopes: 'read_products' });
+      const pair = await exchange(t, g, await codeFor(t, g, { scope: 'read_products' }));
+      expect((await api(t, g, pair.access_token, 'GET', `${V}/products`)).statusCode).toBe(200);
+      t.clock.advance(3600_000);
+      expect((await api(t, g, pair.access_token, 'GET', `${V}/products`)).statusCode).toBe(401);
+      t.clock.advance(-3600_000);
+      const revoke = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/revoke',
+        headers: { host: g.host, 'content-type': 'application/json' },
+        payload: JSON.stringify({ client_id: g.clientId, client_secret: g.clientSecret, token: pair.refresh_token }),
+      });
+      expect(revoke.statusCode).toBe(200);
+      expect((await api(t, g, pair.access_token, 'GET', `${V}/products`)).statusCode).toBe(401);
+    });
+
     it('an expired access token is refused; a refreshed one works', async () => {
       const g = await createFixture(t, { scopes: 'read_products' });
       const pair = await exchange(t, g, await codeFor(t, g, { scope: 'read_products' }));

@@ -52,15 +52,34 @@ export class ApiAuthService {
   private lookupAccess = async (hash: string): Promise<AccessRow | undefined> => (await this.db.kysely.executeQuery<AccessRow>({ ...this.accessQuery, parameters: [hash] })).rows[0];
   private lookupPrivate = async (hash: string): Promise<PrivateRow | undefined> => (await this.db.kysely.executeQuery<PrivateRow>({ ...this.privateQuery, parameters: [hash] })).rows[0];
 
-  async authenticate(token: string | undefined, storeId: number): Promise<ApiPrincipal | undefined> {
+  // Looked-up rows by token hash, each with the database version it was read at (SQLite: see
+  // PageCache). A row is reused only while the database is unchanged, so a revocation — a write —
+  // takes effect on the next request; expiry is checked against the clock every time.
+  private readonly rows = new Map<string, { version: string; row: AccessRow | PrivateRow | undefined }>();
+
+  private async cached<R extends AccessRow | PrivateRow>(hash: string, version: string | undefined, lookup: (hash: string) => Promise<R | undefined>): Promise<R | undefined> {
+    if (version === undefined) return lookup(hash);
+    const hit = this.rows.get(hash);
+    if (hit && hit.version === version) return hit.row as R | undefined;
+    const row = await lookup(hash);
+    if (this.rows.size >= 10_000) this.rows.delete(this.rows.keys().next().value!);
+    this.rows.set(hash, { version, row });
+    return row;
+  }
+
+  /**
+   * The principal behind an Access-Token on `storeId`, or undefined. `version` (SQLite) is the
+   * database version read when the request arrived; with it, unchanged lookups are reused.
+   */
+  async authenticate(token: string | undefined, storeId: number, version?: string): Promise<ApiPrincipal | undefined> {
     if (!token) return undefined;
     if (looksLike('access', token)) {
-      const row = await this.lookupAccess(hashToken(token));
+      const row = await this.cached(`a:${hashToken(token)}`, version, (h) => this.lookupAccess(h.slice(2)));
       if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
       return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
     }
     if (looksLike('private', token)) {
-      const row = await this.lookupPrivate(hashToken(token));
+      const row = await this.cached(`p:${hashToken(token)}`, version, (h) => this.lookupPrivate(h.slice(2)));
       if (!row || row.revoked_at !== null || row.store_id !== storeId) return undefined;
       return { kind: 'private', id: row.id, storeId, scopes: split(row.scopes), owner: `private:${row.id}` };
     }

@@ -24,9 +24,11 @@ export class PageCache {
     return `${this.versionQuery.get() as number}:${this.localWrites()}`;
   }
 
-  /** The cached body for `key`, if the database has not changed since it was stored. */
-  get(key: string): string | undefined {
-    const now = this.current();
+  /**
+   * The cached body for `key`, if the database has not changed since it was stored. `now` is the
+   * version to judge by (default: read it now); a request passes the one read on its arrival.
+   */
+  get(key: string, now = this.current()): string | undefined {
     if (now !== this.version) {
       this.entries.clear();
       this.bytes = 0;

@@ -18,6 +18,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: ApiPrincipal | undefined;
     apiVersion: ApiVersion | undefined;
+    /** SQLite: the database version read when the request arrived (see PageCache). */
+    dbVersion: string | undefined;
   }
   interface FastifyContextConfig {
     /** Admin API route: the scope it needs (resource and access), or none (webhooks). */
@@ -40,6 +42,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
+    api.decorateRequest('dbVersion', undefined);
 
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
@@ -47,7 +50,9 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       if (!isApiVersion(version)) throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
       const header = req.headers['access-token'];
-      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
+      // SQLite: one read of the database version serves the token lookup cache and the page cache.
+      req.dbVersion = services.pageCache?.snapshot();
+      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id, req.dbVersion);
       if (!principal) throw new UnauthorizedError();
       req.principal = principal;
       if (services.rateLimiter) {
@@ -101,7 +106,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     const page = pageRequest(req);
     const cache = services.pageCache;
     const key = `${req.store!.id}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}`;
-    const hit = cache?.get(key);
+    const hit = cache?.get(key, req.dbVersion);
     if (hit !== undefined) return reply.type('application/json; charset=utf-8').send(hit);
     const version = cache?.snapshot();
     const body = JSON.stringify(await keysetPage(services.db.kysely as any, services.cursors, def.table, { storeId: req.store!.id, resource: def.name }, page, def.toJson));
