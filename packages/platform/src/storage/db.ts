@@ -6,6 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'k
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
+import { coalescedFlush } from './coalesced-flush.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 
 // int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
@@ -127,12 +128,13 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
     let walFd: number | undefined;
-    const flushWal = (): Promise<void> => {
-      if (sqlite.memory) return Promise.resolve();
+    const syncWal = (): Promise<void> => {
       walFd ??= openSync(`${sqlite.name}-wal`, 'r');
       const fd = walFd;
       return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
     };
+    const coalesced = coalescedFlush(syncWal);
+    const flushWal = (): Promise<void> => (sqlite.memory ? Promise.resolve() : coalesced());
     return {
       kysely,
       dialect: 'sqlite',
