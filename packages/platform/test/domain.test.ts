@@ -9,7 +9,7 @@ import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../src/domain/tokens.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
 
 describe('query signature (seed §5.4)', () => {
   for (const v of vectors.query_hmac) {

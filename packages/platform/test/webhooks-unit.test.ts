@@ -8,7 +8,7 @@ import { DEFAULT_RETRY_SCHEDULE_MS, jitteredDelay, nextState, parseRetryAfter, R
 import { topicFor } from '../src/webhooks/outbox.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8'));
+const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
 
 describe('webhook signatures (shared vectors)', () => {
   it('X-Service-Hmac-Sha256 over the raw body', () => {

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { nodeHmacEngine, webCryptoHmacEngine } from '../src/crypto/hmac.ts';
 import { canonicalQuery, queryPairs, signQuery, verifyQuery } from '../src/signature/query-signature.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8')) as {
   query_hmac: Array<{ secret: string; query: string; canonical: string; hmac: string }>;
 };
 

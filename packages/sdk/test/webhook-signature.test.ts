@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { signStandardWebhook, signWebhook, verifyWebhook } from '../src/signature/webhook-signature.ts';
 
-const vectors = JSON.parse(readFileSync(new URL('../../../../shared/vectors/signatures.json', import.meta.url), 'utf8')) as {
+const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8')) as {
   webhook_body_hmac: Array<{ secret: string; body: string; header: string; value: string }>;
   webhook_standard_signature: Array<Record<string, string>>;
 };
