@@ -1,6 +1,8 @@
 // The list-page cache (SQLite) never serves a page the database no longer agrees with: writes on
 // the platform's own connection and commits by another process both invalidate it.
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -54,15 +56,30 @@ describe('page cache', () => {
     expect((await titles())[0]).toBe('renamed');
   });
 
-  it('sees a commit made by another process on the same database file', async () => {
-    const before = await titles();
+  it('sees a commit made by another process on the same database file (requests over a real socket)', async () => {
+    // Over HTTP as a client sends it: the platform reads another process's commits once per turn of
+    // its event loop, and a request sent after that commit is handled in a later turn.
+    await t.app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (t.app.server.address() as AddressInfo).port;
+    const overHttp = () =>
+      new Promise<string[]>((resolve, reject) => {
+        http
+          .get({ host: '127.0.0.1', port, path: '/openapi/2026-01/products', headers: { host: f.host, 'access-token': token } }, (res) => {
+            let body = '';
+            res.on('data', (c) => (body += c));
+            res.on('end', () => resolve((JSON.parse(body).data as { title: string }[]).map((p) => p.title)));
+          })
+          .on('error', reject);
+      });
+    const before = await overHttp();
+    expect(await overHttp()).toEqual(before);
     const outside = new Database(join(dir, 'cache.db'));
     const store = outside.prepare('select id from stores where name = ?').get(f.storeName) as { id: number };
     outside
-      .prepare('insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at) values (?, ?, \'\', \'\', \'\', \'active\', \'1.00\', \'\', 0, \'\', 0, 0)')
+      .prepare("insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at) values (?, ?, '', '', '', 'active', '1.00', '', 0, '', 0, 0)")
       .run(store.id, 'from the CLI');
     outside.close();
-    expect(await titles()).toEqual([...before, 'from the CLI']);
+    expect(await overHttp()).toEqual([...before, 'from the CLI']);
   });
 
   it('a write between the read and the store discards the rendered page', () => {

@@ -20,8 +20,20 @@ export class PageCache {
     this.versionQuery = sqlite.prepare('pragma data_version').pluck();
   }
 
+  // PRAGMA data_version costs a read transaction; it is read once per turn of the event loop and
+  // shared by the requests handled in that turn. Those requests were all received before the turn
+  // began (libuv collects ready sockets first), so a version read during the turn is a moment
+  // inside each of them. Local writes are counted exactly, without any query.
+  private dataVersion: number | undefined;
+
   private current(): string {
-    return `${this.versionQuery.get() as number}:${this.localWrites()}`;
+    if (this.dataVersion === undefined) {
+      this.dataVersion = this.versionQuery.get() as number;
+      setImmediate(() => {
+        this.dataVersion = undefined;
+      });
+    }
+    return `${this.dataVersion}:${this.localWrites()}`;
   }
 
   /**
