@@ -6,7 +6,7 @@ import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from 
 import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/shop-host.ts';
-import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../src/domain/tokens.ts';
+import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken, pooledRandomBytes } from '../src/domain/tokens.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
@@ -87,6 +87,19 @@ describe('tokens', () => {
     expect(deriveSuccessorPair(key, 'sg_rt_two').refreshToken).not.toBe(a.refreshToken);
     expect(deriveSuccessorPair(Buffer.alloc(32, 8), 'sg_rt_one').accessToken).not.toBe(a.accessToken);
     expect(looksLike('access', a.accessToken) && looksLike('refresh', a.refreshToken)).toBe(true);
+  });
+  it('pooled random bytes: right lengths, never the same slice twice, across refills and large requests', () => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 1000; i++) {
+      const b = pooledRandomBytes(32);
+      expect(b.length).toBe(32);
+      seen.add(b.toString('hex'));
+    }
+    expect(seen.size).toBe(1000);
+    const a = pooledRandomBytes(10);
+    a.fill(0);
+    expect(pooledRandomBytes(10).equals(Buffer.alloc(10))).toBe(false);
+    expect(pooledRandomBytes(10_000).length).toBe(10_000);
   });
   it('family ids sort by creation time and are unique', () => {
     const ids = [newFamilyId(1_700_000_000_000), newFamilyId(1_700_000_000_001), newFamilyId(1_800_000_000_000)];

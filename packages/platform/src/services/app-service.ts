@@ -6,6 +6,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
 import { InvalidClient, NotFoundError, ValidationFailedError } from '../errors.ts';
 import type { Db } from '../storage/db.ts';
+import { defineQuery, KyselyRunner, SqliteRunner, type PreparedQuery, type QueryRunner } from '../storage/prepared-query.ts';
 import type { Clock } from './clock.ts';
 import type { OAuthService } from './oauth-service.ts';
 import type { WebhookOutbox } from '../webhooks/outbox.ts';
@@ -163,9 +164,15 @@ export class AppService {
     return { app, clientSecret };
   }
 
+  // Read on every token request: compiled once, run as a prepared statement on SQLite.
+  private byClientIdQuery: PreparedQuery<AppRow> | undefined;
+  private runner: QueryRunner | undefined;
+
   findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {
     if (!clientId || clientId.length > 100) return Promise.resolve(undefined);
-    return this.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    this.byClientIdQuery ??= defineQuery<AppRow>(this.db.kysely, (p) => this.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', p('id')));
+    this.runner ??= this.db.sqlite ? new SqliteRunner(this.db) : new KyselyRunner(this.db.kysely);
+    return this.runner.first(this.byClientIdQuery, { id: clientId });
   }
 
   listApps(): Promise<AppRow[]> {

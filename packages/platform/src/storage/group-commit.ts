@@ -69,14 +69,17 @@ export class SqliteGroupCommit implements Transactor {
         if (!sqlite.memory) sqlite.exec('PRAGMA synchronous = NORMAL');
         sqlite.exec('BEGIN IMMEDIATE');
         try {
+          // Prepared (and cached by the handle) rather than exec'd: parsed once, not per grant.
+          const savepoint = sqlite.prepare('SAVEPOINT grant_step');
+          const release = sqlite.prepare('RELEASE grant_step');
           for (const p of batch) {
-            sqlite.exec('SAVEPOINT grant_step');
+            savepoint.run();
             try {
               outcomes.push({ ok: true, value: await p.work(this.runner) });
-              sqlite.exec('RELEASE grant_step');
+              release.run();
             } catch (error) {
               sqlite.exec('ROLLBACK TO grant_step');
-              sqlite.exec('RELEASE grant_step');
+              release.run();
               outcomes.push({ ok: false, error });
             }
           }
