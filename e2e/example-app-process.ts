@@ -1,4 +1,4 @@
-// Runs the example app exactly as `npm run example` does (node --conditions=source --import tsx
+// Runs the example app exactly as `npm run example` does (node --conditions=@storegate/source --import tsx
 // examples/app/src/main.ts), configured by environment, as a child process on a given port.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from './server-process.ts';
@@ -15,7 +15,7 @@ export interface RunningExampleApp {
 
 export async function startExampleApp(options: { port: number; platformPort: number; clientId: string; clientSecret: string; env?: Record<string, string> }): Promise<RunningExampleApp> {
   let out = '';
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', MAIN], {
+  const child = spawn(process.execPath, ['--conditions=@storegate/source', '--import', 'tsx', MAIN], {
     cwd: CWD,
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {

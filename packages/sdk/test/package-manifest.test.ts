@@ -1,5 +1,5 @@
 // The published manifest: zero dependencies, optional peers, and an exports map whose every entry
-// is built from a source file (checked without building); the workspace-only `source` condition
+// is built from a source file (checked without building); the workspace-only `@storegate/source` condition
 // points at that file, so a fresh clone runs the example and the e2e tests without a build.
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -26,21 +26,21 @@ describe('@storegate/app package.json', () => {
     expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['.', './session/sqlite', './session/postgres', './session/redis', './express', './fastify', './web', './node']));
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (subpath === './package.json') continue;
-      const { source: sourceFile, ...published } = target as Record<string, string>;
+      const { '@storegate/source': sourceFile, ...published } = target as Record<string, string>;
       expect(Object.keys(published)[0], subpath).toBe('types');
       for (const file of Object.values(published)) {
         const source = file.replace(/^\.\/dist\//, './src/').replace(/\.d\.ts$|\.js$/, '.ts');
         expect(existsSync(new URL(source, root)), `${subpath} → ${file}`).toBe(true);
-        // The workspace's `source` condition (examples, e2e, tests) names that same source file.
+        // The workspace's `@storegate/source` condition (examples, e2e, tests) names that same source file.
         expect(sourceFile, subpath).toBe(source);
       }
     }
   });
 
-  it('the `source` condition comes first, so `--conditions=source` and TypeScript pick it over dist', () => {
+  it('the `@storegate/source` condition comes first, so `--conditions=@storegate/source` and TypeScript pick it over dist', () => {
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (subpath === './package.json') continue;
-      expect(Object.keys(target as Record<string, string>)[0], subpath).toBe('source');
+      expect(Object.keys(target as Record<string, string>)[0], subpath).toBe('@storegate/source');
     }
   });
 });
