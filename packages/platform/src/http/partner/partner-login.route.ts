@@ -2,9 +2,9 @@
 // store admin (per account and per address, stored in the database).
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../app.ts';
-import { LoginThrottle, lockMessage } from '../../services/login-throttle.ts';
-import { lockedMinutes } from '../store-admin/login.route.ts';
-import { hiddenFields, html, page } from '../views/html.ts';
+import { LoginThrottle } from '../../services/login-throttle.ts';
+import { html } from '../views/html.ts';
+import { handleLoginPost, sendLoginForm } from '../views/login-form.ts';
 import { PARTNER_COOKIE, currentPartner, partnerReturnTo, setPartnerCookie } from './partner-session.ts';
 
 const platform = { config: { area: 'platform' as const } };
@@ -15,47 +15,32 @@ export function registerPartnerLoginRoutes(app: FastifyInstance, services: Servi
   app.get('/', platform, async (_req, reply) => reply.redirect('/partner', 303));
 
   app.get('/partner/login', platform, async (req, reply) => {
-    const query = req.query as Record<string, unknown>;
-    const returnTo = partnerReturnTo(query.return_to);
+    const returnTo = partnerReturnTo((req.query as Record<string, unknown>).return_to);
     if (await currentPartner(services, req)) return reply.redirect(returnTo, 303);
-    const locked = lockedMinutes(query.locked);
-    const body = html`<h1>Partner dashboard: log in</h1>
-${locked ? html`<p class="error" role="alert">${lockMessage(locked * 60_000)}</p>` : query.error === '1' ? html`<p class="error" role="alert">Wrong email or password.</p>` : ''}
-${query.done === 'logout' ? html`<p class="ok" role="status">You are logged out.</p>` : ''}
-<form method="post" action="/partner/login">
-${hiddenFields({ _csrf: reply.generateCsrf(), return_to: returnTo })}
-<label for="email">Email</label>
-<input id="email" name="email" type="email" autocomplete="username" required autofocus>
-<label for="password">Password</label>
-<input id="password" name="password" type="password" autocomplete="current-password" required>
-<div class="actions"><button type="submit" name="login">Log in</button></div>
-</form>
-<p class="muted">Partner accounts are created with <code>storegate partners create</code>.</p>`;
-    return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(page('Partner log in', body));
+    return sendLoginForm(req, reply, {
+      action: '/partner/login',
+      title: 'Partner log in',
+      heading: 'Partner dashboard: log in',
+      returnTo,
+      extra: html`<p class="muted">Partner accounts are created with <code>storegate partners create</code>.</p>`,
+    });
   });
 
-  app.post('/partner/login', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const body = (req.body ?? {}) as Record<string, unknown>;
-    const returnTo = partnerReturnTo(body.return_to);
-    const email = typeof body.email === 'string' ? body.email.slice(0, 320) : '';
-    const password = typeof body.password === 'string' ? body.password : '';
-    const keys = { account: `partner:${email}`, address: req.ip };
-    const lockedBack = (waitMs: number) => reply.redirect(`/partner/login?locked=${Math.ceil(waitMs / 60_000)}&return_to=${encodeURIComponent(returnTo)}`, 303);
-    const wait = await throttle.lockedFor(keys);
-    if (wait > 0) return lockedBack(wait);
-    const partnerId = email && password ? await services.accounts.authenticatePartner(email, password) : undefined;
-    if (partnerId === undefined) {
-      req.log.info('partner login failed');
-      const lockedNow = await throttle.recordFailure(keys);
-      if (lockedNow > 0) return lockedBack(lockedNow);
-      return reply.redirect(`/partner/login?error=1&return_to=${encodeURIComponent(returnTo)}`, 303);
-    }
-    await throttle.recordSuccess(keys);
-    const old = req.cookies[PARTNER_COOKIE];
-    if (old) await services.accounts.endSession(old);
-    setPartnerCookie(services, reply, await services.accounts.startSession('partner', partnerId, null));
-    return reply.redirect(returnTo, 303);
-  });
+  app.post('/partner/login', { ...platform, preHandler: app.csrfProtection }, async (req, reply) =>
+    handleLoginPost(req, reply, {
+      throttle,
+      formPath: '/partner/login',
+      returnTo: partnerReturnTo((req.body as Record<string, unknown> | undefined)?.return_to),
+      account: (email) => `partner:${email}`,
+      authenticate: (email, password) => services.accounts.authenticatePartner(email, password),
+      startSession: async (partnerId) => {
+        const old = req.cookies[PARTNER_COOKIE];
+        if (old) await services.accounts.endSession(old);
+        setPartnerCookie(services, reply, await services.accounts.startSession('partner', partnerId, null));
+      },
+      failureLog: { message: 'partner login failed', fields: {} },
+    }),
+  );
 
   app.post('/partner/logout', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
     await services.accounts.endSession(req.cookies[PARTNER_COOKIE]);
