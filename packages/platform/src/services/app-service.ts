@@ -1,6 +1,7 @@
 // Partner apps (client credentials), installations (grants) and private apps.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.ts';
+import { isLocalHostname } from '../domain/ssrf.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
@@ -48,8 +49,7 @@ export function checkAppUrl(value: string | undefined, mode: Config['mode']): st
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
   if (url.username || url.password) return 'must not contain credentials';
-  const local = url.hostname === 'localhost' || url.hostname.endsWith('.localhost') || url.hostname === '127.0.0.1' || url.hostname === '[::1]';
-  if (url.protocol === 'http:' && mode === 'production' && !local) return 'must use https (http is allowed only for localhost and loopback)';
+  if (url.protocol === 'http:' && mode === 'production' && !isLocalHostname(url.hostname)) return 'must use https (http is allowed only for localhost and loopback)';
   return undefined;
 }
 

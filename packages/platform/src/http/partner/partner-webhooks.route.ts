@@ -1,7 +1,7 @@
 // Webhook deliveries of one app in the partner dashboard (PRODUCT.md §7): newest first with the
 // latest attempt's status and latency, filters by status and topic, every attempt of a delivery,
 // "Send again", and a notice for subscriptions the platform disabled.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../app.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../errors.ts';
 import { PartnerDeliveries, isDeliveryStatus } from '../../services/partner-deliveries.ts';
@@ -73,13 +73,21 @@ ${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuer
     return sendPartnerPage(reply, partner.email, 'apps', `${a.name} deliveries`, body);
   });
 
-  app.get('/partner/apps/:clientId/deliveries/:id', platform, async (req, reply) => {
+  /** The partner's delivery named by the path (404 for another partner's app or delivery). */
+  const deliveryOf = async (req: FastifyRequest, reply: FastifyReply) => {
     const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+    if (!partner) return undefined;
     const params = req.params as { clientId: string; id: string };
     const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
     const d = await deliveries.get(a.id, pathId(params.id));
     if (!d) throw new NotFoundError('No delivery with this id for this app');
+    return { partner, a, d };
+  };
+
+  app.get('/partner/apps/:clientId/deliveries/:id', platform, async (req, reply) => {
+    const found = await deliveryOf(req, reply);
+    if (!found) return reply;
+    const { partner, a, d } = found;
     const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
     const body = html`<h1>Delivery #${String(d.id)}</h1>
 ${appTabs(a.client_id, 'deliveries')}
@@ -106,12 +114,9 @@ ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/$
   });
 
   app.post('/partner/apps/:clientId/deliveries/:id/redeliver', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
-    const params = req.params as { clientId: string; id: string };
-    const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
-    const d = await deliveries.get(a.id, pathId(params.id));
-    if (!d) throw new NotFoundError('No delivery with this id for this app');
+    const found = await deliveryOf(req, reply);
+    if (!found) return reply;
+    const { partner, a, d } = found;
     let done = 'resent';
     if (d.status === 'pending') done = 'queued';
     else if (d.sub_id === null) done = 'deleted';
