@@ -1,7 +1,7 @@
 // Runs the example app exactly as `npm run example` does (node --conditions=@storegate/source --import tsx
 // examples/app/src/main.ts), configured by environment, as a child process on a given port.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { request } from './server-process.ts';
+import { request, terminate } from './server-process.ts';
 
 const MAIN = new URL('../examples/app/src/main.ts', import.meta.url).pathname;
 const CWD = new URL('../examples/app/', import.meta.url).pathname;
@@ -46,11 +46,7 @@ export async function startExampleApp(options: { port: number; platformPort: num
     child,
     output: () => out,
     async stop() {
-      if (child.exitCode === null) {
-        const exited = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
-        await exited;
-      }
+      await terminate(child);
     },
   };
 }
