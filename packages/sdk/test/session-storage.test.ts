@@ -5,7 +5,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
-import type { RefreshLock } from '../src/oauth/token-manager.ts';
+import type { RefreshLock } from '../src/oauth/refresh-lock.ts';
 import { fakeFetch, json } from './support/fake-fetch.ts';
 import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
 import { postgresRefreshLock, postgresSessionStorage } from '../src/session/postgres-session-storage.ts';

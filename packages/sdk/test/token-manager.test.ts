@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createApp } from '../src/app.ts';
 import type { AppConfig } from '../src/config/app-config.ts';
-import type { RefreshLock } from '../src/oauth/token-manager.ts';
+import type { RefreshLock } from '../src/oauth/refresh-lock.ts';
 import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
 import type { Session } from '../src/session/session.ts';
 import { fakeFetch, fixedRandom, frozenClock, json, recordingSleep, type FakeHandler } from './support/fake-fetch.ts';

@@ -3,12 +3,11 @@
 import type { CallLimitOptions } from '../api/call-limit.ts';
 import { DEFAULT_RETRY, timerSleep, type ResolvedRetryOptions, type RetryOptions, type Sleep } from '../api/retry-policy.ts';
 import { cryptoRandomBytes, type RandomBytes } from '../crypto/random.ts';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, type ReauthorizationRequiredError } from '../errors.ts';
 import type { Logger } from '../logging/redacting-logger.ts';
+import type { RefreshLock } from '../oauth/refresh-lock.ts';
 import { memorySessionStorage } from '../session/memory-session-storage.ts';
 import type { SessionStorage } from '../session/session.ts';
-import type { RefreshLock } from '../oauth/token-manager.ts';
-import type { ReauthorizationRequiredError } from '../errors.ts';
 
 /** A clock in milliseconds since the epoch. */
 export interface Clock {

@@ -8,14 +8,6 @@ import type { SdkLogger } from '../logging/redacting-logger.ts';
 import type { Session } from '../session/session.ts';
 import { postTokenRequest, type TokenFailure } from './token-endpoint.ts';
 
-/**
- * A lock shared by several processes, taken around a refresh: `acquire` resolves once the caller
- * holds the lock for `shop` and returns the function that releases it.
- */
-export interface RefreshLock {
-  acquire(shop: string): Promise<() => void | Promise<void>>;
-}
-
 /** Options of one token request. */
 export interface AccessTokenOptions {
   signal?: AbortSignal;

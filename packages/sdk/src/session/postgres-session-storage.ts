@@ -1,7 +1,7 @@
 // `@storegate/app/session/postgres`: sessions in a PostgreSQL table through a pg `Pool` (a peer
 // dependency the app passes in; this module never imports it).
 import { SessionStorageError, TokenRefreshError } from '../errors.ts';
-import type { RefreshLock } from '../oauth/token-manager.ts';
+import type { RefreshLock } from '../oauth/refresh-lock.ts';
 import { deserializeSession, isSafeIdentifier, serializeSession, type Session, type SessionStorage } from './session.ts';
 
 /** The part of a pg `Pool` (or `Client`) this adapter uses. */

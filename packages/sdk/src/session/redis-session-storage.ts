@@ -4,7 +4,7 @@ import { randomFloat, cryptoRandomBytes } from '../crypto/random.ts';
 import { bytesToBase64Url } from '../crypto/encoding.ts';
 import { TokenRefreshError } from '../errors.ts';
 import { deserializeSession, serializeSession, type SessionStorage } from './session.ts';
-import type { RefreshLock } from '../oauth/token-manager.ts';
+import type { RefreshLock } from '../oauth/refresh-lock.ts';
 
 /** The part of an ioredis client this module uses. */
 export interface RedisClient {
