@@ -6,7 +6,7 @@ import { bytesToBase64Url } from './crypto/encoding.ts';
 import { AuthorizationDeniedError, NetworkError, ShopError, StateError, TokenExchangeError } from './errors.ts';
 import { readRequestInput, type RequestLike, type RequestOrQuery } from './http/request-input.ts';
 import { redactingLogger, type SdkLogger } from './logging/redacting-logger.ts';
-import { postTokenRequest } from './oauth/token-endpoint.ts';
+import { postTokenRequest, type TokenFailure, type TokenGrant } from './oauth/token-endpoint.ts';
 import { TokenManager, type AccessTokenOptions } from './oauth/token-manager.ts';
 import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/state-cookie.ts';
 import { createState, verifyState } from './oauth/state.ts';
@@ -176,7 +176,7 @@ export function createApp(config: AppConfig): StoregateApp {
       if (params['timestamp'] !== undefined) checkTimestamp(params['timestamp'], c.timestampToleranceSeconds, now);
       const code = requireParam(params, 'code');
       log.addSecret(code);
-      let result;
+      let result: TokenGrant | TokenFailure;
       try {
         // Never retried: a code is single-use, and a replay revokes what it issued.
         result = await postTokenRequest(c, shop, { grant_type: 'authorization_code', code });

@@ -2,6 +2,7 @@
 // route captures the raw body itself (express.raw), so its HMAC sees the exact bytes.
 import express, { type Request, type Response, type Router } from 'express';
 import type { StoregateApp } from '../app.ts';
+import type { RawBody } from '../signature/webhook-signature.ts';
 import { handleBegin, handleCallback, handleWebhook, routePaths, type RouteOptions, type RouteResult } from './route-handlers.ts';
 
 /** Options of {@link storegateExpress}. */
@@ -46,7 +47,9 @@ export function storegateExpress(app: StoregateApp, options: ExpressAdapterOptio
     const noBody = !req.headers['content-length'] && !req.headers['transfer-encoding'];
     const emptyObject = raw !== null && typeof raw === 'object' && !(raw instanceof Uint8Array) && Object.keys(raw).length === 0;
     const body = noBody && (raw === undefined || emptyObject) ? '' : raw;
-    send(res, await handleWebhook(app, body as Uint8Array, req.headers, options));
+    // Passed on unchecked: verifyWebhook itself refuses anything that is not raw bytes
+    // (WEBHOOK_BODY_NOT_RAW), which is the error to report when another parser got there first.
+    send(res, await handleWebhook(app, body as RawBody, req.headers, options));
   });
   return router;
 }

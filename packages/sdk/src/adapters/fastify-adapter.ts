@@ -2,6 +2,7 @@
 // route lives in its own encapsulated scope whose content-type parser keeps the body as a Buffer.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { StoregateApp } from '../app.ts';
+import type { RawBody } from '../signature/webhook-signature.ts';
 import { handleBegin, handleCallback, handleWebhook, routePaths, type RouteOptions, type RouteResult } from './route-handlers.ts';
 
 /** Options of {@link storegateFastify}. */
@@ -42,7 +43,7 @@ export function storegateFastify(app: StoregateApp, options: FastifyAdapterOptio
     await fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
       scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.webhookBodyLimit ?? 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-      scope.post(paths.webhooks, async (req, reply) => send(reply, await handleWebhook(app, (req.body ?? '') as Uint8Array, req.headers, options)));
+      scope.post(paths.webhooks, async (req, reply) => send(reply, await handleWebhook(app, (req.body ?? '') as RawBody, req.headers, options)));
     });
   };
 }

@@ -60,7 +60,8 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
   });
   const token = options.accessToken;
   const log = redactingLogger(options.logger, typeof token === 'string' ? [token] : []);
-  const now = options.clock ? () => options.clock!.now() : () => Date.now();
+  const clock = options.clock;
+  const now = clock ? () => clock.now() : () => Date.now();
   const apiVersion = options.apiVersion ?? DEFAULT_API_VERSION;
   return new AdminClient({
     shop: options.shop,

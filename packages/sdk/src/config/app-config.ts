@@ -124,6 +124,14 @@ export function paginationForVersion(version: string): PaginationConvention {
   return version < '2025-01' ? 'pre_cursor' : 'has_more';
 }
 
+function isRecord(value: unknown): value is Readonly<Record<string, unknown>> {
+  return value !== null && typeof value === 'object';
+}
+
+function isStringList(value: unknown): value is readonly string[] {
+  return Array.isArray(value) && value.every((item: unknown) => typeof item === 'string');
+}
+
 /** Splits a scope list given as a string (spaces or commas) or an array. */
 export function normalizeScopes(scopes: string | readonly string[]): string[] {
   const list = typeof scopes === 'string' ? scopes.split(/[\s,]+/) : scopes.flatMap((s) => s.split(/[\s,]+/));
@@ -145,8 +153,10 @@ export function normalizeScopes(scopes: string | readonly string[]): string[] {
  */
 export function resolveConfig(input: AppConfig): ResolvedConfig {
   const problems: string[] = [];
-  if (input === null || typeof input !== 'object') throw new ConfigError(['config must be an object']);
-  const raw = input as unknown as Record<string, unknown>;
+  // JavaScript callers can pass anything, so each key is read as `unknown` and checked before use.
+  const candidate: unknown = input;
+  if (!isRecord(candidate)) throw new ConfigError(['config must be an object']);
+  const raw = candidate;
   for (const key of Object.keys(raw)) {
     if (!KNOWN_KEYS.has(key)) problems.push(`unknown key "${key}"`);
   }
@@ -162,14 +172,14 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   const secret = raw['clientSecret'];
   if (secret === undefined || secret === null || secret === '') problems.push('clientSecret is required');
   else if (typeof secret === 'string') clientSecrets = [secret];
-  else if (Array.isArray(secret) && secret.length > 0 && secret.every((s) => typeof s === 'string' && s !== '')) clientSecrets = [...secret];
+  else if (isStringList(secret) && secret.length > 0 && secret.every((s) => s !== '')) clientSecrets = [...secret];
   else problems.push('clientSecret must be a non-empty string or a non-empty list of them');
 
   let scopes: string[] = [];
   const scopeInput = raw['scopes'];
   if (scopeInput === undefined || scopeInput === null) problems.push('scopes is required');
-  else if (typeof scopeInput === 'string' || (Array.isArray(scopeInput) && scopeInput.every((s) => typeof s === 'string'))) {
-    scopes = normalizeScopes(scopeInput as string | string[]);
+  else if (typeof scopeInput === 'string' || isStringList(scopeInput)) {
+    scopes = normalizeScopes(scopeInput);
     if (scopes.length === 0) problems.push('scopes must name at least one scope');
     for (const s of scopes) if (!/^(read|write)_[a-z_]+$/.test(s)) problems.push(`scope "${s}" is not of the form read_<resource> or write_<resource>`);
   } else problems.push('scopes must be a string or a list of strings');
@@ -197,7 +207,7 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   }
   const sessionStorage = input.sessionStorage ?? memorySessionStorage();
   for (const m of ['get', 'set', 'delete', 'compareAndSet'] as const) {
-    if (typeof (sessionStorage as unknown as Record<string, unknown>)[m] !== 'function') problems.push(`sessionStorage must implement ${m}()`);
+    if (typeof sessionStorage[m] !== 'function') problems.push(`sessionStorage must implement ${m}()`);
   }
   if (input.refreshLock !== undefined && typeof input.refreshLock?.acquire !== 'function') problems.push('refreshLock must implement acquire(shop)');
   const fetchFn = input.fetch ?? (typeof globalThis.fetch === 'function' ? ((url, init) => globalThis.fetch(url, init)) as typeof fetch : undefined);
@@ -230,7 +240,8 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   if (input.retry !== undefined) {
     if (input.retry === null || typeof input.retry !== 'object') problems.push('retry must be an object');
     else {
-      for (const [key, value] of Object.entries(input.retry)) {
+      const entries: Array<[string, unknown]> = Object.entries(input.retry);
+      for (const [key, value] of entries) {
         if (!(key in DEFAULT_RETRY)) problems.push(`unknown key "retry.${key}"`);
         else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) problems.push(`retry.${key} must be a non-negative number`);
         else retry[key as keyof ResolvedRetryOptions] = value;
@@ -242,7 +253,8 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   else if (input.callLimit !== undefined) {
     if (input.callLimit === null || typeof input.callLimit !== 'object') problems.push('callLimit must be an object or false');
     else {
-      for (const [key, value] of Object.entries(input.callLimit)) {
+      const entries: Array<[string, unknown]> = Object.entries(input.callLimit);
+      for (const [key, value] of entries) {
         if (key !== 'leakPerSecond' && key !== 'reserve') problems.push(`unknown key "callLimit.${key}"`);
         else if (typeof value !== 'number' || !(value >= 0) || (key === 'leakPerSecond' && value === 0)) problems.push(`callLimit.${key} must be a positive number`);
       }

@@ -46,9 +46,10 @@ export function redactingLogger(logger: Logger | undefined, secrets: readonly st
     if (typeof value === 'string') return scrubText(value);
     if (value === null || typeof value !== 'object' || depth > 4) return value;
     if (value instanceof Error) return { name: value.name, message: scrubText(value.message), code: (value as { code?: unknown }).code };
-    if (Array.isArray(value)) return value.map((v) => scrub(v, depth + 1));
+    if (Array.isArray(value)) return value.map((v: unknown) => scrub(v, depth + 1));
     const out: Record<string, unknown> = {};
-    for (const [key, v] of Object.entries(value)) out[key] = SENSITIVE_KEY.test(key) && v !== undefined && v !== null ? REDACTED : scrub(v, depth + 1);
+    const entries: Array<[string, unknown]> = Object.entries(value);
+    for (const [key, v] of entries) out[key] = SENSITIVE_KEY.test(key) && v !== undefined && v !== null ? REDACTED : scrub(v, depth + 1);
     return out;
   };
   const level = (name: keyof Logger) => (message: string, details?: Record<string, unknown>) => {

@@ -57,7 +57,7 @@ export function localhostFetch(options: LocalhostFetchOptions = {}): typeof fetc
     });
     return await new Promise<Response>((resolve, reject) => {
       const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
-      const req = send(url, { method: request.method, headers, lookup: lookup as never, signal: init?.signal ?? undefined }, (res) => {
+      const req = send(url, { method: request.method, headers, lookup, signal: init?.signal ?? undefined }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', reject);

@@ -113,7 +113,15 @@ function lowerHeaderNames(prefix: string | undefined, signatureHeader: string | 
   let names = lowerNamesCache.get(key);
   if (!names) {
     const n = webhookHeaderNames(prefix, signatureHeader);
-    names = Object.fromEntries(Object.entries(n).map(([k, v]) => [k, v.toLowerCase()])) as unknown as WebhookHeaderNames;
+    names = {
+      signature: n.signature.toLowerCase(),
+      topic: n.topic.toLowerCase(),
+      shop: n.shop.toLowerCase(),
+      apiVersion: n.apiVersion.toLowerCase(),
+      webhookId: n.webhookId.toLowerCase(),
+      eventId: n.eventId.toLowerCase(),
+      triggeredAt: n.triggeredAt.toLowerCase(),
+    };
     if (lowerNamesCache.size > 32) lowerNamesCache.clear();
     lowerNamesCache.set(key, names);
   }
