@@ -64,7 +64,8 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('install flow in a browser', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'Install E2E App?' }).waitFor();
     expect(await page.textContent('main')).toContain('See, create, change and delete your products');
-    await page.screenshot({ path: new URL('../docs/screenshots/consent.png', import.meta.url).pathname, fullPage: true });
+    // Into the git-ignored artifacts folder; `npm run screenshots` copies it into docs/screenshots/.
+    await page.screenshot({ path: new URL('artifacts/screenshots/consent.png', import.meta.url).pathname, fullPage: true });
     await page.getByRole('button', { name: 'Install app' }).click();
     await page.getByRole('heading', { name: 'App received the install' }).waitFor();
 

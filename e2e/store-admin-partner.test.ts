@@ -5,14 +5,15 @@
 // - a webhook delivery fails every attempt (the local receiver answers 500), the partner sees it dead
 //   with its attempts and sends it again once the receiver answers 200;
 // - the merchant creates a private app (token shown once, copy button) and revokes it.
-// Screenshots of the store admin and the partner dashboard go to docs/screenshots/.
+// Screenshots of the store admin and the partner dashboard go to e2e/artifacts/screenshots/ (ignored by
+// git, so a test run leaves the tree clean); `npm run screenshots` copies them into docs/screenshots/.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHROMIUM_ARGS, cli, request, startServer, type RunningServer } from './server-process.ts';
 
-const shot = (name: string) => new URL(`../docs/screenshots/${name}`, import.meta.url).pathname;
+const shot = (name: string) => new URL(`artifacts/screenshots/${name}`, import.meta.url).pathname;
 const MERCHANT = { email: 'owner@admin-e2e.test', password: 'merchant-password' };
 const PARTNER = { email: 'dev@partner-e2e.test', password: 'partner-password' };
 
