@@ -111,8 +111,22 @@ describe('tokens', () => {
     const sealed = box.seal('sg_cs_secret');
     expect(sealed).not.toContain('sg_cs_secret');
     expect(box.open(sealed)).toBe('sg_cs_secret');
-    const flipped = sealed.slice(0, -2) + (sealed.endsWith('A') ? 'B' : 'A') + sealed.slice(-1);
-    expect(() => box.open(flipped)).toThrow();
+    // Tamper with the decoded bytes, not the text. Swapping a base64url character for a fixed one
+    // left the value unchanged whenever that character was already there (and a final character's
+    // padding bits can absorb a swap too), so the box opened it and the test failed about 1 run in 60.
+    // Flipping one bit of a decoded byte always changes what is opened, whatever random IV this run
+    // drew. Sealed = "v1." + base64url(IV 12 bytes | GCM tag 16 bytes | ciphertext).
+    const flipBit = (value: string, index: number) => {
+      const raw = Buffer.from(value.slice(3), 'base64url');
+      raw[index] = raw[index]! ^ 0x01;
+      return `v1.${raw.toString('base64url')}`;
+    };
+    const rawLength = Buffer.from(sealed.slice(3), 'base64url').length;
+    for (const index of [rawLength - 1, 12]) { // the last ciphertext byte, then the first tag byte
+      const flipped = flipBit(sealed, index);
+      expect(flipped).not.toBe(sealed);
+      expect(() => box.open(flipped)).toThrow();
+    }
     expect(() => new SecretBox(Buffer.alloc(31)).seal('x')).toThrow();
   });
   it('hashes passwords with scrypt and verifies them', async () => {
