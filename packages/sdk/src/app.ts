@@ -17,7 +17,7 @@ import { verifyWebhook, type HeadersInput, type RawBody, type WebhookEvent } fro
 
 /** What `auth.begin` returns. */
 export interface BeginResult {
-  /** The authorization URL (seed §4.1) to redirect the merchant's browser to. */
+  /** The platform's authorization URL (`/admin/oauth/authorize?…`) to redirect the merchant's browser to. */
   url: string;
   /** The signed state in the URL. */
   state: string;
@@ -32,7 +32,10 @@ export interface CallbackOptions {
   stateCookie?: string | undefined;
 }
 
-/** A verified App-URL request (seed §2.3). */
+/**
+ * A verified App-URL request: the signed GET (shop, timestamp, hmac) the platform sends to the
+ * app's URL when a merchant clicks Install or Open in the store admin.
+ */
 export interface InstallRequest {
   shop: string;
   timestamp: number;
@@ -161,7 +164,9 @@ export function createApp(config: AppConfig): StoregateApp {
     const params: Record<string, string> = {};
     for (const [name, value] of queryPairs(query)) params[name] = name in params ? `${params[name]},${value}` : value;
     try {
-      // Seed §5.3, in its order: state, hmac, shop; then the timestamp.
+      // The order decides which error a bad callback gets: the state first (it proves this browser
+      // started this authorization, so even an error redirect must carry it), then the hmac (nothing
+      // else in the query is trusted before it), then the shop; the timestamp only when sent.
       const state = await verifyState(params['state'], c.clientSecrets, now());
       const cookieSource = options.stateCookie ?? cookieHeader;
       const cookieNonce = cookieSource?.includes('=') ? readCookie(cookieSource, c.stateCookieName) : cookieSource;

@@ -65,7 +65,7 @@ export class ParameterError extends StoregateError {
   }
 }
 
-/** The `hmac` query parameter (seed §5.4) is missing or does not match any client secret. */
+/** The `hmac` query parameter is missing or does not match any client secret. */
 export class HmacError extends StoregateError {
   constructor(code: 'HMAC_MISSING' | 'HMAC_INVALID', message: string) {
     super(code, message);
@@ -79,7 +79,7 @@ export class TimestampError extends StoregateError {
   }
 }
 
-/** The `shop` hostname is not `{name}.{storeDomain}` (seed §5.3). */
+/** The `shop` hostname is not `{name}.{storeDomain}`. */
 export class ShopError extends StoregateError {
   readonly shop: string;
   constructor(shop: string, storeDomain: string) {

@@ -30,7 +30,7 @@ function setup(overrides: Record<string, unknown> = {}) {
 }
 
 describe('auth.begin', () => {
-  it('builds the authorization URL of seed §4.1 with a signed state and a cookie', async () => {
+  it('builds the authorization URL with a signed state and a cookie', async () => {
     const { app } = setup({ randomBytes: fixedRandom(7) });
     const { url, state, cookie, cookieName } = await app.auth.begin({ shop: SHOP });
     const u = new URL(url);
@@ -153,7 +153,7 @@ describe('auth.callback', () => {
   });
 });
 
-describe('verifyInstallRequest (seed §2.3)', () => {
+describe('verifyInstallRequest (the signed App-URL request)', () => {
   it('verifies shop, timestamp and hmac', async () => {
     const { app, platform } = setup();
     await expect(app.verifyInstallRequest(await platform.installQuery(SHOP))).resolves.toMatchObject({ shop: SHOP, timestamp: 1_700_000_000 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isValidShop } from '../src/shop/shop-hostname.ts';
 
-describe('isValidShop (seed §5.3)', () => {
+describe('isValidShop', () => {
   it.each([
     ['demo.localhost', 'localhost'],
     ['a.localhost', 'localhost'],

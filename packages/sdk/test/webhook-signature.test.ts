@@ -11,7 +11,7 @@ const body = vectors.webhook_body_hmac[0]!;
 const std = vectors.webhook_standard_signature[0]!;
 const at = (seconds: number) => () => seconds * 1000;
 
-describe('X-Service-Hmac-Sha256 (seed §5.5)', () => {
+describe('X-Service-Hmac-Sha256 (base64 HMAC of the raw body)', () => {
   it('matches the known answer', async () => {
     expect(await signWebhook(body.body, body.secret)).toBe(body.value);
   });
@@ -83,7 +83,7 @@ describe('X-Service-Hmac-Sha256 (seed §5.5)', () => {
   });
 });
 
-describe('Standard Webhooks signature (PRODUCT.md §7)', () => {
+describe('Standard Webhooks signature (webhook-id / webhook-timestamp / webhook-signature)', () => {
   const headers = (signature: string, ts = std['webhook-timestamp']!) => ({ 'webhook-id': std['webhook-id']!, 'webhook-timestamp': ts, 'webhook-signature': signature });
   it('matches the known answer', async () => {
     expect(await signStandardWebhook({ id: std['webhook-id']!, timestamp: std['webhook-timestamp']!, rawBody: std['body']! }, std['secret']!)).toBe(std['webhook-signature']);

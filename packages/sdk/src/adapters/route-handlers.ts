@@ -48,9 +48,9 @@ function failure(error: unknown, options: RouteOptions, refusedStatus: number): 
 }
 
 /**
- * GET `begin`: starts the OAuth flow. A signed App-URL request (seed §2.3: shop, timestamp, hmac)
- * is verified first; otherwise `?shop=` names the shop. Answers 302 to the authorization URL with
- * the state cookie.
+ * GET `begin`: starts the OAuth flow. A signed App-URL request (the platform's Install/Open link,
+ * with shop, timestamp and hmac) is verified first; otherwise `?shop=` names the shop. Answers 302
+ * to the authorization URL with the state cookie.
  */
 export async function handleBegin(app: StoregateApp, request: RequestLike, options: RouteOptions = {}): Promise<RouteResult> {
   try {

@@ -1,4 +1,5 @@
-// Seed §4.4 / §5.1: the Admin API client of one shop.
+// The Admin API client of one shop: versioned paths (`/openapi/{version}/…`), the access token in
+// its header, JSON in and out.
 import { AbortedError, NetworkError, RateLimitError } from '../errors.ts';
 import type { PaginationConvention } from '../config/app-config.ts';
 import type { RandomBytes } from '../crypto/random.ts';
@@ -236,7 +237,8 @@ export class AdminClient {
   }
 
   /**
-   * Pages of a list endpoint, in either convention of seed §4.5. Each page exposes its `cursor`
+   * Pages of a list endpoint, in either pagination convention (`has_more`, or `pre_cursor` before
+   * API version 2025-01). Each page exposes its `cursor`
    * (to resume after it) and `requestCursor` (to fetch it again).
    *
    * @example

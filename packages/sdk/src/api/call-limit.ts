@@ -1,4 +1,4 @@
-// Client-side view of the platform's leaky bucket (PRODUCT.md §6): every response says
+// Client-side view of the leaky bucket the platform rate-limits API calls with: every response says
 // `X-Service-Api-Call-Limit: used/max`; the bucket leaks `leakPerSecond`. Before a request the
 // client estimates how full the bucket is now and waits when the request would overflow it, so a
 // busy job slows down instead of collecting 429s.

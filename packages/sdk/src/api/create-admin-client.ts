@@ -1,5 +1,6 @@
-// An Admin API client without createApp: for private apps (fixed Access-Token, seed §5.1) and
-// scripts that hold a token already.
+// An Admin API client without createApp: for private apps (created in a store's admin, they get one
+// fixed token for the Access-Token header, with no OAuth and no expiry) and scripts that hold a
+// token already.
 import { resolveConfig, DEFAULT_API_VERSION, paginationForVersion, type PaginationConvention } from '../config/app-config.ts';
 import { cryptoRandomBytes, type RandomBytes } from '../crypto/random.ts';
 import { redactingLogger, type Logger } from '../logging/redacting-logger.ts';
@@ -31,8 +32,9 @@ export interface AdminClientOptions {
 }
 
 /**
- * An Admin API client for one shop and a token you already hold — a private app's Access-Token
- * (seed §5.1) or a token kept elsewhere. Same retries, typed errors and pagination as `app.client`.
+ * An Admin API client for one shop and a token you already hold — a private app's fixed
+ * Access-Token (it never expires) or a token kept elsewhere. Same retries, typed errors and
+ * pagination as `app.client`.
  *
  * @example
  * ```ts

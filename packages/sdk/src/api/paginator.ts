@@ -1,4 +1,4 @@
-// Seed §2.4 / §4.5 cursor pagination, both conventions:
+// Cursor pagination of list endpoints, in both conventions the platform's API versions use:
 // - newer (`2025-06`, `2026-01`): `{data, cursor, has_more}`;
 // - older (`2022-01`): `{data, cursor, pre_cursor}`, `cursor` "" on the last page, `pre_cursor`
 //   null on the first; going backwards sends `pre_cursor`.

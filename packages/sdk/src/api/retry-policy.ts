@@ -23,7 +23,7 @@ export function isIdempotent(method: string): boolean {
 }
 
 /**
- * Parses `Retry-After` (RFC 9110 §10.2.3): delay in **seconds**, or an HTTP date. Returns seconds
+ * Parses `Retry-After` (RFC 9110 section 10.2.3): delay in **seconds**, or an HTTP date. Returns seconds
  * (never negative), or `undefined` when absent or unreadable.
  *
  * @example

@@ -14,7 +14,7 @@ export interface Clock {
   now(): number;
 }
 
-/** Pagination convention of seed §4.5: `has_more` (newer) or `pre_cursor` (older). */
+/** How list endpoints page: `has_more` (API versions from 2025-01 on) or `pre_cursor` (older versions). */
 export type PaginationConvention = 'has_more' | 'pre_cursor';
 
 /** Everything `createApp` accepts. Only the first four are required. */
@@ -119,7 +119,7 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set<keyof AppConfig>([
 /** Default Admin API version. */
 export const DEFAULT_API_VERSION = '2026-01';
 
-/** The pagination convention of an API version (PRODUCT.md §6). */
+/** The pagination convention of an API version: `pre_cursor` before 2025-01, `has_more` from then on. */
 export function paginationForVersion(version: string): PaginationConvention {
   return version < '2025-01' ? 'pre_cursor' : 'has_more';
 }
@@ -185,7 +185,7 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   } else problems.push('scopes must be a string or a list of strings');
 
   if (typeof input.redirectUri === 'string' && input.redirectUri !== '') {
-    if (input.redirectUri.includes('#')) problems.push('redirectUri must not contain "#" (seed §8)');
+    if (input.redirectUri.includes('#')) problems.push('redirectUri must not contain "#" (an OAuth redirect URI has no fragment, RFC 6749 section 3.1.2)');
     else if (!/^https?:\/\/[^/?#]+/.test(input.redirectUri)) problems.push('redirectUri must be an absolute http(s) URL');
   }
   const storeDomain = input.storeDomain ?? 'localhost';

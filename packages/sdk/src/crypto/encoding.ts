@@ -32,7 +32,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** Base64url (RFC 4648 §5, no padding) of bytes. */
+/** Base64url (RFC 4648 section 5, no padding) of bytes. */
 export function bytesToBase64Url(bytes: Uint8Array): string {
   return bytesToBase64(bytes).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }

@@ -21,7 +21,9 @@ export interface SdkLogger {
 
 const REDACTED = '[REDACTED]';
 const SENSITIVE_KEY = /token|secret|password|authorization|cookie|hmac|signature|^code$|client_secret|state$/i;
-// Platform token prefixes (PRODUCT.md §3) and OAuth-ish query parameters in URLs.
+// Tokens are caught by shape too, even when never registered as secrets: the platform prefixes
+// access, refresh, private-app tokens and authorization codes with sg_at_, sg_rt_, sg_pt_, sg_ac_.
+// Likewise the OAuth parameters that carry secrets inside logged URLs.
 const TOKEN_PATTERN = /\bsg_(?:at|rt|pt|ac)_[A-Za-z0-9_-]+/g;
 const QUERY_SECRET = /([?&](?:code|hmac|state|access_token|refresh_token|client_secret)=)[^&#\s]*/gi;
 const MAX_SECRETS = 1024;

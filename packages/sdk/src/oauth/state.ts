@@ -1,4 +1,5 @@
-// The OAuth `state` (seed §4.1): self-contained and signed, so the callback can check it even when
+// The OAuth `state` of the authorization URL, which ties the callback to the authorization this app
+// started (CSRF protection). It is self-contained and signed, so the callback can check it even when
 // the browser lost or blocked the cookie. Form: `v1.<base64url JSON {n, s, e}>.<base64url HMAC>`.
 // Only URL-safe characters, so the platform's `hmac` over it is the same raw or percent-encoded.
 import { timingSafeEqualStrings } from '../crypto/constant-time.ts';

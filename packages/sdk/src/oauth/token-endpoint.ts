@@ -1,4 +1,6 @@
-// Seed §4.2 and §4.3: POST {origin}/admin/oauth/token, JSON body, token record of §2.1 back.
+// The platform's token endpoint, used for the code exchange after an install and for every refresh:
+// POST {origin}/admin/oauth/token with a JSON body; a success answers with a token record
+// (access_token, refresh_token, expires_at or expires_in, scope, store_id, store_name).
 import { exchange, parseJsonBody } from '../api/http-transport.ts';
 import type { ResolvedConfig } from '../config/app-config.ts';
 import type { Session } from '../session/session.ts';
@@ -9,7 +11,7 @@ export interface TokenGrant {
   session: Session;
 }
 
-/** An error answer of the token endpoint (RFC 6749 §5.2). */
+/** An error answer of the token endpoint (`error`, `error_description`: RFC 6749 section 5.2). */
 export interface TokenFailure {
   ok: false;
   status: number;
@@ -23,7 +25,7 @@ function str(value: unknown): string | undefined {
   return undefined;
 }
 
-/** Turns a token record (seed §2.1) into a session; `undefined` when it lacks an access token. */
+/** Turns a token record (the token endpoint's success body) into a session; `undefined` when it lacks an access token. */
 export function sessionFromTokenRecord(shop: string, record: unknown, nowMs: number, requestedScopes: readonly string[]): Session | undefined {
   if (record === null || typeof record !== 'object') return undefined;
   const r = record as Record<string, unknown>;

@@ -1,6 +1,6 @@
-// Access tokens that expire (PRODUCT.md §5): refresh ahead of expiry, one refresh per shop at a
-// time in this process, an optional lock across processes, the new pair saved (compare-and-set)
-// before it is handed out, `invalid_grant` turned into "re-authorisation needed".
+// Access tokens that expire and are renewed with the refresh token: refresh ahead of expiry, one
+// refresh per shop at a time in this process, an optional lock across processes, the new pair saved
+// (compare-and-set) before it is handed out, `invalid_grant` turned into "re-authorisation needed".
 import { backoffDelayMs } from '../api/retry-policy.ts';
 import type { ResolvedConfig } from '../config/app-config.ts';
 import { AbortedError, NetworkError, ReauthorizationRequiredError, SessionNotFoundError, TokenRefreshError } from '../errors.ts';

@@ -1,4 +1,6 @@
-// Seed §5.3 check 3: the `shop` parameter must be a hostname of the platform's store domain.
+// The `shop` parameter must be a hostname under the platform's store domain: the SDK builds API and
+// OAuth URLs from it (the code exchange posts the client secret there), so a forged `shop` must never
+// point them at another host.
 
 /** Options of {@link isValidShop}. */
 export interface ShopValidationOptions {
@@ -23,7 +25,7 @@ function hostPattern(storeDomain: string): RegExp {
 }
 
 /**
- * Whether `shop` is a valid shop hostname of `storeDomain` (seed §5.3): a letter or digit, then
+ * Whether `shop` is a valid shop hostname of `storeDomain`: a letter or digit, then
  * letters a-z, digits or hyphens (the store name, at most 63 characters), then `.{storeDomain}`.
  * Upper-case letters are refused (the platform sends lower case). The full-URL form of the
  * reference pattern is accepted as well: `https://{shop}/`, with the `https` scheme and the

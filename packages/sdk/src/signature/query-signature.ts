@@ -1,4 +1,5 @@
-// Seed §5.4: the `hmac` query parameter on every request or redirect the platform sends to an app.
+// The `hmac` query parameter the platform adds to every request or redirect it sends to an app, so
+// the app can tell that the parameters really come from the platform and were not changed.
 import { timingSafeEqualStrings } from '../crypto/constant-time.ts';
 import { hmacSha256 } from '../crypto/hmac.ts';
 import { HmacError, ParameterError, TimestampError } from '../errors.ts';
@@ -87,7 +88,7 @@ export function queryPairs(query: QueryInput): Array<[string, string]> {
 }
 
 /**
- * The string that seed §5.4 signs: every parameter except `hmac`, ordered by name, joined as
+ * The string the platform signs: every parameter except `hmac`, ordered by name, joined as
  * `name=value` with `&`, names and values decoded (not percent-encoded).
  *
  * Repeated names (`ids=1&ids=2`) are joined into one entry whose values are separated by `,` in the
@@ -117,7 +118,7 @@ export function canonicalQuery(query: QueryInput | Array<[string, string]>, excl
 }
 
 /**
- * Signs query parameters as the platform does (seed §5.4): hex HMAC-SHA256 of
+ * Signs query parameters as the platform does: hex HMAC-SHA256 of
  * {@link canonicalQuery}, keyed with the client secret. Any `hmac` already present is ignored.
  *
  * @example
@@ -133,7 +134,7 @@ export async function signQuery(params: QueryInput, secret: string): Promise<str
 const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
 
 /**
- * Verifies the `hmac` of a request or redirect from the platform (seed §5.4), in constant time,
+ * Verifies the `hmac` of a request or redirect from the platform, in constant time,
  * against one secret or several (rotation). Pass the raw query string (or the request URL)
  * whenever you have it. With `timestampToleranceSeconds` the `timestamp` parameter must also be
  * within that many seconds of now. Throws {@link HmacError} (`HMAC_MISSING`, `HMAC_INVALID`) or

@@ -1,4 +1,4 @@
-// Seed §5.5 and PRODUCT.md §7: webhook signatures. Two schemes, checked against the raw bytes:
+// Webhook signatures. Two schemes, each computed over the raw body bytes:
 // - `X-Service-Hmac-Sha256`: base64 HMAC-SHA256 of the raw body;
 // - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC of
 //   "id.timestamp.body">` (several space-separated signatures allowed), which adds replay protection.
@@ -145,7 +145,7 @@ function secretsOf(secret: SecretInput): readonly string[] {
 }
 
 /**
- * Base64 HMAC-SHA256 of a raw webhook body (seed §5.5), the value of `X-Service-Hmac-Sha256`.
+ * Base64 HMAC-SHA256 of a raw webhook body, the value of `X-Service-Hmac-Sha256`.
  *
  * @example
  * ```ts
