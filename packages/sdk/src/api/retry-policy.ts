@@ -13,8 +13,10 @@ export interface RetryOptions {
   maxRetryAfterSeconds?: number;
 }
 
+/** {@link RetryOptions} with every default filled in. */
 export type ResolvedRetryOptions = Required<RetryOptions>;
 
+/** The retry defaults: 3 retries, backoff from 500 ms up to 20 s, `Retry-After` honoured up to 60 s. */
 export const DEFAULT_RETRY: ResolvedRetryOptions = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterSeconds: 60 };
 
 /** Methods safe to repeat after a 5xx or a lost connection. POST is retried only on 429. */
