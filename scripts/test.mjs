@@ -4,6 +4,10 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 
+// Biome (`npm run lint`: formatting and lint rules, biome.json) runs first and fails the suite like a
+// type error, once the tree has been formatted (`npm run format`) and the remaining lint errors fixed.
+const LINT = false; // switched on once the tree is formatted
+
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 
 function answers(host, port) {
@@ -43,8 +47,15 @@ if (skipped.length > 0) {
   console.warn(`\nNOTE: skipping the parts of the suite that need: ${skipped.join('; ')}\n`);
 }
 
-// Types first: a type error fails the suite like a failing test.
+// Lint and types first: either failing fails the suite like a failing test.
 if (process.argv.length <= 2) {
+  if (LINT) {
+    const lint = spawnSync('npx', ['biome', 'check', '.'], { stdio: 'inherit', env });
+    if (lint.status !== 0) {
+      console.error('lint failed (npm run lint; npm run format fixes formatting)');
+      process.exit(lint.status ?? 1);
+    }
+  }
   const types = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
   if (types.status !== 0) {
     console.error('typecheck failed');
