@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { buildApp, createServices, loadConfig, migrateToLatest, openDatabase, SeedService } from '../../packages/platform/src/index.ts';
+import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
 
 const send = (msg: unknown) => process.send!(msg);
 
@@ -22,12 +22,11 @@ if (process.env.BENCH_BARE === '1') {
   const products = Number(process.env.BENCH_PRODUCTS ?? '100000');
   const dir = mkdtempSync(join(tmpdir(), 'storegate-admin-bench-'));
   const config = loadConfig({ database: join(dir, 'bench.db'), masterKey: randomBytes(32).toString('hex'), logLevel: 'silent', port: 0, rateLimit: 'off' });
-  const db = openDatabase(config.database);
-  await migrateToLatest(db);
-  const services = createServices(config, { db });
+  const platform = await createPlatform(config);
+  const { http: app, services, db } = platform;
   const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
   const started = performance.now();
-  await new SeedService(db, services.clock).seed(store.id, { products, orders: 0, customers: 0 });
+  await services.seeds.seed(store.id, { products, orders: 0, customers: 0 });
   const seedSeconds = (performance.now() - started) / 1000;
   const { accessToken } = await services.apps.createPrivateApp({ storeId: store.id, name: 'bench', scopes: 'read_products' });
   const maxId = (await db.kysely.selectFrom('products').select((eb) => eb.fn.max('id').as('m')).where('store_id', '=', store.id).executeTakeFirstOrThrow()).m as number;
@@ -40,12 +39,10 @@ if (process.env.BENCH_BARE === '1') {
   const cursorAt = (id: number) => services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id });
   const startCursors = Array.from({ length: n }, (_, i) => cursorAt(minId + i));
   const endCursors = Array.from({ length: n }, (_, i) => cursorAt(maxId - 60 - i));
-  const app = await buildApp(config, { db });
   await app.listen({ port: 0, host: '127.0.0.1' });
   send({ type: 'ready', port: (app.server.address() as { port: number }).port, token: accessToken, deepCursor, startCursors, endCursors, products, seedSeconds });
   process.on('disconnect', async () => {
-    await app.close();
-    await db.close();
+    await platform.close();
     rmSync(dir, { recursive: true, force: true });
     process.exit(0);
   });

@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { buildApp, createServices, loadConfig, migrateToLatest, openDatabase } from '../../packages/platform/src/index.ts';
+import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
+import { openDatabase } from '../../packages/platform/src/storage/database.ts';
 
 type Request = { id: number; cmd: 'codes'; n: number } | { id: number; cmd: 'stats' } | { id?: number; cmd: 'exit' };
 
@@ -67,9 +68,8 @@ if (diag.has('db-timing')) {
     return { reader: stmt.reader, run: timed(stmt.run.bind(stmt)), all: timed(stmt.all.bind(stmt)), get: timed(stmt.get.bind(stmt)), iterate: stmt.iterate.bind(stmt) };
   }) as unknown as typeof sqlite.prepare;
 }
-await migrateToLatest(db);
-const app = await buildApp(config, { db });
-const services = createServices(config, { db });
+const platform = await createPlatform(config, { db });
+const { http: app, services } = platform;
 const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
 const { app: appRow, clientSecret } = await services.apps.createApp({ name: 'Bench', appUrl: 'http://localhost:9/', redirectUri: REDIRECT, scopes: 'read_products' });
 const inst = await services.apps.grant(store.id, appRow.id, ['read_products']);
@@ -111,8 +111,7 @@ function stats() {
 
 async function shutdown(): Promise<never> {
   try {
-    await app.close();
-    await db.close();
+    await platform.close();
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

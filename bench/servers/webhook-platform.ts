@@ -5,15 +5,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp, createServices, loadConfig, migrateToLatest, openDatabase, SeedService, WebhookWorker } from '../../packages/platform/src/index.ts';
+import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
+import { WebhookOutbox } from '../../packages/platform/src/services/webhook-outbox.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-webhooks-bench-'));
 const config = loadConfig({ database: join(dir, 'bench.db'), masterKey: randomBytes(32).toString('hex'), logLevel: 'silent', port: 0, rateLimit: 'off' });
-const db = openDatabase(config.database);
-await migrateToLatest(db);
-const services = createServices(config, { db });
+const platform = await createPlatform(config, { worker: process.env.BENCH_PER_ORIGIN ? { perOrigin: Number(process.env.BENCH_PER_ORIGIN) } : {} });
+const { http: app, services, db } = platform;
+const worker = platform.worker!;
 const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
-await new SeedService(db, services.clock).seed(store.id, { products: 1000, orders: 0, customers: 0 });
+await services.seeds.seed(store.id, { products: 1000, orders: 0, customers: 0 });
 const priv = await services.apps.createPrivateApp({ storeId: store.id, name: 'bench', scopes: 'write_products' });
 const ports = String(process.env.BENCH_RECEIVER_PORTS ?? '').split(',').filter(Boolean).map(Number);
 const now = Date.now();
@@ -26,22 +27,19 @@ for (const port of ports) {
 // Optional backlog (the drain phase): events committed before the worker starts.
 const backlog = Number(process.env.BENCH_BACKLOG ?? '0');
 if (backlog > 0) {
-  await db.kysely.transaction().execute(async (trx) => {
-    for (let i = 0; i < backlog; i++) await services.webhooks.enqueue(trx, { storeId: store.id, topic: 'products/create', payload: { id: String(i), title: `backlog ${i}` } });
+  const outbox = new WebhookOutbox(services.clock);
+  await platform.storage.transaction(async (tx) => {
+    for (let i = 0; i < backlog; i++) await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i), title: `backlog ${i}` } });
   });
 }
-const app = await buildApp(config, { db });
 await app.listen({ port: 0, host: '127.0.0.1' });
-const worker = new WebhookWorker({ db, box: services.box, config, ...(process.env.BENCH_PER_ORIGIN ? { perOrigin: Number(process.env.BENCH_PER_ORIGIN) } : {}) });
 await worker.start();
 process.send!({ type: 'ready', port: (app.server.address() as { port: number }).port, token: priv.accessToken });
 process.on('message', (m: { type: string }) => {
   if (m.type === 'stats') process.send!({ type: 'stats', attempts: worker.attemptsMade });
 });
 process.on('disconnect', async () => {
-  await worker.stop();
-  await app.close();
-  await db.close();
+  await platform.close();
   rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });

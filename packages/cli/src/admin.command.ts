@@ -1,19 +1,14 @@
 // storegate stores|apps|private-apps|partners create, storegate seed.
 import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
-import { createServices, loadConfig, SeedService, storeBaseUrl, type Db, type SeedCounts } from '@storegate/platform';
-import { withDatabase } from './database.ts';
+import { storeBaseUrl, type SeedCounts } from '@storegate/platform';
+import { withServices } from './database.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
 interface Common {
   database?: string;
   json: boolean;
-}
-
-function servicesFor(db: Db, database: string | undefined) {
-  const config = loadConfig({ database, storeDomain: process.env.STORE_DOMAIN, publicScheme: process.env.PUBLIC_SCHEME, publicPort: process.env.PUBLIC_PORT ?? process.env.PORT, masterKey: process.env.MASTER_KEY });
-  return createServices(config, { db });
 }
 
 function count(name: string, value: string | undefined, fallback: number): number {
@@ -28,8 +23,7 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--owner-email <email>', "the merchant's email (log-in name)")
     .requiredOption('--owner-password <password>', "the merchant's password (at least 8 characters)")
     .action(async (name: string, opts: Common & { ownerEmail: string; ownerPassword: string }) => {
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db, opts.database);
+      await withServices(opts.database, async (services) => {
         const store = await services.accounts.createStore({ name, ownerEmail: opts.ownerEmail, ownerPassword: opts.ownerPassword });
         const out = { store_id: String(store.id), store_name: store.name, base_url: storeBaseUrl(services.config, store.name) };
         print(opts.json, out, `created store ${out.store_name} (id ${out.store_id}) at ${out.base_url}`);
@@ -41,8 +35,8 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--email <email>', 'log-in email')
     .requiredOption('--password <password>', 'password (at least 8 characters)')
     .action(async (opts: Common & { email: string; password: string }) => {
-      await withDatabase(opts.database, async (db) => {
-        const partner = await servicesFor(db, opts.database).accounts.createPartner({ email: opts.email, password: opts.password });
+      await withServices(opts.database, async (services) => {
+        const partner = await services.accounts.createPartner({ email: opts.email, password: opts.password });
         print(opts.json, { partner_id: String(partner.id), email: partner.email }, `created partner ${partner.email} (id ${partner.id})`);
       });
     });
@@ -55,8 +49,7 @@ export function registerAdminCommands(program: Command): void {
     .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders"', '')
     .option('--partner <email>', 'partner account that owns the app')
     .action(async (opts: Common & { name: string; appUrl: string; redirectUri: string; scopes: string; partner?: string }) => {
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db, opts.database);
+      await withServices(opts.database, async (services) => {
         let partnerId: number | null = null;
         if (opts.partner !== undefined) {
           const partner = await services.accounts.findPartnerByEmail(opts.partner);
@@ -72,8 +65,7 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--store <name>', 'store name')
     .requiredOption('--client-id <id>', "the app's client_id")
     .action(async (opts: Common & { store: string; clientId: string }) => {
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db, opts.database);
+      await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
         if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
         const app = await services.apps.findByClientId(opts.clientId);
@@ -89,8 +81,7 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>', 'private app name')
     .requiredOption('--scopes <scopes>', 'e.g. "read_products write_products"')
     .action(async (opts: Common & { store: string; name: string; scopes: string }) => {
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db, opts.database);
+      await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
         if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
         const created = await services.apps.createPrivateApp({ storeId: store.id, name: opts.name, scopes: opts.scopes });
@@ -109,8 +100,7 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--customers <n>', 'number of customers').default('0'))
     .action(async (opts: Common & { store: string; products: string; orders: string; customers: string }) => {
       const counts: SeedCounts = { products: count('products', opts.products, 0), orders: count('orders', opts.orders, 0), customers: count('customers', opts.customers, 0) };
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db, opts.database);
+      await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
         if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
         const total = counts.products + counts.orders + counts.customers;
@@ -118,7 +108,7 @@ export function registerAdminCommands(program: Command): void {
         bar?.start(total, 0);
         const doneBy: SeedCounts = { products: 0, orders: 0, customers: 0 };
         const started = performance.now();
-        await new SeedService(db, services.clock).seed(store.id, counts, (kind, done) => {
+        await services.seeds.seed(store.id, counts, (kind, done) => {
           doneBy[kind] = done;
           bar?.update(doneBy.products + doneBy.orders + doneBy.customers);
         });

@@ -1,13 +1,24 @@
-// Opening the configured database for a command; migrations run first so every command works on
-// a fresh file.
-import { migrateToLatest, openDatabase, parseDatabase, type Db } from '@storegate/platform';
+// The platform's services for one administrative command: the configured database, migrated
+// first so every command works on a fresh file, and closed afterwards. No HTTP server, no worker.
+import { createPlatform, loadConfig, type Config, type RawConfig, type Services } from '@storegate/platform';
 
-export async function withDatabase<T>(database: string | undefined, fn: (db: Db) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
-  const db = openDatabase(parseDatabase(database));
+/** What a command reads from the environment besides its own flags. */
+export function adminConfig(database: string | undefined, extra: RawConfig = {}): Config {
+  return loadConfig({
+    database,
+    storeDomain: process.env.STORE_DOMAIN,
+    publicScheme: process.env.PUBLIC_SCHEME,
+    publicPort: process.env.PUBLIC_PORT ?? process.env.PORT,
+    masterKey: process.env.MASTER_KEY,
+    ...extra,
+  });
+}
+
+export async function withServices<T>(database: string | undefined, fn: (services: Services) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+  const platform = await createPlatform(adminConfig(database), { http: false, migrate: options.migrate !== false });
   try {
-    if (options.migrate !== false) await migrateToLatest(db);
-    return await fn(db);
+    return await fn(platform.services);
   } finally {
-    await db.close();
+    await platform.close();
   }
 }

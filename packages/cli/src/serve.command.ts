@@ -1,22 +1,10 @@
 // storegate serve / migrate.
 import { Option, type Command } from 'commander';
-import {
-  buildApp,
-  createServices,
-  loadConfig,
-  migrateToLatest,
-  openDatabase,
-
-  platformBaseUrl,
-  seedDemo,
-  storeBaseUrl,
-  type Config,
-  type DemoCredentials,
-} from '@storegate/platform';
-import { withDatabase } from './database.ts';
+import { createPlatform, loadConfig, platformBaseUrl, seedDemo, storeBaseUrl, type Config, type DemoCredentials } from '@storegate/platform';
+import { adminConfig } from './database.ts';
 import { common } from './options.ts';
 import { print } from './output.ts';
-import { startWorker, webhookOptions } from './webhooks.command.ts';
+import { webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions {
   port?: string;
@@ -67,29 +55,26 @@ export function registerServeCommands(program: Command): void {
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
       });
-      const db = openDatabase(config.database);
-      await migrateToLatest(db);
-      const app = await buildApp(config, { db });
-      const demo = opts.seedDemo ? await seedDemo(createServices(config, { db })) : undefined;
-      let worker: { stop(): Promise<void> } | undefined;
+      const platform = await createPlatform(config, { worker: {} });
+      const app = platform.http;
+      const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;
       const shutdown = async (signal: string) => {
         app.log.info({ signal }, 'shutting down');
-        await app.close();
-        await worker?.stop();
-        await db.close();
+        await platform.close();
         process.exit(0);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
       process.once('SIGTERM', () => void shutdown('SIGTERM'));
       await app.listen({ port: config.port, host: config.host });
-      worker = startWorker(config, db, app.log);
+      await platform.worker!.start();
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));
     });
 
   common(program.command('migrate').description('apply pending database migrations')).action(async (opts: { database?: string; json: boolean }) => {
-    const applied = await withDatabase(opts.database, (db) => migrateToLatest(db), { migrate: false });
+    const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
+    const applied = await platform.storage.migrate().finally(() => platform.close());
     print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
   });
 }

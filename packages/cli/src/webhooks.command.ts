@@ -1,7 +1,7 @@
 // storegate worker, storegate webhooks deliveries|redeliver (PRODUCT.md §7, §9).
 import { Option, type Command } from 'commander';
-import { createServices, loadConfig, migrateToLatest, openDatabase, WebhookWorker, type Config, type Db, type WorkerLogger } from '@storegate/platform';
-import { withDatabase } from './database.ts';
+import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
+import { withServices } from './database.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
@@ -32,18 +32,6 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
   return { info: line('info'), warn: line('warn'), error: line('error') };
 }
 
-export function startWorker(config: Config, db: Db, logger: WorkerLogger): WebhookWorker {
-  const services = createServices(config, { db });
-  const worker = new WebhookWorker({ db, box: services.box, config, logger });
-  void worker.start();
-  return worker;
-}
-
-function servicesFor(db: Db) {
-  const config = loadConfig({ database: undefined, storeDomain: process.env.STORE_DOMAIN, masterKey: process.env.MASTER_KEY, publicScheme: process.env.PUBLIC_SCHEME });
-  return createServices(config, { db });
-}
-
 export function registerWebhookCommands(program: Command): void {
   webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)')))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -60,15 +48,14 @@ export function registerWebhookCommands(program: Command): void {
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
       });
-      const db = openDatabase(config.database);
-      await migrateToLatest(db);
       const logger = stderrLogger(config.logLevel);
-      const worker = startWorker(config, db, logger);
+      const platform = await createPlatform(config, { http: false, worker: { logger } });
+      const worker = platform.worker!;
+      await worker.start();
       logger.info({ worker: worker.id, database: config.database.dialect }, 'webhook worker started');
       const shutdown = async (signal: string) => {
         logger.info({ signal }, 'webhook worker stopping');
-        await worker.stop();
-        await db.close();
+        await platform.close();
         process.exit(0);
       };
       process.once('SIGINT', () => void shutdown('SIGINT'));
@@ -84,8 +71,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--attempts', 'include every attempt of each delivery', false)
     .action(async (opts: { database?: string; json: boolean; app?: string; store?: string; status?: string; limit?: string; attempts: boolean }) => {
       if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit)) throw new CliError(`--limit: expected a whole number, got "${opts.limit}"`);
-      await withDatabase(opts.database, async (db) => {
-        const services = servicesFor(db);
+      await withServices(opts.database, async (services) => {
         const list = await services.deliveries.list({ appClientId: opts.app, storeName: opts.store, status: opts.status, limit: opts.limit === undefined ? undefined : Number(opts.limit) });
         const out = opts.attempts ? await Promise.all(list.map(async (d) => ({ ...d, attempt_log: await services.deliveries.attempts(Number(d.id)) }))) : list;
         const human =
@@ -97,8 +83,8 @@ export function registerWebhookCommands(program: Command): void {
     });
 
   common(webhooks.command('redeliver <delivery_id>').description('send a delivery again now (same webhook id)')).action(async (id: string, opts: { database?: string; json: boolean }) => {
-    await withDatabase(opts.database, async (db) => {
-      const view = await servicesFor(db).deliveries.redeliver(id);
+    await withServices(opts.database, async (services) => {
+      const view = await services.deliveries.redeliver(id);
       print(opts.json, view, `delivery ${view.id} (${view.webhook_id}) is queued again`);
     });
   });

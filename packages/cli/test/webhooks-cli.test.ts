@@ -6,10 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createServices } from '../../platform/src/app.ts';
 import { loadConfig } from '../../platform/src/config.ts';
-import { openDatabase } from '../../platform/src/storage/db.ts';
-import { migrateToLatest } from '../../platform/src/storage/migrate.ts';
+import { createPlatform } from '../../platform/src/platform.ts';
+import { openDatabase } from '../../platform/src/storage/database.ts';
 
 const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-webhooks-cli-'));
@@ -36,9 +35,8 @@ async function snapshot(): Promise<string> {
 
 beforeAll(async () => {
   const config = loadConfig({ database, masterKey, logLevel: 'silent' });
-  const db = openDatabase(config.database);
-  await migrateToLatest(db);
-  const s = createServices(config, { db });
+  const platform = await createPlatform(config, { http: false });
+  const { db, services: s } = platform;
   const store = await s.accounts.createStore({ name: 'hooks', ownerEmail: 'o@hooks.test', ownerPassword: 'hooks-password' });
   const { app } = await s.apps.createApp({ name: 'Hooked', appUrl: 'http://localhost:3000/', redirectUri: 'http://localhost:3000/cb', scopes: 'read_products' });
   clientId = app.client_id;
@@ -47,7 +45,7 @@ beforeAll(async () => {
     .insertInto('webhook_subscriptions')
     .values({ store_id: store.id, owner: `app:${app.id}`, app_id: app.id, private_app_id: null, topic: 'app/uninstalled', address: 'http://127.0.0.1:9/hook', api_version: '2026-01', created_at: 0, updated_at: 0, disabled_at: null, disabled_reason: null })
     .execute();
-  await db.close();
+  await platform.close();
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

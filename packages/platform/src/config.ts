@@ -3,8 +3,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ConfigError } from './errors.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS } from './webhooks/backoff.ts';
+import { ConfigError } from './domain/errors.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/webhook-backoff.ts';
 
 export interface Config {
   port: number;

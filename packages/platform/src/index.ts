@@ -1,11 +1,11 @@
-export { buildApp, createServices, type Deps, type Services } from './app.ts';
+// The platform package's public surface: the composition root, configuration, and what the CLI,
+// the benchmarks and the tests need to drive it.
+export { createPlatform, type Platform, type PlatformOptions, type WorkerSettings } from './platform.ts';
 export { loadConfig, rawConfigFromEnv, parseDatabase, storeBaseUrl, platformBaseUrl, DEFAULT_DATABASE, type Config, type RawConfig } from './config.ts';
-export { openDatabase, type Db } from './storage/db.ts';
-export { migrateToLatest } from './storage/migrate.ts';
-export { ConfigError, PlatformError, ValidationFailedError } from './errors.ts';
+export { ConfigError, PlatformError, ValidationFailedError, NotFoundError, ConflictError } from './domain/errors.ts';
 export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from './domain/query-signature.ts';
-export { SeedService, type SeedCounts } from './services/seed-service.ts';
+export type { Services } from './services/services.ts';
+export type { SeedCounts } from './services/seed-service.ts';
 export { seedDemo, type DemoCredentials } from './services/demo-seed.ts';
-export { WebhookWorker, type WebhookWorkerOptions, type WorkerLogger } from './webhooks/webhook-worker.ts';
-export { DeliveryLog, DELIVERY_STATUSES, type DeliveryView, type AttemptView } from './webhooks/delivery-log.ts';
-export { NotFoundError, ConflictError } from './errors.ts';
+export type { WebhookWorker, WebhookWorkerOptions, WorkerLogger } from './webhooks/webhook-worker.ts';
+export { DELIVERY_STATUSES, type DeliveryView, type AttemptView } from './services/delivery-log.ts';

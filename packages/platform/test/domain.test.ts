@@ -5,7 +5,7 @@ import { checkCode, decideRefresh, pkceChallenge } from '../src/domain/grants.ts
 import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
 import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
-import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/shop-host.ts';
+import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken, pooledRandomBytes } from '../src/domain/tokens.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 

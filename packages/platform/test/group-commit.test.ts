@@ -4,10 +4,14 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Db } from '../src/storage/db.ts';
+import { openDatabase, type Db } from '../src/storage/database.ts';
+import { durabilityFor } from '../src/storage/durability.ts';
 import { SqliteGroupCommit } from '../src/storage/group-commit.ts';
 import { migrateToLatest } from '../src/storage/migrate.ts';
-import { defineQuery } from '../src/storage/prepared-query.ts';
+import { preparedStatements } from '../src/storage/repositories/prepared-statements.ts';
+
+const groupCommit = (db: Db) => new SqliteGroupCommit(db.sqlite!, durabilityFor(db.kysely, db.sqlite), preparedStatements(db.kysely));
+const durable = (db: Db) => durabilityFor(db.kysely, db.sqlite);
 
 describe('SqliteGroupCommit', () => {
   let db: Db;
@@ -18,13 +22,12 @@ describe('SqliteGroupCommit', () => {
   afterAll(async () => db.close());
 
   it('runs concurrent work in shared transactions; a failing step is rolled back alone', async () => {
-    const gc = new SqliteGroupCommit(db);
-    const insert = defineQuery(db.kysely, (p) => db.kysely.insertInto('token_families').values({ id: p('id'), installation_id: 1, created_at: 0, revoked_at: null }));
+    const gc = groupCommit(db);
     const ids = Array.from({ length: 40 }, () => randomUUID());
     const results = await Promise.allSettled(
       ids.map((id, i) =>
         gc.run(async (q) => {
-          await q.run(insert, { id });
+          await q.insertFamily(id, 1, 0);
           if (i % 10 === 3) throw new Error(`step ${i} fails after writing`);
           return i;
         }),
@@ -38,13 +41,16 @@ describe('SqliteGroupCommit', () => {
   });
 
   it('each step sees the steps before it in the same batch', async () => {
-    const gc = new SqliteGroupCommit(db);
+    const gc = groupCommit(db);
     const id = randomUUID();
-    const insert = defineQuery(db.kysely, (p) => db.kysely.insertInto('token_families').values({ id: p('id'), installation_id: 2, created_at: 0, revoked_at: null }));
-    const find = defineQuery(db.kysely, (p) => db.kysely.selectFrom('token_families').select('id').where('id', '=', p('id')));
+    const pair = { familyId: id, installationId: 2, storeId: 1, appId: 1, scopes: 'read_products', accessHash: `a-${id}`, refreshHash: `r-${id}`, accessExpiresAt: 1, refreshExpiresAt: 2, now: 0 };
     const [a, b] = await Promise.all([
-      gc.run(async (q) => (await q.run(insert, { id })) === 1),
-      gc.run(async (q) => (await q.first(find, { id })) !== undefined),
+      gc.run(async (q) => {
+        await q.insertFamily(id, 2, 0);
+        await q.insertPair(pair);
+        return true;
+      }),
+      gc.run(async (q) => (await q.refreshByHash(`r-${id}`)) !== undefined),
     ]);
     expect(a).toBe(true);
     expect(b).toBe(true);
@@ -56,10 +62,9 @@ describe('SqliteGroupCommit', () => {
     const file = openDatabase({ dialect: 'sqlite', path: join(dir, 'gc.db') });
     try {
       await migrateToLatest(file);
-      const gc = new SqliteGroupCommit(file);
-      const insert = defineQuery(file.kysely, (p) => file.kysely.insertInto('token_families').values({ id: p('id'), installation_id: 4, created_at: 0, revoked_at: null }));
+      const gc = groupCommit(file);
       const ids = Array.from({ length: 30 }, () => randomUUID());
-      await Promise.all(ids.map((id) => gc.run((q) => q.run(insert, { id }))));
+      await Promise.all(ids.map((id) => gc.run((q) => q.insertFamily(id, 4, 0))));
       expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
       // Another connection (another process) sees every answered grant.
       const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'gc.db') });
@@ -71,17 +76,17 @@ describe('SqliteGroupCommit', () => {
     }
   });
 
-  it('durableTransaction on a file database: committed, flushed, visible to another connection, synchronous=FULL restored', async () => {
+  it('a durable transaction on a file database: committed, flushed, visible to another connection, synchronous=FULL restored', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'storegate-dt-'));
     const file = openDatabase({ dialect: 'sqlite', path: join(dir, 'dt.db') });
     try {
       await migrateToLatest(file);
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => file.durableTransaction(async (trx) => trx.insertInto('token_families').values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null }).execute().then(() => i))),
+        Array.from({ length: 10 }, (_, i) => durable(file).transaction(async (trx) => trx.insertInto('token_families').values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null }).execute().then(() => i))),
       );
       expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
-      await expect(file.durableTransaction(async (trx) => {
+      await expect(durable(file).transaction(async (trx) => {
         await trx.insertInto('token_families').values({ id: 'rolled-back', installation_id: 5, created_at: 0, revoked_at: null }).execute();
         throw new Error('no');
       })).rejects.toThrow('no');
@@ -104,7 +109,7 @@ describe('SqliteGroupCommit', () => {
       // Let the checkpointer catch up with the migrations, then write well past a page's worth.
       await new Promise((r) => setTimeout(r, 600));
       const before = statSync(path).size;
-      await file.durableTransaction(async (trx) => {
+      await durable(file).transaction(async (trx) => {
         for (let i = 0; i < 2000; i++) await trx.insertInto('token_families').values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, created_at: 0, revoked_at: null }).execute();
       });
       const deadline = Date.now() + 5000;

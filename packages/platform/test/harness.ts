@@ -4,10 +4,11 @@ import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import pg from 'pg';
-import { buildApp, createServices, type Services } from '../src/app.ts';
 import { loadConfig, type Config } from '../src/config.ts';
-import { openDatabase, type Db } from '../src/storage/db.ts';
-import { migrateToLatest } from '../src/storage/migrate.ts';
+import type { SecretBox } from '../src/domain/secret-box.ts';
+import { createPlatform, type Platform, type WorkerSettings } from '../src/platform.ts';
+import type { Services } from '../src/services/services.ts';
+import type { Db } from '../src/storage/database.ts';
 
 export type Dialect = 'sqlite' | 'postgres';
 export const DIALECTS: Dialect[] = process.env.TEST_PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -22,7 +23,9 @@ export class TestClock {
 
 export interface TestPlatform {
   app: FastifyInstance;
-  services: Services;
+  /** The services, plus the secret box (tests open sealed secrets to check signatures). */
+  services: Services & { box: SecretBox };
+  platform: Platform;
   db: Db;
   config: Config;
   clock: TestClock;
@@ -57,8 +60,6 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
     ...loadConfig({ database: pgSchema ? pgSchema.url : ':memory:', masterKey: randomBytes(32).toString('hex'), logLevel: 'info' }),
     ...overrides,
   };
-  const db = openDatabase(config.database, { poolSize: 20 });
-  await migrateToLatest(db);
   const clock = new TestClock();
   const logs: string[] = [];
   const logStream = new Writable({
@@ -67,21 +68,31 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
       cb();
     },
   });
-  const app = await buildApp(config, { db, clock: clock.fn, logStream });
-  await app.ready();
+  const platform = await createPlatform(config, { clock: clock.fn, logStream, poolSize: 20 });
+  await platform.http.ready();
   return {
-    app,
-    services: createServices(config, { db, clock: clock.fn }),
-    db,
+    app: platform.http,
+    services: { ...platform.services, box: platform.box },
+    platform,
+    db: platform.db,
     config,
     clock,
     logs,
     async close() {
-      await app.close();
-      await db.close();
+      await platform.close();
       await pgSchema?.drop();
     },
   };
+}
+
+/**
+ * A webhook worker on the test platform's database, built by the composition root as production
+ * builds it. It schedules retries by the wall clock (the platform's frozen test clock would never
+ * let a retry come due), unless the test passes a clock.
+ */
+export async function testWorker(t: TestPlatform, settings: WorkerSettings = {}, options: { db?: Db } = {}) {
+  const p = await createPlatform(t.config, { clock: t.clock.fn, http: false, migrate: false, worker: { clock: Date.now, ...settings }, db: options.db ?? t.db });
+  return p.worker!;
 }
 
 export interface Fixture {

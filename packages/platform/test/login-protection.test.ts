@@ -2,6 +2,7 @@
 // account and per address in the database, a lock with a clear message, the lock ends by itself,
 // the login form needs its CSRF token, and passwords never reach the logs.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { storageOn } from '../src/storage/sql-storage.ts';
 import { LoginThrottle } from '../src/services/login-throttle.ts';
 import { DIALECTS, Jar, createFixture, createTestPlatform, csrfFrom, type Fixture, type TestPlatform } from './harness.ts';
 import { PLATFORM_HOST, createPartner, expectCsrfRefused, get, post } from './web-pages.ts';
@@ -74,7 +75,7 @@ describe.each(DIALECTS)('login protection (%s)', (dialect) => {
     const f = await createFixture(t);
     for (let i = 0; i < 5; i++) await merchantAttempt(f, f.email, 'bad bad bad');
     const store = (await t.services.accounts.findStoreByName(f.storeName))!;
-    const otherNode = new LoginThrottle(t.db, t.clock.fn);
+    const otherNode = new LoginThrottle(storageOn(t.db).throttles, t.clock.fn);
     expect(await otherNode.lockedFor({ account: `merchant:${store.id}:${f.email}`, address: '203.0.113.1' })).toBe(15 * 60_000);
     const rows = await t.db.kysely.selectFrom('login_attempts').selectAll().where('key', '=', `acct:merchant:${store.id}:${f.email}`).execute();
     expect(rows).toHaveLength(1);

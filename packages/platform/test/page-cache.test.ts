@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PageCache } from '../src/services/page-cache.ts';
+import { sqliteChangeStamp } from '../src/storage/change-stamp.ts';
 import { api, createFixture, createTestPlatform, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 describe('page cache', () => {
@@ -86,7 +87,7 @@ describe('page cache', () => {
     const sqlite = new Database(':memory:');
     sqlite.exec('create table x (a)');
     let writes = 0;
-    const cache = new PageCache(sqlite, () => writes);
+    const cache = new PageCache(sqliteChangeStamp(sqlite, () => writes));
     const v = cache.snapshot();
     writes++;
     cache.set('k', 'stale', v);

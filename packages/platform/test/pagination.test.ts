@@ -1,7 +1,6 @@
 // Keyset cursor pagination in both conventions (PRODUCT.md §6), on SQLite and PostgreSQL.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CursorCodec } from '../src/domain/cursor.ts';
-import { SeedService } from '../src/services/seed-service.ts';
 import { api, createFixture, createTestPlatform, DIALECTS, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 type Page = { data: { id: string }[]; cursor: string; has_more?: boolean; pre_cursor?: string | null };
@@ -50,7 +49,7 @@ describe.each(DIALECTS)('pagination on %s', (dialect) => {
     t = await createTestPlatform(dialect, { rateLimit: 'off' });
     f = await createFixture(t);
     const store = await t.services.accounts.findStoreByName(f.storeName);
-    await new SeedService(t.db, t.services.clock).seed(store!.id, { products: 23, orders: 0, customers: 0 });
+    await t.services.seeds.seed(store!.id, { products: 23, orders: 0, customers: 0 });
     token = await privateToken(t, f.storeName, 'write_products read_orders');
     ids = (await t.db.kysely.selectFrom('products').select('id').where('store_id', '=', store!.id).orderBy('id').execute()).map((r) => String(r.id));
   });
@@ -121,7 +120,7 @@ describe.each(DIALECTS)('pagination on %s', (dialect) => {
     // A cursor of another store.
     const g = await createFixture(t);
     const store = await t.services.accounts.findStoreByName(g.storeName);
-    await new SeedService(t.db, t.services.clock).seed(store!.id, { products: 3, orders: 0, customers: 0 });
+    await t.services.seeds.seed(store!.id, { products: 3, orders: 0, customers: 0 });
     const theirs = await privateToken(t, g.storeName, 'read_products');
     const theirCursor = (await api(t, g, theirs, 'GET', '/openapi/2026-01/products?limit=1')).json().cursor;
     const res = await api(t, f, token, 'GET', `/openapi/2026-01/products?cursor=${encodeURIComponent(theirCursor)}`);

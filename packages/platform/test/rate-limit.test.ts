@@ -3,7 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { take } from '../src/domain/leaky-bucket.ts';
-import { buildApp } from '../src/app.ts';
+import { createPlatform } from '../src/platform.ts';
 import { api, createFixture, createTestPlatform, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 describe('leaky bucket math', () => {
@@ -72,7 +72,8 @@ describe('rate limit over HTTP (memory)', () => {
 describe.skipIf(!process.env.TEST_REDIS_URL)('rate limit shared through Redis', () => {
   it('two platform instances on one database share one bucket', async () => {
     const t = await createTestPlatform('sqlite', { rateLimit: { bucket: 4, perSecond: 1 }, redisUrl: process.env.TEST_REDIS_URL });
-    const second = await buildApp({ ...t.config }, { db: t.db, clock: t.clock.fn });
+    const secondPlatform = await createPlatform({ ...t.config }, { db: t.db, clock: t.clock.fn, migrate: false });
+    const second = secondPlatform.http;
     try {
       // Each test run gets its own store name, so its Redis keys are fresh.
       const f = await createFixture(t, { storeName: `redis-${randomBytes(4).toString('hex')}` });

@@ -1,7 +1,7 @@
 // The store admin (issue 5): every page with its security headers, every form refusing a missing or
 // wrong CSRF token without changing anything, uninstall, private apps, paginated lists, bad input.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { products } from '../src/http/admin-api/resources.ts';
+import { products } from '../src/domain/resources.ts';
 import { SESSION_TTL_MS } from '../src/services/account-service.ts';
 import { DIALECTS, Jar, accessTokenActive, api, appToken, createFixture, createTestPlatform, csrfFrom, login, type TestPlatform } from './harness.ts';
 import { decode, expectCsrfRefused, expectGoodPage, get, post, secretValue } from './web-pages.ts';

@@ -3,9 +3,11 @@
 // issue lists, the delivery log, redelivery, uninstall, the production SSRF rules, retention.
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { products } from '../src/http/admin-api/resources.ts';
-import { WebhookWorker, type WebhookWorkerOptions } from '../src/webhooks/webhook-worker.ts';
-import { api, appToken, createFixture, createTestPlatform, DIALECTS, privateToken, type Fixture, type TestPlatform } from './harness.ts';
+import { products } from '../src/domain/resources.ts';
+import type { WorkerSettings } from '../src/platform.ts';
+import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
+import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
+import { api, appToken, createFixture, createTestPlatform, DIALECTS, privateToken, testWorker, type Fixture, type TestPlatform } from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
 const V = '/openapi/2026-01';
@@ -19,8 +21,8 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
   let privToken: string;
   const workers: WebhookWorker[] = [];
 
-  function worker(extra: Partial<WebhookWorkerOptions> = {}): WebhookWorker {
-    const w = new WebhookWorker({ db: t.db, box: t.services.box, config: t.config, pollMs: 25, random: () => 0.5, pruneEveryMs: 0, ...extra });
+  async function worker(extra: WorkerSettings = {}): Promise<WebhookWorker> {
+    const w = await testWorker(t, { pollMs: 25, random: () => 0.5, pruneEveryMs: 0, ...extra });
     workers.push(w);
     return w;
   }
@@ -58,7 +60,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
   it('a change sends a signed POST with every header; the body is the API object', async () => {
     await subscribe(token, 'products/create', '/signed');
     await subscribe(privToken, 'products/create', '/signed-private');
-    const w = worker();
+    const w = await worker();
     await w.start();
     const created = await api(t, f, privToken, 'POST', `${V}/products`, { title: 'Hooked mug', price: '9.5' });
     await until(() => rx.on('/signed').length === 1 && rx.on('/signed-private').length === 1, 5000, 'two deliveries');
@@ -98,22 +100,20 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
 
   it('a change that rolls back writes no event and sends nothing', async () => {
     await subscribe(privToken, 'customers/create', '/rollback');
-    const w = worker();
+    const w = await worker();
     await w.start();
     const before = (await deliveries()).length;
-    const failing = {
-      async record(trx: any, change: any) {
-        await t.services.webhooks.record(trx, change);
-        throw new Error('boom after the outbox wrote');
-      },
-    };
     const resources = t.services.resources;
-    const saved = resources.recorder;
-    resources.recorder = failing;
-    const { customers } = await import('../src/http/admin-api/resources.ts');
+    const outbox = (resources as unknown as { outbox: WebhookOutbox }).outbox;
+    const saved = outbox.record;
+    outbox.record = async (tx, change) => {
+      await saved.call(outbox, tx, change);
+      throw new Error('boom after the outbox wrote');
+    };
+    const { customers } = await import('../src/domain/resources.ts');
     const store = (await t.services.accounts.findStoreByName(f.storeName))!;
     await expect(resources.create(customers, store.id, { email: 'rolled@back.test' })).rejects.toThrow('boom');
-    resources.recorder = saved;
+    outbox.record = saved;
     expect((await deliveries()).length).toBe(before);
     expect(await t.db.kysely.selectFrom('customers').select('id').where('email', '=', 'rolled@back.test').executeTakeFirst()).toBeUndefined();
     // A bad request changes nothing either: no customer, no event.
@@ -133,7 +133,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       }
       res.end('ok');
     };
-    const w = worker();
+    const w = await worker();
     await w.start();
     await api(t, f, token, 'POST', `${V}/orders`, { email: 'a@b.test', line_items: [{ title: 'Tea', quantity: 1, price: '1' }] });
     await until(() => rx.on('/flaky').length === 3, 5000, 'three attempts');
@@ -161,7 +161,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       }
       res.end('ok');
     };
-    const w = worker();
+    const w = await worker();
     await w.start();
     const p = (await api(t, f, privToken, 'POST', `${V}/products`, { title: 'to update' })).json().data;
     await api(t, f, privToken, 'PUT', `${V}/products/${p.id}`, { title: 'updated' });
@@ -206,10 +206,11 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
         expect(res.statusCode).toBe(201);
       }
       const store = (await t.services.accounts.findStoreByName(f.storeName))!;
-      await t.db.kysely.transaction().execute(async (trx) => {
-        for (let i = 0; i < 30; i++) await t.services.webhooks.enqueue(trx, { storeId: store.id, topic: 'customers/create', payload: { id: String(i) } });
+      const outbox = new WebhookOutbox(t.clock.fn);
+      await t.platform.storage.transaction(async (tx) => {
+        for (let i = 0; i < 30; i++) await outbox.enqueue(tx, { storeId: store.id, topic: 'customers/create', payload: { id: String(i) } });
       });
-      const w = worker({ perOrigin: 3, maxInFlight: 8 });
+      const w = await worker({ perOrigin: 3, maxInFlight: 8 });
       await w.start();
       await until(() => rx.on('/fast').length === 30, 3000, 'every fast delivery');
       // All 30 fast ones arrived while the slow receiver (3 at a time, 250 ms each) was still at it.
@@ -230,7 +231,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       res.statusCode = req.url === '/gone' ? 410 : req.url === '/broken' ? 503 : 200;
       res.end();
     };
-    const w = worker();
+    const w = await worker();
     await w.start();
     const c = (await api(t, f, privToken, 'POST', `${V}/customers`, { email: 'streak@x.test' })).json().data;
     const sub = (id: string) => t.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('id', '=', Number(id)).executeTakeFirstOrThrow();
@@ -265,7 +266,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       }
       res.end('ok');
     };
-    const w = worker();
+    const w = await worker();
     await w.start();
     const p = (await api(t, f, privToken, 'POST', `${V}/products`, { title: 'to delete' })).json().data;
     await api(t, f, privToken, 'DELETE', `${V}/products/${p.id}`);
@@ -278,7 +279,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
 
   it('redeliver re-queues a finished delivery now with the same webhook id; bad ids change nothing', async () => {
     const sub = await subscribe(privToken, 'products/create', '/again');
-    const w = worker();
+    const w = await worker();
     await w.start();
     await api(t, f, privToken, 'POST', `${V}/products`, { title: 'again' });
     await until(async () => (await deliveries({ subscription: sub }))[0]?.status === 'delivered', 5000, 'delivered');
@@ -312,7 +313,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     expect((await api(t, g, gToken, 'GET', `${V}/products`)).statusCode).toBe(401);
     await expect(t.services.apps.uninstall(store.id, app.id)).rejects.toMatchObject({ statusCode: 404 });
     await api(t, g, gPriv, 'POST', `${V}/products`, { title: 'created after' });
-    const w = worker();
+    const w = await worker();
     await w.start();
     await until(() => rx.on('/uninstalled').length === 1, 5000, 'app/uninstalled');
     const u = rx.on('/uninstalled')[0]!;
@@ -334,7 +335,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     // Uninstalled behind the service's back (another node, an old version): only the send-time check stands.
     const appId = (await t.services.apps.findByClientId(g.clientId))!.id;
     await t.db.kysely.updateTable('installations').set({ uninstalled_at: Date.now() }).where('app_id', '=', appId).execute();
-    const w = worker();
+    const w = await worker();
     await w.start();
     const mine = () => t.db.kysely.selectFrom('webhook_deliveries').select(['status', 'last_error']).where('app_id', '=', appId).execute();
     await until(async () => (await mine())[0]?.status === 'cancelled', 3000, 'cancelled');
@@ -353,8 +354,7 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       .values({ ...finished, id: undefined as never, webhook_id: 'wh_pending_old', status: 'pending', next_attempt_at: Date.now() + 86_400_000, updated_at: old, created_at: old })
       .returning('id')
       .executeTakeFirstOrThrow();
-    const log = new WebhookWorker({ db: t.db, box: t.services.box, config: t.config }).log;
-    const pruned = await log.prune();
+    const pruned = await t.services.deliveries.prune();
     expect(pruned.deliveries).toBe(1);
     expect(pruned.attempts).toBeGreaterThanOrEqual(1);
     const left = await deliveries();
@@ -404,7 +404,7 @@ describe('production mode SSRF rules (SQLite)', () => {
         .execute();
     }
     const resolved: string[] = [];
-    const w = new WebhookWorker({ db: t.db, box: t.services.box, config: t.config, pollMs: 25, random: () => 0.5, pruneEveryMs: 0, resolve: async (h) => (resolved.push(h), ['10.1.2.3']) });
+    const w = await testWorker(t, { pollMs: 25, random: () => 0.5, pruneEveryMs: 0, resolve: async (h) => (resolved.push(h), ['10.1.2.3']) });
     await w.start();
     try {
       await api(t, { host: `${f.storeName}.shops.example` }, tok, 'POST', `${V}/products`, { title: 'ssrf' });

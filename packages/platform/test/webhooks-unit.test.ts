@@ -3,9 +3,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseRetrySchedule } from '../src/config.ts';
-import { ConfigError } from '../src/errors.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS, jitteredDelay, nextState, parseRetryAfter, RETRY_AFTER_CAP_MS, classifyStatus } from '../src/webhooks/backoff.ts';
-import { topicFor } from '../src/webhooks/outbox.ts';
+import { ConfigError } from '../src/domain/errors.ts';
+import { DEFAULT_RETRY_SCHEDULE_MS, jitteredDelay, nextState, parseRetryAfter, RETRY_AFTER_CAP_MS, classifyStatus } from '../src/domain/webhook-backoff.ts';
+import { topicFor } from '../src/domain/webhook-topics.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));

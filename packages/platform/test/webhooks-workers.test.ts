@@ -7,17 +7,16 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createServices } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
-import { openDatabase } from '../src/storage/db.ts';
-import { migrateToLatest } from '../src/storage/migrate.ts';
-import { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
-import { createTestPlatform, type TestPlatform } from './harness.ts';
+import { createPlatform, type Platform } from '../src/platform.ts';
+import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
+import { openDatabase } from '../src/storage/database.ts';
+import { createTestPlatform, testWorker, type TestPlatform } from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
 const BIN = new URL('../../cli/bin/storegate.js', import.meta.url).pathname;
 
-async function seedPending(t: { services: ReturnType<typeof createServices>; db: ReturnType<typeof openDatabase> }, addresses: string[], events: number): Promise<void> {
+async function seedPending(t: Pick<Platform, 'services' | 'db' | 'storage'>, addresses: string[], events: number): Promise<void> {
   const s = t.services;
   const store = await s.accounts.createStore({ name: `kill${randomBytes(3).toString('hex')}`, ownerEmail: `o${randomBytes(3).toString('hex')}@x.test`, ownerPassword: 'kill-test-password' });
   const priv = await s.apps.createPrivateApp({ storeId: store.id, name: 'receiver', scopes: 'read_products' });
@@ -27,8 +26,9 @@ async function seedPending(t: { services: ReturnType<typeof createServices>; db:
       .values({ store_id: store.id, owner: `private:${priv.id}`, app_id: null, private_app_id: priv.id, topic: 'products/create', address, api_version: '2026-01', created_at: 0, updated_at: 0, disabled_at: null, disabled_reason: null })
       .execute();
   }
-  await t.db.kysely.transaction().execute(async (trx) => {
-    for (let i = 0; i < events; i++) await s.webhooks.enqueue(trx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), title: `p${i + 1}` } });
+  const outbox = new WebhookOutbox(s.clock);
+  await t.storage.transaction(async (tx) => {
+    for (let i = 0; i < events; i++) await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), title: `p${i + 1}` } });
   });
 }
 
@@ -42,10 +42,9 @@ describe('storegate worker killed with SIGKILL mid-way (SQLite file)', () => {
     const rx = await Receiver.start();
     rx.handler = (_req, res) => void setTimeout(() => res.end('ok'), 3);
     const config = loadConfig({ database, masterKey, logLevel: 'silent' });
-    const db = openDatabase(config.database);
-    await migrateToLatest(db);
-    await seedPending({ services: createServices(config, { db }), db }, [rx.url('/k')], 2000);
-    await db.close();
+    const seeding = await createPlatform(config, { http: false });
+    await seedPending(seeding, [rx.url('/k')], 2000);
+    await seeding.close();
 
     const start = (): ChildProcess => spawn(process.execPath, [BIN, 'worker', '--database', database, '--log-level', 'warn'], { env: { ...process.env, MASTER_KEY: masterKey, DATABASE_URL: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
     let first = start();
@@ -97,11 +96,11 @@ describe.runIf(!!process.env.TEST_PG_URL)('two workers on one PostgreSQL schema'
     t.clock.now = Date.now() - 1000;
     const receivers = await Promise.all([Receiver.start(), Receiver.start(), Receiver.start()]);
     for (const r of receivers) r.handler = (_req, res) => void setTimeout(() => res.end('ok'), 2);
-    await seedPending({ services: t.services, db: t.db }, receivers.map((r) => r.url('/pg')), 300);
+    await seedPending(t.platform, receivers.map((r) => r.url('/pg')), 300);
     const other = openDatabase(t.config.database, { poolSize: 5 });
-    const opts = { box: t.services.box, config: t.config, pollMs: 20, pruneEveryMs: 0, batchSize: 25 };
-    const w1 = new WebhookWorker({ db: t.db, ...opts });
-    const w2 = new WebhookWorker({ db: other, ...opts });
+    const opts = { pollMs: 20, pruneEveryMs: 0, batchSize: 25 };
+    const w1 = await testWorker(t, opts);
+    const w2 = await testWorker(t, opts, { db: other });
     try {
       await Promise.all([w1.start(), w2.start()]);
       const all = () => receivers.flatMap((r) => r.received);

@@ -1,17 +1,12 @@
 // Stores, merchants, partners and their browser sessions.
-import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import { ValidationFailedError } from '../domain/errors.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../domain/password.ts';
-import { isValidStoreName } from '../domain/shop-host.ts';
+import { isValidStoreName } from '../domain/store-host.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import { ValidationFailedError } from '../errors.ts';
-import type { Db } from '../storage/db.ts';
-import type { Clock } from './clock.ts';
+import type { Storage, StoreRow, WebSessionRow } from '../storage/ports.ts';
 
-export interface StoreRow {
-  id: number;
-  name: string;
-  owner_merchant_id: number;
-}
+export type { StoreRow };
 
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -26,7 +21,7 @@ export function validateEmailPassword(email: string | undefined, password: strin
 
 export class AccountService {
   constructor(
-    private readonly db: Db,
+    private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
 
@@ -38,16 +33,14 @@ export class AccountService {
     const email = input.ownerEmail.toLowerCase();
     const passwordHash = await hashPassword(input.ownerPassword);
     const now = this.clock();
-    return this.db.kysely.transaction().execute(async (trx) => {
-      if (await trx.selectFrom('stores').select('id').where('name', '=', name).executeTakeFirst()) {
-        throw new ValidationFailedError({ name: ['is already taken'] });
-      }
-      let merchant = await trx.selectFrom('merchants').select(['id', 'password_hash']).where('email', '=', email).executeTakeFirst();
+    return this.storage.transaction(async (tx) => {
+      if (await tx.accounts.storeNameTaken(name)) throw new ValidationFailedError({ name: ['is already taken'] });
+      let merchant = await tx.accounts.findMerchantByEmail(email);
       if (merchant && !(await verifyPassword(input.ownerPassword, merchant.password_hash))) {
         throw new ValidationFailedError({ owner_email: ['belongs to an existing merchant with another password'] });
       }
-      merchant ??= await trx.insertInto('merchants').values({ email, password_hash: passwordHash, created_at: now }).returning(['id', 'password_hash']).executeTakeFirstOrThrow();
-      return trx.insertInto('stores').values({ name, owner_merchant_id: merchant.id, created_at: now }).returning(['id', 'name', 'owner_merchant_id']).executeTakeFirstOrThrow();
+      merchant ??= await tx.accounts.insertMerchant({ email, passwordHash, now });
+      return tx.accounts.insertStore({ name, ownerMerchantId: merchant.id, now });
     });
   }
 
@@ -64,7 +57,7 @@ export class AccountService {
     const now = Date.now();
     const hit = this.storeCache.get(name);
     if (hit && hit.until > now) return hit.row;
-    const row = await this.db.kysely.selectFrom('stores').select(['id', 'name', 'owner_merchant_id']).where('name', '=', name).executeTakeFirst();
+    const row = await this.storage.accounts.findStoreByName(name);
     if (row) {
       if (this.storeCache.size > 10_000) this.storeCache.clear();
       this.storeCache.set(name, { row, until: now + 60_000 });
@@ -76,30 +69,29 @@ export class AccountService {
     const errors = validateEmailPassword(input.email, input.password);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const email = input.email.toLowerCase();
-    if (await this.db.kysely.selectFrom('partners').select('id').where('email', '=', email).executeTakeFirst()) {
-      throw new ValidationFailedError({ email: ['is already registered'] });
-    }
-    return this.db.kysely
-      .insertInto('partners')
-      .values({ email, password_hash: await hashPassword(input.password), created_at: this.clock() })
-      .returning(['id', 'email'])
-      .executeTakeFirstOrThrow();
+    if (await this.storage.accounts.findPartnerByEmail(email)) throw new ValidationFailedError({ email: ['is already registered'] });
+    return this.storage.accounts.insertPartner({ email, passwordHash: await hashPassword(input.password), now: this.clock() });
   }
 
-  findPartnerByEmail(email: string) {
-    return this.db.kysely.selectFrom('partners').select(['id', 'email']).where('email', '=', email.toLowerCase()).executeTakeFirst();
+  async findPartnerByEmail(email: string): Promise<{ id: number; email: string } | undefined> {
+    const row = await this.storage.accounts.findPartnerByEmail(email.toLowerCase());
+    return row && { id: row.id, email: row.email };
+  }
+
+  findPartnerById(id: number): Promise<{ id: number; email: string } | undefined> {
+    return this.storage.accounts.findPartnerById(id);
   }
 
   /** The merchant who owns `store`, when the credentials match; same work whether or not the email exists. */
   async authenticateMerchant(store: StoreRow, email: string, password: string): Promise<number | undefined> {
-    const merchant = await this.db.kysely.selectFrom('merchants').select(['id', 'password_hash']).where('email', '=', email.toLowerCase()).executeTakeFirst();
+    const merchant = await this.storage.accounts.findMerchantByEmail(email.toLowerCase());
     const ok = await verifyPassword(password.slice(0, 200), merchant?.password_hash ?? (await DUMMY_PASSWORD_HASH()));
     return ok && merchant && merchant.id === store.owner_merchant_id ? merchant.id : undefined;
   }
 
   /** The partner's id when the credentials match; same work whether or not the email exists. */
   async authenticatePartner(email: string, password: string): Promise<number | undefined> {
-    const partner = await this.db.kysely.selectFrom('partners').select(['id', 'password_hash']).where('email', '=', email.toLowerCase()).executeTakeFirst();
+    const partner = await this.storage.accounts.findPartnerByEmail(email.toLowerCase());
     const ok = await verifyPassword(password.slice(0, 200), partner?.password_hash ?? (await DUMMY_PASSWORD_HASH()));
     return ok && partner ? partner.id : undefined;
   }
@@ -107,26 +99,19 @@ export class AccountService {
   async startSession(kind: 'merchant' | 'partner', subjectId: number, storeId: number | null): Promise<string> {
     const id = newToken('session');
     const now = this.clock();
-    await this.db.kysely
-      .insertInto('web_sessions')
-      .values({ id_hash: hashToken(id), kind, subject_id: subjectId, store_id: storeId, expires_at: now + SESSION_TTL_MS, created_at: now })
-      .execute();
+    await this.storage.sessions.insertSession({ idHash: hashToken(id), kind, subjectId, storeId, expiresAt: now + SESSION_TTL_MS, now });
     return id;
   }
 
-  async findSession(kind: 'merchant' | 'partner', id: string | undefined, storeId: number | null) {
+  async findSession(kind: 'merchant' | 'partner', id: string | undefined, storeId: number | null): Promise<WebSessionRow | undefined> {
     if (!id || id.length > 100) return undefined;
-    const row = await this.db.kysely.selectFrom('web_sessions').selectAll().where('id_hash', '=', hashToken(id)).executeTakeFirst();
+    const row = await this.storage.sessions.findSession(hashToken(id));
     if (!row || row.kind !== kind || row.expires_at <= this.clock() || (storeId !== null && row.store_id !== storeId)) return undefined;
     return row;
   }
 
   async endSession(id: string | undefined): Promise<void> {
     if (!id || id.length > 100) return;
-    await this.db.kysely.deleteFrom('web_sessions').where('id_hash', '=', hashToken(id)).execute();
-  }
-
-  static shopHostname(config: Pick<Config, 'storeDomain'>, storeName: string): string {
-    return `${storeName}.${config.storeDomain}`;
+    await this.storage.sessions.deleteSession(hashToken(id));
   }
 }

@@ -1,10 +1,9 @@
-// Admin API authentication (seed §5.1): the Access-Token header, for public-app access tokens and
-// private-app tokens alike. Every failure looks the same to the caller.
-import type { CompiledQuery } from 'kysely';
+// Admin API authentication: the Access-Token header, for public-app access tokens and private-app
+// tokens alike. Every failure looks the same to the caller.
+import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { Db } from '../storage/db.ts';
-import type { Clock } from './clock.ts';
+import type { AccessTokenRow, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';
@@ -16,70 +15,42 @@ export interface ApiPrincipal {
   owner: string;
 }
 
-type AccessRow = { app_id: number; store_id: number; scopes: string; expires_at: number; revoked_at: number | null };
-type PrivateRow = { id: number; store_id: number; scopes: string; revoked_at: number | null };
-
 export class ApiAuthService {
-  // Every API request runs one of these: compiled once, run with a new parameter each time.
-  private readonly accessQuery: CompiledQuery<AccessRow>;
-  private readonly privateQuery: CompiledQuery<PrivateRow>;
-
   constructor(
-    private readonly db: Db,
+    private readonly tokens: TokenRepository,
     private readonly clock: Clock,
-  ) {
-    // Revoked when the token itself or its family is (uninstall, scope change, reuse detection).
-    this.accessQuery = db.kysely
-      .selectFrom('access_tokens as a')
-      .innerJoin('token_families as f', 'f.id', 'a.family_id')
-      .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at'])
-      .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
-      .where('a.token_hash', '=', '')
-      .compile() as CompiledQuery<AccessRow>;
-    this.privateQuery = db.kysely.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', '').compile();
-    // On SQLite the same compiled SQL runs as a synchronous prepared statement: the lookup is on
-    // every API request, and Kysely's async path costs several times the query itself. A read on
-    // the shared connection may see a write of a transaction still in flight; the only such writes
-    // that matter here are revocations, and refusing a token a moment early is harmless.
-    if (db.sqlite) {
-      const access = db.sqlite.prepare(this.accessQuery.sql);
-      const priv = db.sqlite.prepare(this.privateQuery.sql);
-      this.lookupAccess = async (hash) => access.get(hash) as AccessRow | undefined;
-      this.lookupPrivate = async (hash) => priv.get(hash) as PrivateRow | undefined;
-    }
-  }
+    /** Storage's change stamp (see Storage.changeStamp): lookups are reused while it is unchanged. */
+    private readonly changeStamp: () => string | undefined,
+  ) {}
 
-  private lookupAccess = async (hash: string): Promise<AccessRow | undefined> => (await this.db.kysely.executeQuery<AccessRow>({ ...this.accessQuery, parameters: [hash] })).rows[0];
-  private lookupPrivate = async (hash: string): Promise<PrivateRow | undefined> => (await this.db.kysely.executeQuery<PrivateRow>({ ...this.privateQuery, parameters: [hash] })).rows[0];
+  // Looked-up rows by token hash, each with the change stamp it was read at. A row is reused only
+  // while the database is unchanged, so a revocation (a write) takes effect on the next request;
+  // expiry is checked against the clock every time.
+  private readonly rows = new Map<string, { version: string; row: AccessTokenRow | PrivateTokenRow | undefined }>();
 
-  // Looked-up rows by token hash, each with the database version it was read at (SQLite: see
-  // PageCache). A row is reused only while the database is unchanged, so a revocation — a write —
-  // takes effect on the next request; expiry is checked against the clock every time.
-  private readonly rows = new Map<string, { version: string; row: AccessRow | PrivateRow | undefined }>();
-
-  private async cached<R extends AccessRow | PrivateRow>(hash: string, version: string | undefined, lookup: (hash: string) => Promise<R | undefined>): Promise<R | undefined> {
-    if (version === undefined) return lookup(hash);
-    const hit = this.rows.get(hash);
+  private async cached<R extends AccessTokenRow | PrivateTokenRow>(key: string, lookup: () => Promise<R | undefined>): Promise<R | undefined> {
+    const version = this.changeStamp();
+    if (version === undefined) return lookup();
+    const hit = this.rows.get(key);
     if (hit && hit.version === version) return hit.row as R | undefined;
-    const row = await lookup(hash);
+    const row = await lookup();
     if (this.rows.size >= 10_000) this.rows.delete(this.rows.keys().next().value!);
-    this.rows.set(hash, { version, row });
+    this.rows.set(key, { version, row });
     return row;
   }
 
-  /**
-   * The principal behind an Access-Token on `storeId`, or undefined. `version` (SQLite) is the
-   * database version read when the request arrived; with it, unchanged lookups are reused.
-   */
-  async authenticate(token: string | undefined, storeId: number, version?: string): Promise<ApiPrincipal | undefined> {
+  /** The principal behind an Access-Token on `storeId`, or undefined. */
+  async authenticate(token: string | undefined, storeId: number): Promise<ApiPrincipal | undefined> {
     if (!token) return undefined;
     if (looksLike('access', token)) {
-      const row = await this.cached(`a:${hashToken(token)}`, version, (h) => this.lookupAccess(h.slice(2)));
+      const hash = hashToken(token);
+      const row = await this.cached(`a:${hash}`, () => this.tokens.findAccessToken(hash));
       if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
       return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
     }
     if (looksLike('private', token)) {
-      const row = await this.cached(`p:${hashToken(token)}`, version, (h) => this.lookupPrivate(h.slice(2)));
+      const hash = hashToken(token);
+      const row = await this.cached(`p:${hash}`, () => this.tokens.findPrivateToken(hash));
       if (!row || row.revoked_at !== null || row.store_id !== storeId) return undefined;
       return { kind: 'private', id: row.id, storeId, scopes: split(row.scopes), owner: `private:${row.id}` };
     }

@@ -1,37 +1,17 @@
 // Partner apps (client credentials), installations (grants) and private apps.
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
 import { isLocalHostname } from '../domain/ssrf.ts';
+import { storeHostname } from '../domain/store-host.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import { InvalidClient, NotFoundError, ValidationFailedError } from '../errors.ts';
-import type { Db } from '../storage/db.ts';
-import { defineQuery, KyselyRunner, SqliteRunner, type PreparedQuery, type QueryRunner } from '../storage/prepared-query.ts';
-import type { Clock } from './clock.ts';
-import type { OAuthService } from './oauth-service.ts';
-import type { WebhookOutbox } from '../webhooks/outbox.ts';
+import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
+import type { WebhookOutbox } from './webhook-outbox.ts';
 
-export interface AppRow {
-  id: number;
-  client_id: string;
-  partner_id: number | null;
-  name: string;
-  app_url: string;
-  redirect_uri: string;
-  scopes: string;
-  client_secret_enc: string;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: number | null;
-}
-
-export interface InstallationRow {
-  id: number;
-  store_id: number;
-  app_id: number;
-  scopes: string;
-  uninstalled_at: number | null;
-}
+export type { AppRow, InstallationRow };
 
 /**
  * App URL and redirect URL rules (seed §1, PRODUCT.md §3): absolute http(s) URL, no `#`, no
@@ -70,15 +50,12 @@ export function checkPrivateApp(input: { name: string; scopes: string }): { erro
 }
 
 export class AppService {
-  /** Where `app/uninstalled` is enqueued (set by createServices). */
-  webhooks: WebhookOutbox | undefined;
-
   constructor(
-    private readonly db: Db,
+    private readonly storage: Storage,
     private readonly box: SecretBox,
-    private readonly config: Pick<Config, 'mode'> & Partial<Pick<Config, 'storeDomain'>>,
+    private readonly config: Pick<Config, 'mode' | 'storeDomain'>,
     private readonly clock: Clock,
-    private readonly oauth: OAuthService,
+    private readonly outbox: WebhookOutbox,
   ) {}
 
   /**
@@ -88,40 +65,32 @@ export class AppService {
    */
   async uninstall(storeId: number, appId: number): Promise<void> {
     const now = this.clock();
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const found = await trx
-        .selectFrom('installations as i')
-        .innerJoin('stores as s', 's.id', 'i.store_id')
-        .innerJoin('apps as a', 'a.id', 'i.app_id')
-        .select(['i.id', 'i.uninstalled_at', 's.name as store_name', 'a.client_id'])
-        .where('i.store_id', '=', storeId)
-        .where('i.app_id', '=', appId)
-        .executeTakeFirst();
-      if (!found || found.uninstalled_at !== null) throw new NotFoundError('The app is not installed in this store');
-      await trx.updateTable('installations').set({ uninstalled_at: now }).where('id', '=', found.id).execute();
-      await this.oauth.revokeInstallation(trx, found.id, now);
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ status: 'cancelled', last_error: 'the app was uninstalled', claimed_by: null, claimed_until: null, updated_at: now })
-        .where('store_id', '=', storeId)
-        .where('app_id', '=', appId)
-        .where('status', '=', 'pending')
-        .where('topic', '!=', 'app/uninstalled')
-        .execute();
-      await this.webhooks?.enqueue(trx, {
+    await this.storage.transaction(async (tx) => {
+      const installation = await tx.apps.findInstallation(storeId, appId);
+      const [store, app] = await Promise.all([this.storeName(tx, storeId), tx.apps.findById(appId)]);
+      if (!installation || installation.uninstalled_at !== null || !app) throw new NotFoundError('The app is not installed in this store');
+      await tx.apps.updateInstallation(installation.id, { uninstalledAt: now });
+      await tx.tokens.revokeInstallation(installation.id, now);
+      await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
+      await this.outbox.enqueue(tx, {
         storeId,
         topic: 'app/uninstalled',
         uninstalledAppId: appId,
         payload: {
           id: String(storeId),
-          name: found.store_name,
-          domain: `${found.store_name}.${this.config.storeDomain ?? 'localhost'}`,
-          client_id: found.client_id,
+          name: store,
+          domain: storeHostname(store, this.config.storeDomain),
+          client_id: app.client_id,
           uninstalled_at: new Date(now).toISOString(),
         },
       });
     });
-    this.webhooks?.afterCommit();
+  }
+
+  private async storeName(tx: Repositories, storeId: number): Promise<string> {
+    const name = await tx.accounts.findStoreNameById(storeId);
+    if (name === undefined) throw new NotFoundError('No such store');
+    return name;
   }
 
   /** A new app's fields, checked: field → messages (empty when valid). */
@@ -145,38 +114,26 @@ export class AppService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const clientId = randomBytes(16).toString('hex');
     const clientSecret = newToken('clientSecret');
-    const app = await this.db.kysely
-      .insertInto('apps')
-      .values({
-        client_id: clientId,
-        partner_id: input.partnerId ?? null,
-        name,
-        app_url: input.appUrl,
-        redirect_uri: input.redirectUri,
-        scopes: formatScopes(scopes),
-        client_secret_enc: this.box.seal(clientSecret),
-        previous_secret_enc: null,
-        previous_secret_expires_at: null,
-        created_at: this.clock(),
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const app = await this.storage.apps.insertApp({
+      client_id: clientId,
+      partner_id: input.partnerId ?? null,
+      name,
+      app_url: input.appUrl,
+      redirect_uri: input.redirectUri,
+      scopes: formatScopes(scopes),
+      client_secret_enc: this.box.seal(clientSecret),
+      created_at: this.clock(),
+    });
     return { app, clientSecret };
   }
 
-  // Read on every token request: compiled once, run as a prepared statement on SQLite.
-  private byClientIdQuery: PreparedQuery<AppRow> | undefined;
-  private runner: QueryRunner | undefined;
-
   findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {
     if (!clientId || clientId.length > 100) return Promise.resolve(undefined);
-    this.byClientIdQuery ??= defineQuery<AppRow>(this.db.kysely, (p) => this.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', p('id')));
-    this.runner ??= this.db.sqlite ? new SqliteRunner(this.db) : new KyselyRunner(this.db.kysely);
-    return this.runner.first(this.byClientIdQuery, { id: clientId });
+    return this.storage.apps.findByClientId(clientId);
   }
 
   listApps(): Promise<AppRow[]> {
-    return this.db.kysely.selectFrom('apps').selectAll().orderBy('id').execute();
+    return this.storage.apps.listApps();
   }
 
   /** The current client secret in plaintext (the platform signs redirects and webhooks with it). */
@@ -202,12 +159,7 @@ export class AppService {
   }
 
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {
-    return this.db.kysely
-      .selectFrom('installations')
-      .select(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'])
-      .where('store_id', '=', storeId)
-      .where('app_id', '=', appId)
-      .executeTakeFirst();
+    return this.storage.apps.findInstallation(storeId, appId);
   }
 
   /**
@@ -217,18 +169,12 @@ export class AppService {
   async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
     const now = this.clock();
     const wanted = formatScopes(scopes);
-    return this.db.kysely.transaction().execute(async (trx) => {
-      const existing = await trx.selectFrom('installations').select(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at']).where('store_id', '=', storeId).where('app_id', '=', appId).executeTakeFirst();
-      if (!existing) {
-        return trx.insertInto('installations').values({ store_id: storeId, app_id: appId, scopes: wanted, installed_at: now, uninstalled_at: null }).returning(['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at']).executeTakeFirstOrThrow();
-      }
+    return this.storage.transaction(async (tx) => {
+      const existing = await tx.apps.findInstallation(storeId, appId);
+      if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
       const before = existing.uninstalled_at === null ? existing.scopes.split(',').filter(Boolean) : [];
-      if (before.some((s) => !scopes.includes(s as Scope))) await this.oauth.revokeInstallation(trx, existing.id, now);
-      await trx
-        .updateTable('installations')
-        .set({ scopes: wanted, uninstalled_at: null, ...(existing.uninstalled_at !== null ? { installed_at: now } : {}) })
-        .where('id', '=', existing.id)
-        .execute();
+      if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
+      await tx.apps.updateInstallation(existing.id, { scopes: wanted, uninstalledAt: null, ...(existing.uninstalled_at !== null ? { installedAt: now } : {}) });
       return { ...existing, scopes: wanted, uninstalled_at: null };
     });
   }
@@ -238,65 +184,39 @@ export class AppService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
     const webhookSecret = newToken('webhookSecret');
-    const row = await this.db.kysely
-      .insertInto('private_apps')
-      .values({
-        store_id: input.storeId,
-        name,
-        scopes: formatScopes(scopes),
-        token_hash: hashToken(accessToken),
-        webhook_secret_enc: this.box.seal(webhookSecret),
-        created_at: this.clock(),
-        revoked_at: null,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
-    return { id: row.id, accessToken, webhookSecret };
+    const id = await this.storage.apps.insertPrivateApp({
+      storeId: input.storeId,
+      name,
+      scopes: formatScopes(scopes),
+      tokenHash: hashToken(accessToken),
+      webhookSecretEnc: this.box.seal(webhookSecret),
+      now: this.clock(),
+    });
+    return { id, accessToken, webhookSecret };
   }
 
-  // ---- store admin and partner dashboard (issue 5) ----
-
-  /** Public apps a merchant can install (every registered app). */
-  listPublicApps(): Promise<Pick<AppRow, 'id' | 'client_id' | 'name' | 'scopes'>[]> {
-    return this.db.kysely.selectFrom('apps').select(['id', 'client_id', 'name', 'scopes']).orderBy('name').orderBy('id').execute();
+  /** Public apps a merchant can install (every registered app), by name. */
+  async listPublicApps(): Promise<Pick<AppRow, 'id' | 'client_id' | 'name' | 'scopes'>[]> {
+    const apps = await this.storage.apps.listApps();
+    return apps.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
   }
 
   /** Apps installed in a store now, with the scopes granted. */
-  listInstalled(storeId: number): Promise<{ app_id: number; client_id: string; name: string; scopes: string; installed_at: number }[]> {
-    return this.db.kysely
-      .selectFrom('installations as i')
-      .innerJoin('apps as a', 'a.id', 'i.app_id')
-      .select(['i.app_id', 'a.client_id', 'a.name', 'i.scopes', 'i.installed_at'])
-      .where('i.store_id', '=', storeId)
-      .where('i.uninstalled_at', 'is', null)
-      .orderBy('a.name')
-      .execute();
+  listInstalled(storeId: number): Promise<InstalledApp[]> {
+    return this.storage.apps.listInstalled(storeId);
   }
 
-  listPrivateApps(storeId: number) {
-    return this.db.kysely
-      .selectFrom('private_apps')
-      .select(['id', 'name', 'scopes', 'created_at', 'revoked_at'])
-      .where('store_id', '=', storeId)
-      .orderBy('id', 'desc')
-      .limit(200)
-      .execute();
+  listPrivateApps(storeId: number): Promise<PrivateAppSummary[]> {
+    return this.storage.apps.listPrivateApps(storeId);
   }
 
   /** Revokes a store's private app: its token stops working at once. Unknown or foreign id → 404. */
   async revokePrivateApp(storeId: number, id: number): Promise<void> {
-    const res = await this.db.kysely
-      .updateTable('private_apps')
-      .set({ revoked_at: this.clock() })
-      .where('id', '=', id)
-      .where('store_id', '=', storeId)
-      .where('revoked_at', 'is', null)
-      .executeTakeFirst();
-    if (Number(res.numUpdatedRows) === 0) throw new NotFoundError('No active private app with this id in this store');
+    if (!(await this.storage.apps.revokePrivateApp(storeId, id, this.clock()))) throw new NotFoundError('No active private app with this id in this store');
   }
 
   listPartnerApps(partnerId: number): Promise<AppRow[]> {
-    return this.db.kysely.selectFrom('apps').selectAll().where('partner_id', '=', partnerId).orderBy('id').execute();
+    return this.storage.apps.listPartnerApps(partnerId);
   }
 
   /** A partner's own app by client id; another partner's app or an unknown id is a 404. */
@@ -319,7 +239,7 @@ export class AppService {
   async updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void> {
     const errors = this.urlErrors(appUrl, redirectUri);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
-    await this.db.kysely.updateTable('apps').set({ app_url: appUrl, redirect_uri: redirectUri }).where('id', '=', appId).execute();
+    await this.storage.apps.updateUrls(appId, appUrl, redirectUri);
   }
 
   /**
@@ -328,14 +248,10 @@ export class AppService {
    */
   async rotateSecret(appId: number, graceMs = 24 * 3600_000): Promise<string> {
     const secret = newToken('clientSecret');
-    await this.db.kysely.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('apps').select(['client_secret_enc']).where('id', '=', appId).executeTakeFirst();
+    await this.storage.transaction(async (tx) => {
+      const row = await tx.apps.findById(appId);
       if (!row) throw new NotFoundError('No app with this id');
-      await trx
-        .updateTable('apps')
-        .set({ client_secret_enc: this.box.seal(secret), previous_secret_enc: row.client_secret_enc, previous_secret_expires_at: this.clock() + graceMs })
-        .where('id', '=', appId)
-        .execute();
+      await tx.apps.updateSecrets(appId, { current: this.box.seal(secret), previous: row.client_secret_enc, previousExpiresAt: this.clock() + graceMs });
     });
     return secret;
   }

@@ -1,7 +1,6 @@
 // `storegate serve --seed-demo` (npm start): the demo store, its merchant, a partner and a public
 // app pointing at the example app, and a few hundred records. Idempotent.
-import type { Services } from '../app.ts';
-import { SeedService } from './seed-service.ts';
+import type { Services } from './services.ts';
 
 export const DEMO = {
   store: 'demo',
@@ -34,7 +33,7 @@ export async function seedDemo(services: Services): Promise<DemoCredentials> {
   let store = await services.accounts.findStoreByName(DEMO.store);
   if (!store) {
     store = await services.accounts.createStore({ name: DEMO.store, ownerEmail: DEMO.merchantEmail, ownerPassword: DEMO.merchantPassword });
-    await new SeedService(services.db, services.clock).seed(store.id, { products: 300, orders: 120, customers: 150 });
+    await services.seeds.seed(store.id, { products: 300, orders: 120, customers: 150 });
     created = true;
   }
   const partner = (await services.accounts.findPartnerByEmail(DEMO.partnerEmail)) ?? (await services.accounts.createPartner({ email: DEMO.partnerEmail, password: DEMO.partnerPassword }));

@@ -1,9 +1,8 @@
 // Login protection (issue 5): failed logins are counted per account and per address in the
 // database (shared by every node); too many in a window lock that key for a while. A locked key is
 // refused before the password is checked, so a lock also stops the password hashing work.
-import { sql } from 'kysely';
-import type { Db } from '../storage/db.ts';
-import type { Clock } from './clock.ts';
+import type { ThrottleRepository } from '../storage/ports.ts';
+import type { Clock } from '../domain/clock.ts';
 
 export interface ThrottlePolicy {
   /** Failures within `windowMs` that lock a key. */
@@ -28,7 +27,7 @@ export class LoginThrottle {
   private prunedAt = 0;
 
   constructor(
-    private readonly db: Db,
+    private readonly throttles: ThrottleRepository,
     private readonly clock: Clock,
     private readonly accountPolicy: ThrottlePolicy = ACCOUNT_POLICY,
     private readonly addressPolicy: ThrottlePolicy = ADDRESS_POLICY,
@@ -41,8 +40,8 @@ export class LoginThrottle {
   /** Milliseconds until the account or the address may try again; 0 when neither is locked. */
   async lockedFor(k: LoginKeys): Promise<number> {
     const now = this.clock();
-    const rows = await this.db.kysely.selectFrom('login_attempts').select(['locked_until']).where('key', 'in', LoginThrottle.keys(k)).execute();
-    return Math.max(0, ...rows.map((r) => (r.locked_until === null ? 0 : Number(r.locked_until) - now)));
+    const locks = await this.throttles.lockedUntil(LoginThrottle.keys(k));
+    return Math.max(0, ...locks.map((until) => (until === null ? 0 : until - now)));
   }
 
   /** Counts a failure against both keys; returns the wait now in force (0 when not locked). */
@@ -54,33 +53,20 @@ export class LoginThrottle {
 
   /** A successful login clears the account's count (the address keeps its own). */
   async recordSuccess(k: LoginKeys): Promise<void> {
-    await this.db.kysely.deleteFrom('login_attempts').where('key', '=', LoginThrottle.keys(k)[0]).execute();
+    await this.throttles.clear(LoginThrottle.keys(k)[0]);
   }
 
   private async bump(key: string, policy: ThrottlePolicy): Promise<number> {
     const now = this.clock();
     const windowStart = now - policy.windowMs;
-    // One atomic upsert: a failure after the window (or after a lock ended) starts a new count.
-    const stale = sql<boolean>`(login_attempts.window_started_at <= ${windowStart} or (login_attempts.locked_until is not null and login_attempts.locked_until <= ${now}))`;
-    const row = await this.db.kysely
-      .insertInto('login_attempts')
-      .values({ key, failures: 1, window_started_at: now, locked_until: null })
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet({
-          failures: sql`case when ${stale} then 1 else login_attempts.failures + 1 end`,
-          window_started_at: sql`case when ${stale} then ${now} else login_attempts.window_started_at end`,
-          locked_until: sql`case when ${stale} then null else login_attempts.locked_until end`,
-        }),
-      )
-      .returning(['failures', 'locked_until'])
-      .executeTakeFirstOrThrow();
-    if (row.locked_until !== null && Number(row.locked_until) > now) return Number(row.locked_until) - now;
+    const row = await this.throttles.countFailure(key, now, windowStart);
+    if (row.lockedUntil !== null && row.lockedUntil > now) return row.lockedUntil - now;
     if (now - this.prunedAt > 60_000) {
       this.prunedAt = now;
       await this.prune();
     }
-    if (Number(row.failures) < policy.maxFailures) return 0;
-    await this.db.kysely.updateTable('login_attempts').set({ locked_until: now + policy.lockMs }).where('key', '=', key).execute();
+    if (row.failures < policy.maxFailures) return 0;
+    await this.throttles.lock(key, now + policy.lockMs);
     return policy.lockMs;
   }
 
@@ -88,11 +74,7 @@ export class LoginThrottle {
   async prune(): Promise<void> {
     const now = this.clock();
     const oldest = now - Math.max(this.accountPolicy.windowMs, this.addressPolicy.windowMs);
-    await this.db.kysely
-      .deleteFrom('login_attempts')
-      .where('window_started_at', '<', oldest)
-      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<', now)]))
-      .execute();
+    await this.throttles.prune(oldest, now);
   }
 }
 

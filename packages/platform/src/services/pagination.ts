@@ -1,9 +1,9 @@
-// Keyset pagination over (store_id, id) in both conventions of seed §4.5 (PRODUCT.md §6).
-// Never an offset: every page is an index range scan, so page 10,000 costs what page 1 costs.
-import type { Kysely } from 'kysely';
+// Keyset pagination in both conventions of the Admin API: `cursor` + `has_more` (newer versions)
+// and `cursor` + `pre_cursor` (2022-01, which can also page backwards). Never an offset.
 import type { PaginationConvention } from '../domain/api-versions.ts';
-import { InvalidCursorError, type CursorCodec } from '../domain/cursor.ts';
-import { PlatformError } from '../errors.ts';
+import { type CursorCodec, InvalidCursorError } from '../domain/cursor.ts';
+import { PlatformError } from '../domain/errors.ts';
+import type { KeysetQuery, KeysetSource } from '../storage/ports.ts';
 
 export interface PageRequest {
   limit: number;
@@ -12,9 +12,7 @@ export interface PageRequest {
   convention: PaginationConvention;
 }
 
-export type PageEnvelope<T> =
-  | { data: T[]; cursor: string; has_more: boolean }
-  | { data: T[]; cursor: string; pre_cursor: string | null };
+export type PageEnvelope<T> = { data: T[]; cursor: string; has_more: boolean } | { data: T[]; cursor: string; pre_cursor: string | null };
 
 export class InvalidCursor extends PlatformError {
   constructor(message: string) {
@@ -22,15 +20,12 @@ export class InvalidCursor extends PlatformError {
   }
 }
 
-type Row = { id: number } & Record<string, unknown>;
-
-export async function keysetPage<T>(
-  db: Kysely<any>,
+export async function keysetPage<R extends { id: number }, T>(
+  source: KeysetSource<R>,
   codec: CursorCodec,
-  table: string,
-  scope: { storeId: number; resource: string; where?: [string, string, unknown][] },
+  scope: KeysetQuery & { resource: string },
   req: PageRequest,
-  toJson: (row: any) => T,
+  toJson: (row: R) => T,
 ): Promise<PageEnvelope<T>> {
   let after: number | undefined;
   let before: number | undefined;
@@ -42,36 +37,27 @@ export async function keysetPage<T>(
     throw err;
   }
   if (after !== undefined && before !== undefined) throw new InvalidCursor('send either cursor or pre_cursor, not both');
-
-  const base = () => {
-    let q = db.selectFrom(table).selectAll().where('store_id', '=', scope.storeId);
-    for (const [col, op, value] of scope.where ?? []) q = q.where(col, op as any, value);
-    return q;
-  };
-  const exists = async (op: '<' | '>', id: number) => (await base().clearSelect().select('id').where('id', op, id).limit(1).executeTakeFirst()) !== undefined;
   const enc = (direction: 'next' | 'prev', id: number) => codec.encode({ storeId: scope.storeId, resource: scope.resource, direction, id });
 
   if (before !== undefined) {
     // Backwards (older convention): the page just before `before`, returned in ascending order.
-    const rows = (await base().where('id', '<', before).orderBy('id', 'desc').limit(req.limit + 1).execute()) as Row[];
+    const rows = await source.before(scope, before, req.limit + 1);
     const hasBefore = rows.length > req.limit;
     const page = rows.slice(0, req.limit).reverse();
     const last = page.at(-1)?.id ?? before - 1;
     return {
       data: page.map(toJson),
-      cursor: (await exists('>', last)) ? enc('next', last) : '',
+      cursor: (await source.exists(scope, '>', last)) ? enc('next', last) : '',
       pre_cursor: hasBefore ? enc('prev', page[0]!.id) : null,
     };
   }
 
-  let q = base();
-  if (after !== undefined) q = q.where('id', '>', after);
-  const rows = (await q.orderBy('id', 'asc').limit(req.limit + 1).execute()) as Row[];
+  const rows = await source.after(scope, after, req.limit + 1);
   const hasMore = rows.length > req.limit;
   const page = rows.slice(0, req.limit);
   const cursor = hasMore ? enc('next', page.at(-1)!.id) : '';
   if (req.convention === 'newer') return { data: page.map(toJson), cursor, has_more: hasMore };
   const first = page[0]?.id ?? (after ?? 0) + 1;
-  const preCursor = after === undefined ? null : (await exists('<', first)) ? enc('prev', first) : null;
+  const preCursor = after === undefined ? null : (await source.exists(scope, '<', first)) ? enc('prev', first) : null;
   return { data: page.map(toJson), cursor, pre_cursor: preCursor };
 }

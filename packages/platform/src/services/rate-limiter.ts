@@ -1,7 +1,7 @@
 // Leaky buckets per (store, app): in memory on one node, in Redis when several nodes share them.
 import { Redis } from 'ioredis';
 import { take, type BucketDecision, type BucketState } from '../domain/leaky-bucket.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
 
 export interface RateLimiter {
   take(key: string): Promise<BucketDecision>;

@@ -1,87 +1,82 @@
-// Store resources: get, create, update, delete inside transactions. Every change goes through
-// `ChangeRecorder` in the same transaction, so the webhook outbox can never disagree with the data.
-import type { Kysely, Transaction } from 'kysely';
-import type { ResourceDef } from '../http/admin-api/resources.ts';
-import { NotFoundError, ValidationFailedError } from '../errors.ts';
-import type { Db } from '../storage/db.ts';
-import type { Database } from '../storage/schema.ts';
-import type { Clock } from './clock.ts';
-
-export type ChangeKind = 'create' | 'update' | 'delete';
-
-/** Called inside the change's transaction (the webhooks outbox implements it). */
-export interface ChangeRecorder {
-  record(trx: Transaction<Database>, change: { storeId: number; resource: ResourceDef; kind: ChangeKind; object: Record<string, unknown> }): Promise<void>;
-  /** Called after the change's transaction committed (wakes this process's webhook worker). */
-  afterCommit?(): void;
-}
-
-export const noChangeRecorder: ChangeRecorder = { record: async () => {} };
+// Store resources through the Admin API: pages, get, create, update, delete. Every change writes
+// its webhook event in the same transaction (the outbox), so the two never disagree.
+import type { Clock } from '../domain/clock.ts';
+import type { CursorCodec } from '../domain/cursor.ts';
+import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import type { ResourceDef } from '../domain/resources.ts';
+import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
+import type { WebhookOutbox } from './webhook-outbox.ts';
+import type { PageCache } from './page-cache.ts';
+import { keysetPage, type PageRequest } from './pagination.ts';
 
 export class ResourceService {
   constructor(
-    private readonly db: Db,
+    private readonly storage: Storage,
     private readonly clock: Clock,
-    public recorder: ChangeRecorder = noChangeRecorder,
+    private readonly outbox: WebhookOutbox,
+    private readonly cursors: CursorCodec,
+    private readonly pageCache: PageCache,
   ) {}
 
-  private get k(): Kysely<any> {
-    return this.db.kysely as Kysely<any>;
+  /** One page of a store's resources as a JSON body, served from the page cache while the data is unchanged. */
+  async listPage(def: ResourceDef, storeId: number, page: PageRequest): Promise<string> {
+    const key = `${storeId}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}`;
+    const version = this.pageCache.snapshot();
+    const hit = this.pageCache.get(key, version);
+    if (hit !== undefined) return hit;
+    const body = JSON.stringify(await this.page(def, storeId, page));
+    this.pageCache.set(key, body, version);
+    return body;
   }
 
-  async get(def: ResourceDef, storeId: number, id: number): Promise<any> {
-    const row = await this.k.selectFrom(def.table).selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
+  /** One page of a store's resources as API objects (no cache). */
+  page(def: ResourceDef, storeId: number, page: PageRequest) {
+    return keysetPage(this.storage.resources.page(def.name), this.cursors, { storeId, resource: def.name }, page, (row) => def.toJson(row));
+  }
+
+  async get(def: ResourceDef, storeId: number, id: number): Promise<ResourceRow> {
+    const row = await this.storage.resources.get(def.name, storeId, id);
     if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
     return row;
   }
 
-  async create(def: ResourceDef, storeId: number, body: Record<string, unknown>): Promise<any> {
+  create(def: ResourceDef, storeId: number, body: Record<string, unknown>): Promise<ResourceRow> {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
-    const created = await this.db.durableTransaction(async (trx) => {
-      await this.checkReferences(trx as unknown as Kysely<any>, def, storeId, values, undefined);
-      const row = await (trx as unknown as Kysely<any>).insertInto(def.table).values(values).returningAll().executeTakeFirstOrThrow();
-      await this.recorder.record(trx, { storeId, resource: def, kind: 'create', object: def.toJson(row) });
+    return this.storage.transaction(async (tx) => {
+      await this.checkReferences(tx, def, storeId, values, undefined);
+      const row = await tx.resources.insert(def.name, values);
+      await this.outbox.record(tx, { storeId, resource: def.name, kind: 'create', object: def.toJson(row) });
       return row;
     });
-    this.recorder.afterCommit?.();
-    return created;
   }
 
-  async update(def: ResourceDef, storeId: number, id: number, body: Record<string, unknown>): Promise<any> {
+  update(def: ResourceDef, storeId: number, id: number, body: Record<string, unknown>): Promise<ResourceRow> {
     const values = def.updateValues(body, this.clock());
-    const updated = await this.db.durableTransaction(async (trx) => {
-      const t = trx as unknown as Kysely<any>;
-      const existing = await t.selectFrom(def.table).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
-      if (!existing) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-      await this.checkReferences(t, def, storeId, values, id);
-      const row = await t.updateTable(def.table).set(values).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
-      await this.recorder.record(trx, { storeId, resource: def, kind: 'update', object: def.toJson(row) });
+    return this.storage.transaction(async (tx) => {
+      if (!(await tx.resources.exists(def.name, storeId, id))) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+      await this.checkReferences(tx, def, storeId, values, id);
+      const row = await tx.resources.update(def.name, storeId, id, values);
+      if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+      await this.outbox.record(tx, { storeId, resource: def.name, kind: 'update', object: def.toJson(row) });
       return row;
     });
-    this.recorder.afterCommit?.();
-    return updated;
   }
 
   async delete(def: ResourceDef, storeId: number, id: number): Promise<void> {
-    await this.db.durableTransaction(async (trx) => {
-      const t = trx as unknown as Kysely<any>;
-      const row = await t.deleteFrom(def.table).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst();
+    await this.storage.transaction(async (tx) => {
+      const row = await tx.resources.delete(def.name, storeId, id);
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
-      await this.recorder.record(trx, { storeId, resource: def, kind: 'delete', object: def.toJson(row) });
+      await this.outbox.record(tx, { storeId, resource: def.name, kind: 'delete', object: def.toJson(row) });
     });
-    this.recorder.afterCommit?.();
   }
 
   /** Checks that need the database: a customer email is unique in its store; an order's customer exists there. */
-  private async checkReferences(t: Kysely<any>, def: ResourceDef, storeId: number, values: Record<string, unknown>, selfId: number | undefined): Promise<void> {
-    if (def.table === 'customers' && values.email !== undefined) {
-      let q = t.selectFrom('customers').select('id').where('store_id', '=', storeId).where('email', '=', values.email);
-      if (selfId !== undefined) q = q.where('id', '!=', selfId);
-      if (await q.executeTakeFirst()) throw new ValidationFailedError({ email: ['has already been taken'] });
+  private async checkReferences(tx: Repositories, def: ResourceDef, storeId: number, values: Record<string, unknown>, selfId: number | undefined): Promise<void> {
+    if (def.name === 'customers' && typeof values.email === 'string' && (await tx.resources.customerEmailTaken(storeId, values.email, selfId))) {
+      throw new ValidationFailedError({ email: ['has already been taken'] });
     }
-    if (def.table === 'orders' && values.customer_id !== undefined && values.customer_id !== null) {
-      const found = await t.selectFrom('customers').select('id').where('store_id', '=', storeId).where('id', '=', values.customer_id as number).executeTakeFirst();
-      if (!found) throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
+    if (def.name === 'orders' && typeof values.customer_id === 'number' && !(await tx.resources.exists('customers', storeId, values.customer_id))) {
+      throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
   }
 }

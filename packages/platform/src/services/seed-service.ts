@@ -1,7 +1,7 @@
 // Bulk fake data for `storegate seed` and the demo store: batched multi-row inserts, one
 // transaction per batch, progress reported after each batch.
-import type { Db } from '../storage/db.ts';
-import type { Clock } from './clock.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { Storage } from '../storage/ports.ts';
 
 export interface SeedCounts {
   products: number;
@@ -29,7 +29,7 @@ function rng(seed: number): () => number {
 
 export class SeedService {
   constructor(
-    private readonly db: Db,
+    private readonly storage: Storage,
     private readonly clock: Clock,
   ) {}
 
@@ -59,7 +59,7 @@ export class SeedService {
           updated_at: now,
         };
       });
-      await this.db.kysely.transaction().execute((trx) => trx.insertInto('products').values(rows).execute());
+      await this.storage.transaction((tx) => tx.resources.insertMany('products', rows));
       done += n;
       onProgress('products', done);
     }
@@ -79,12 +79,12 @@ export class SeedService {
           updated_at: now,
         };
       });
-      await this.db.kysely.transaction().execute((trx) => trx.insertInto('customers').values(rows).execute());
+      await this.storage.transaction((tx) => tx.resources.insertMany('customers', rows));
       done += n;
       onProgress('customers', done);
     }
 
-    const customerIds = (await this.db.kysely.selectFrom('customers').select(['id', 'email']).where('store_id', '=', storeId).orderBy('id').limit(1000).execute());
+    const customerIds = await this.storage.resources.someCustomers(storeId, 1000);
     for (let done = 0; done < counts.orders; ) {
       const n = Math.min(batch, counts.orders - done);
       const rows = Array.from({ length: n }, () => {
@@ -104,7 +104,7 @@ export class SeedService {
           updated_at: now,
         };
       });
-      await this.db.kysely.transaction().execute((trx) => trx.insertInto('orders').values(rows).execute());
+      await this.storage.transaction((tx) => tx.resources.insertMany('orders', rows));
       done += n;
       onProgress('orders', done);
     }

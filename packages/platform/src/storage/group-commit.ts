@@ -1,44 +1,44 @@
-// Transactions for the token endpoint.
+// How token grants commit.
 //
-// SQLite (one connection, every commit fsynced): concurrent grants are gathered and run one after
-// another inside ONE transaction, each under its own savepoint, and answered only after the one
-// COMMIT — so N grants share one fsync instead of paying N (group commit). Each grant still sees
-// the effects of those before it, so single use of codes and rotation of refresh tokens stay
-// exactly as atomic as with a transaction each. A grant that throws is rolled back to its savepoint
-// alone; a failed COMMIT fails the whole batch.
+// SQLite (one connection): concurrent grants are gathered and run one after another inside ONE
+// transaction, each under its own savepoint, and answered only after the one commit is on disk,
+// so N grants share one sync instead of paying N (group commit). Each grant still sees the
+// effects of those before it, so single use of codes and rotation of refresh tokens stay exactly
+// as atomic as with a transaction each. A grant that throws is rolled back to its savepoint
+// alone; a failed COMMIT fails the whole batch. When the batch reaches the disk is decided by
+// the durability policy (durability.ts).
 //
-// The batch commits with synchronous=NORMAL (the WAL frames are written, not yet flushed) and its
-// grants are answered only after an fdatasync of the WAL file, run on libuv's thread pool: the
-// same guarantee as synchronous=FULL — no answered grant can be lost in a crash — but the event
-// loop keeps serving requests (and gathering the next batch) while the disk flushes.
-//
-// PostgreSQL: one transaction per grant on the pool; the server does its own group commit.
-import { KyselyRunner, SqliteRunner, type QueryRunner } from './prepared-query.ts';
-import type { Db } from './db.ts';
-
-export interface Transactor {
-  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T>;
-}
+// PostgreSQL: one transaction per grant on the pool; the server groups its own commits.
+import type SQLite from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import type { Durability } from './durability.ts';
+import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
+import type { GrantQueries, GrantStore } from './ports.ts';
+import { PreparedGrantQueries } from './repositories/grant-queries.ts';
+import type { PreparedStatements } from './repositories/prepared-statements.ts';
+import type { Database } from './schema.ts';
 
 interface Pending {
-  work: (q: QueryRunner) => Promise<unknown>;
+  work: (q: GrantQueries) => Promise<unknown>;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
 }
 
-export class SqliteGroupCommit implements Transactor {
+export class SqliteGroupCommit implements GrantStore {
   private queue: Pending[] = [];
   private flushing = false;
-  private readonly runner: SqliteRunner;
+  private readonly queries: PreparedGrantQueries;
 
   constructor(
-    private readonly db: Db,
+    private readonly sqlite: SQLite.Database,
+    private readonly durability: Durability,
+    prepared: PreparedStatements,
     private readonly maxBatch = 256,
   ) {
-    this.runner = new SqliteRunner(db);
+    this.queries = new PreparedGrantQueries(new SqliteRunner(sqlite), prepared);
   }
 
-  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T> {
+  run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
       if (!this.flushing) {
@@ -62,11 +62,9 @@ export class SqliteGroupCommit implements Transactor {
 
   private async commitBatch(batch: Pending[]): Promise<void> {
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    const sqlite = this.sqlite;
     try {
-      // Holding Kysely's connection keeps every other user of the connection out meanwhile.
-      await this.db.kysely.connection().execute(async () => {
-        const sqlite = this.db.sqlite!;
-        if (!sqlite.memory) sqlite.exec('PRAGMA synchronous = NORMAL');
+      await this.durability.unsynced(async () => {
         sqlite.exec('BEGIN IMMEDIATE');
         try {
           // Prepared (and cached by the handle) rather than exec'd: parsed once, not per grant.
@@ -75,7 +73,7 @@ export class SqliteGroupCommit implements Transactor {
           for (const p of batch) {
             savepoint.run();
             try {
-              outcomes.push({ ok: true, value: await p.work(this.runner) });
+              outcomes.push({ ok: true, value: await p.work(this.queries) });
               release.run();
             } catch (error) {
               sqlite.exec('ROLLBACK TO grant_step');
@@ -87,8 +85,6 @@ export class SqliteGroupCommit implements Transactor {
         } catch (error) {
           if (sqlite.inTransaction) sqlite.exec('ROLLBACK');
           throw error;
-        } finally {
-          if (!sqlite.memory) sqlite.exec('PRAGMA synchronous = FULL');
         }
       });
     } catch (error) {
@@ -102,19 +98,18 @@ export class SqliteGroupCommit implements Transactor {
         else p.reject(o.error);
       });
     // Not awaited: the next batch may run while this one's flush is on the disk.
-    this.db.flushWal().then(answer, (error: unknown) => {
+    this.durability.flush().then(answer, (error: unknown) => {
       for (const p of batch) p.reject(error);
     });
   }
 }
 
-export class PerRequestTransactions implements Transactor {
-  constructor(private readonly db: Db) {}
-  run<T>(work: (q: QueryRunner) => Promise<T>): Promise<T> {
-    return this.db.kysely.transaction().execute((trx) => work(new KyselyRunner(trx)));
+export class PerGrantTransactions implements GrantStore {
+  constructor(
+    private readonly kysely: Kysely<Database>,
+    private readonly prepared: PreparedStatements,
+  ) {}
+  run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
+    return this.kysely.transaction().execute((trx) => work(new PreparedGrantQueries(new KyselyRunner(trx), this.prepared)));
   }
-}
-
-export function transactorFor(db: Db): Transactor {
-  return db.dialect === 'sqlite' ? new SqliteGroupCommit(db) : new PerRequestTransactions(db);
 }

@@ -1,6 +1,6 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import type { Db } from './db.ts';
+import type { Db } from './database.ts';
 import * as initial from './migrations/2026-11-22T00-initial.ts';
 import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscriptions.ts';
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';

@@ -1,9 +1,9 @@
 // Queries written once with Kysely's builder, compiled once, and run many times with new
-// parameters — on SQLite as synchronous prepared statements, on PostgreSQL through Kysely.
-// For hot paths (the token endpoint) where building and compiling each query would cost more
-// than running it.
+// parameters: on SQLite as synchronous prepared statements, on PostgreSQL (or inside a Kysely
+// transaction) through Kysely. For hot paths such as the token endpoint and the Access-Token
+// lookup, where building and compiling each query would cost more than running it.
 import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely';
-import type { Db } from './db.ts';
+import type SQLite from 'better-sqlite3';
 import type { Database } from './schema.ts';
 
 const MARK = '\u0000param:';
@@ -14,9 +14,13 @@ export interface PreparedQuery<R> {
   readonly slots: readonly ({ name: string } | { value: unknown })[];
 }
 
-/** `defineQuery(db, (p) => db.selectFrom('t').selectAll().where('id', '=', p('id')))` */
-export function defineQuery<R>(db: Kysely<Database>, build: (p: (name: string) => any) => Compilable<R>): PreparedQuery<R> {
-  const compiled = build((name) => `${MARK}${name}`).compile();
+/**
+ * `defineQuery((p) => db.selectFrom('t').selectAll().where('id', '=', p('id')))`: `p(name)` stands
+ * for a parameter supplied at each run. It returns a marker string that only stands in for the
+ * value while the query is compiled, so builders accept it wherever they accept a value.
+ */
+export function defineQuery<R>(build: (p: <T = string>(name: string) => T) => Compilable<R>): PreparedQuery<R> {
+  const compiled = build(<T,>(name: string) => `${MARK}${name}` as T).compile();
   const slots = compiled.parameters.map((v) => (typeof v === 'string' && v.startsWith(MARK) ? { name: v.slice(MARK.length) } : { value: v }));
   return { compiled, slots };
 }
@@ -36,17 +40,23 @@ export interface QueryRunner {
   run(q: PreparedQuery<unknown>, params: Record<string, unknown>): Promise<number>;
 }
 
-/** Synchronous prepared statements on the shared better-sqlite3 handle (cached by its SQL). */
+/** Synchronous prepared statements on the shared better-sqlite3 handle (which caches them by SQL). */
 export class SqliteRunner implements QueryRunner {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly sqlite: SQLite.Database) {}
+  allSync<R>(q: PreparedQuery<R>, params: Record<string, unknown>): R[] {
+    return this.sqlite.prepare(q.compiled.sql).all(...args(q, params)) as R[];
+  }
+  runSync(q: PreparedQuery<unknown>, params: Record<string, unknown>): number {
+    return this.sqlite.prepare(q.compiled.sql).run(...args(q, params)).changes;
+  }
   async all<R>(q: PreparedQuery<R>, params: Record<string, unknown>): Promise<R[]> {
-    return this.db.sqlite!.prepare(q.compiled.sql).all(...args(q, params)) as R[];
+    return this.allSync(q, params);
   }
   async first<R>(q: PreparedQuery<R>, params: Record<string, unknown>): Promise<R | undefined> {
-    return this.db.sqlite!.prepare(q.compiled.sql).get(...args(q, params)) as R | undefined;
+    return this.sqlite.prepare(q.compiled.sql).get(...args(q, params)) as R | undefined;
   }
   async run(q: PreparedQuery<unknown>, params: Record<string, unknown>): Promise<number> {
-    return this.db.sqlite!.prepare(q.compiled.sql).run(...args(q, params)).changes;
+    return this.runSync(q, params);
   }
 }
 

@@ -4,13 +4,12 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { isApiVersion, SUPPORTED_VERSIONS, type ApiVersion } from '../../domain/api-versions.ts';
 import { allows, type Access, type Resource } from '../../domain/scopes.ts';
-import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../errors.ts';
+import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
-import { keysetPage } from '../../services/pagination.ts';
-import { RESOURCE_DEFS, type ResourceDef } from './resources.ts';
+import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, parseId, VERSION_PARAM } from './api-common.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 
@@ -18,8 +17,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     principal: ApiPrincipal | undefined;
     apiVersion: ApiVersion | undefined;
-    /** SQLite: the database version read when the request arrived (see PageCache). */
-    dbVersion: string | undefined;
   }
   interface FastifyContextConfig {
     /** Admin API route: the scope it needs (resource and access), or none (webhooks). */
@@ -42,7 +39,6 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
-    api.decorateRequest('dbVersion', undefined);
 
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
@@ -50,9 +46,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       if (!isApiVersion(version)) throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
       const header = req.headers['access-token'];
-      // SQLite: one read of the database version serves the token lookup cache and the page cache.
-      req.dbVersion = services.pageCache?.snapshot();
-      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id, req.dbVersion);
+      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
       if (!principal) throw new UnauthorizedError();
       req.principal = principal;
       if (services.rateLimiter) {
@@ -103,14 +97,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const } };
 
   api.get(base, { config: read, schema: { tags, summary: `List ${def.name}`, params, querystring: LIST_QUERY, response: { 200: listEnvelope(def.object), ...errorResponses } } }, async (req, reply) => {
-    const page = pageRequest(req);
-    const cache = services.pageCache;
-    const key = `${req.store!.id}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}`;
-    const hit = cache?.get(key, req.dbVersion);
-    if (hit !== undefined) return reply.type('application/json; charset=utf-8').send(hit);
-    const version = cache?.snapshot();
-    const body = JSON.stringify(await keysetPage(services.db.kysely as any, services.cursors, def.table, { storeId: req.store!.id, resource: def.name }, page, def.toJson));
-    if (cache && version !== undefined) cache.set(key, body, version);
+    const body = await services.resources.listPage(def, req.store!.id, pageRequest(req));
     return reply.type('application/json; charset=utf-8').send(body);
   });
 

@@ -1,7 +1,7 @@
 // Pieces shared by the Admin API routes: error and list schemas, page requests, ids, 405s.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
-import { NotFoundError, PlatformError } from '../../errors.ts';
+import { NotFoundError, PlatformError } from '../../domain/errors.ts';
 
 export const VERSION_PARAM = { type: 'string', enum: SUPPORTED_VERSIONS, description: 'API version' };
 

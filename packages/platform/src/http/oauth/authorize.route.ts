@@ -1,11 +1,11 @@
 // GET/POST {base_url}/admin/oauth/authorize (seed §4.1, PRODUCT.md §5): a chain of one-step checks.
 // Checks that fail before the redirect_uri is trusted render an error page and never redirect.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { covers, describeScope, parseScopes, ScopeParseError, type Scope } from '../../domain/scopes.ts';
-import { AccessDenied, AuthorizePageError, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../errors.ts';
-import { AccountService } from '../../services/account-service.ts';
+import { AccessDenied, AuthorizePageError, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../domain/errors.ts';
+import { storeHostname } from '../../domain/store-host.ts';
 import type { AppRow } from '../../services/app-service.ts';
 import { currentMerchant, redirectToLogin } from '../store-admin/merchant-session.ts';
 import { hiddenFields, html, page } from '../views/html.ts';
@@ -117,7 +117,7 @@ async function redirectWithCode(services: Services, req: FastifyRequest, reply: 
   });
   const params = {
     code,
-    shop: AccountService.shopHostname(services.config, store.name),
+    shop: storeHostname(store.name, services.config.storeDomain),
     state: ar.state,
     timestamp: String(Math.floor(services.clock() / 1000)),
   };

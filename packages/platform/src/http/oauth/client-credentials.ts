@@ -1,6 +1,6 @@
 // Token-endpoint request parameters: form or JSON body, client credentials in the body or Basic.
 import type { FastifyRequest } from 'fastify';
-import { InvalidClient, InvalidRequest } from '../../errors.ts';
+import { InvalidClient, InvalidRequest } from '../../domain/errors.ts';
 
 export function bodyParams(req: FastifyRequest): Record<string, string> {
   const body = req.body;

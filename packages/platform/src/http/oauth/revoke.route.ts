@@ -1,7 +1,7 @@
 // POST {base_url}/admin/oauth/revoke (RFC 7009): 200 whether or not the token was known.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { InvalidRequest, OAuthError } from '../../errors.ts';
+import type { Services } from '../../services/services.ts';
+import { InvalidRequest, OAuthError } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
 export function registerRevokeRoute(app: FastifyInstance, services: Services): void {

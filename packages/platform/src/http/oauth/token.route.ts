@@ -1,7 +1,7 @@
 // POST {base_url}/admin/oauth/token (seed §4.2, §4.3; PRODUCT.md §5).
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../errors.ts';
+import type { Services } from '../../services/services.ts';
+import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {

@@ -1,17 +1,14 @@
 // The partner's apps (PRODUCT.md §3, §8): create, edit the App URL and redirect URL (checked as
 // seed §1 demands), reveal the client secret (shown once per reveal) and rotate it (the old one
 // keeps authenticating for 24 hours so running apps can roll over).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
-import { OneTimeReveals } from '../../services/one-time-reveal.ts';
-import { PartnerDeliveries } from '../../services/partner-deliveries.ts';
+import type { FastifyInstance } from 'fastify';
+import type { Services } from '../../services/services.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
-import { currentPartner, redirectToPartnerLogin } from './partner-session.ts';
 
 export const SECRET_GRACE_MS = 24 * 3600_000;
-const platform = { config: { area: 'platform' as const } };
+const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 const NOTICES: Record<string, string> = { saved: 'The App URL and redirect URL were saved.' };
 const REVEAL_TITLES: Record<string, [string, string]> = {
   created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
@@ -19,24 +16,11 @@ const REVEAL_TITLES: Record<string, [string, string]> = {
   rotated: ['New client secret', 'The secret was rotated. The previous secret keeps working for 24 hours; update your app before then.'],
 };
 
-/** The logged-in partner and their email, or a redirect to the login page. */
-export async function partnerOrLogin(services: Services, req: FastifyRequest, reply: FastifyReply) {
-  const session = await currentPartner(services, req);
-  if (!session) {
-    redirectToPartnerLogin(req, reply);
-    return undefined;
-  }
-  const row = await services.db.kysely.selectFrom('partners').select(['email']).where('id', '=', session.partnerId).executeTakeFirst();
-  return { ...session, email: row?.email ?? '' };
-}
-
 export function registerPartnerAppRoutes(app: FastifyInstance, services: Services): void {
-  const reveals = new OneTimeReveals(services.db, services.box, services.clock);
-  const deliveries = new PartnerDeliveries(services.db);
+  const { reveals, partnerDeliveries: deliveries } = services;
 
-  app.get('/partner', platform, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.get('/partner', partnerOnly, async (req, reply) => {
+    const partner = req.partner!;
     const apps = await services.apps.listPartnerApps(partner.partnerId);
     const disabled = await deliveries.disabledSubscriptions(apps.map((a) => a.id));
     const nameOf = new Map(apps.map((a) => [a.id, a]));
@@ -56,9 +40,8 @@ ${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td
     return sendPartnerPage(reply, partner.email, 'apps', 'Your apps', body);
   });
 
-  app.get('/partner/apps/new', platform, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.get('/partner/apps/new', partnerOnly, async (req, reply) => {
+    const partner = req.partner!;
     const q = req.query as Record<string, unknown>;
     const values = { name: formString(q.name, 200), appUrl: formString(q.app_url), redirectUri: formString(q.redirect_uri), scopes: formList(q.scopes) };
     const errors = q.check === '1' ? services.apps.checkApp({ ...values, scopes: values.scopes.join(' ') }).errors : {};
@@ -76,9 +59,8 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
     return sendPartnerPage(reply, partner.email, 'new-app', 'Create an app', body);
   });
 
-  app.post('/partner/apps', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.post('/partner/apps', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
     const b = (req.body ?? {}) as Record<string, unknown>;
     const input = { name: formString(b.name, 200), appUrl: formString(b.app_url), redirectUri: formString(b.redirect_uri), scopes: formList(b.scopes).join(' ') };
     if (Object.keys(services.apps.checkApp(input).errors).length > 0) {
@@ -91,9 +73,8 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
     return reply.redirect(`/partner/apps/${created.app.client_id}/secret?reveal=${reveal}`, 303);
   });
 
-  app.get('/partner/apps/:clientId', platform, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.get('/partner/apps/:clientId', partnerOnly, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const q = req.query as Record<string, unknown>;
     const checking = q.check === '1';
@@ -125,9 +106,8 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     return sendPartnerPage(reply, partner.email, 'apps', a.name, body);
   });
 
-  app.post('/partner/apps/:clientId', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.post('/partner/apps/:clientId', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const b = (req.body ?? {}) as Record<string, unknown>;
     const appUrl = formString(b.app_url);
@@ -139,17 +119,15 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     return reply.redirect(`/partner/apps/${a.client_id}?done=saved`, 303);
   });
 
-  app.post('/partner/apps/:clientId/reveal-secret', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const reveal = await reveals.put(partner.sessionId, { kind: 'revealed', client_id: a.client_id, client_secret: services.apps.clientSecret(a) });
     return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
   });
 
-  app.post('/partner/apps/:clientId/rotate-secret', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.post('/partner/apps/:clientId/rotate-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const secret = await services.apps.rotateSecret(a.id, SECRET_GRACE_MS);
     req.log.info({ client_id: a.client_id }, 'client secret rotated');
@@ -157,9 +135,8 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
   });
 
-  app.get('/partner/apps/:clientId/secret', platform, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.get('/partner/apps/:clientId/secret', partnerOnly, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const shown = await reveals.take(partner.sessionId, (req.query as Record<string, unknown>).reveal);
     const valid = shown && shown.client_id === a.client_id ? shown : undefined;

@@ -1,6 +1,6 @@
 // The partner dashboard on the bare platform domain: login, apps, webhook deliveries.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { registerPartnerAppRoutes } from './partner-apps.route.ts';
 import { registerPartnerLoginRoutes } from './partner-login.route.ts';
 import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';

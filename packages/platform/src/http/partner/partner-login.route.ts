@@ -1,8 +1,7 @@
 // Partner log in / log out on the bare platform domain, with the same login protection as the
 // store admin (per account and per address, stored in the database).
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { LoginThrottle } from '../../services/login-throttle.ts';
+import type { Services } from '../../services/services.ts';
 import { html } from '../views/html.ts';
 import { handleLoginPost, sendLoginForm } from '../views/login-form.ts';
 import { PARTNER_COOKIE, currentPartner, partnerReturnTo, setPartnerCookie } from './partner-session.ts';
@@ -10,7 +9,7 @@ import { PARTNER_COOKIE, currentPartner, partnerReturnTo, setPartnerCookie } fro
 const platform = { config: { area: 'platform' as const } };
 
 export function registerPartnerLoginRoutes(app: FastifyInstance, services: Services): void {
-  const throttle = new LoginThrottle(services.db, services.clock);
+  const throttle = services.loginThrottle;
 
   app.get('/', platform, async (_req, reply) => reply.redirect('/partner', 303));
 

@@ -1,7 +1,7 @@
 // The partner's browser session on the bare platform domain: a server-side record (web_sessions,
 // kind 'partner') behind an HttpOnly cookie that store hosts never receive (host-only cookie).
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { SESSION_TTL_MS } from '../../services/account-service.ts';
 
 export const PARTNER_COOKIE = 'sg_partner_session';

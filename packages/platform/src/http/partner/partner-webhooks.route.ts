@@ -1,19 +1,17 @@
 // Webhook deliveries of one app in the partner dashboard (PRODUCT.md §7): newest first with the
 // latest attempt's status and latency, filters by status and topic, every attempt of a delivery,
 // "Send again", and a notice for subscriptions the platform disabled.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
-import { BadRequestError, ConflictError, NotFoundError } from '../../errors.ts';
-import { PartnerDeliveries, isDeliveryStatus } from '../../services/partner-deliveries.ts';
-import { DELIVERY_STATUSES } from '../../webhooks/delivery-log.ts';
-import { TOPICS } from '../admin-api/webhooks.route.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Services } from '../../services/services.ts';
+import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
+import { DELIVERY_STATUSES, isDeliveryStatus } from '../../services/delivery-log.ts';
+import { TOPICS } from '../../domain/webhook-topics.ts';
 import { pathId } from '../store-admin/private-apps.route.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
-import { partnerOrLogin } from './partner-apps.route.ts';
 
-const platform = { config: { area: 'platform' as const } };
+const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 export const DELIVERIES_PAGE_SIZE = 25;
 const NOTICES: Record<string, [string, string]> = {
   resent: ['ok', 'The delivery was queued again; it is sent within moments.'],
@@ -31,11 +29,10 @@ function httpStatus(code: number | null | undefined, error: string | null | unde
 }
 
 export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Services): void {
-  const deliveries = new PartnerDeliveries(services.db);
+  const deliveries = services.partnerDeliveries;
 
-  app.get('/partner/apps/:clientId/deliveries', platform, async (req, reply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return reply;
+  app.get('/partner/apps/:clientId/deliveries', partnerOnly, async (req, reply) => {
+    const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const q = req.query as Record<string, unknown>;
     const status = typeof q.status === 'string' && q.status !== '' ? q.status : undefined;
@@ -74,9 +71,8 @@ ${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuer
   });
 
   /** The partner's delivery named by the path (404 for another partner's app or delivery). */
-  const deliveryOf = async (req: FastifyRequest, reply: FastifyReply) => {
-    const partner = await partnerOrLogin(services, req, reply);
-    if (!partner) return undefined;
+  const deliveryOf = async (req: FastifyRequest) => {
+    const partner = req.partner!;
     const params = req.params as { clientId: string; id: string };
     const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
     const d = await deliveries.get(a.id, pathId(params.id));
@@ -84,8 +80,8 @@ ${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuer
     return { partner, a, d };
   };
 
-  app.get('/partner/apps/:clientId/deliveries/:id', platform, async (req, reply) => {
-    const found = await deliveryOf(req, reply);
+  app.get('/partner/apps/:clientId/deliveries/:id', partnerOnly, async (req, reply) => {
+    const found = await deliveryOf(req);
     if (!found) return reply;
     const { partner, a, d } = found;
     const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
@@ -113,8 +109,8 @@ ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/$
     return sendPartnerPage(reply, partner.email, 'apps', `Delivery ${d.id}`, body);
   });
 
-  app.post('/partner/apps/:clientId/deliveries/:id/redeliver', { ...platform, preHandler: app.csrfProtection }, async (req, reply) => {
-    const found = await deliveryOf(req, reply);
+  app.post('/partner/apps/:clientId/deliveries/:id/redeliver', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const found = await deliveryOf(req);
     if (!found) return reply;
     const { partner, a, d } = found;
     let done = 'resent';

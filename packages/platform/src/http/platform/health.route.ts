@@ -1,13 +1,12 @@
 // Liveness and readiness on the bare platform domain (and on store hosts, for load balancers).
-import { sql } from 'kysely';
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 
 export function registerHealthRoutes(app: FastifyInstance, services: Services): void {
   app.get('/healthz', { config: { area: 'platform' } }, async () => ({ status: 'ok' }));
   app.get('/readyz', { config: { area: 'platform' } }, async (req, reply) => {
     try {
-      await sql`select 1`.execute(services.db.kysely);
+      await services.ping();
       return { status: 'ready' };
     } catch (err) {
       req.log.error({ err }, 'database not reachable');

@@ -1,24 +1,23 @@
 // The store admin's Apps section (PRODUCT.md §5, §8): installed apps with their scopes, "Open"
 // and "Uninstall"; every public app with "Install"; the signed redirect to an app's App URL.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { describeScope, type Scope } from '../../domain/scopes.ts';
-import { AccountService } from '../../services/account-service.ts';
-import { NotFoundError } from '../../errors.ts';
+import { storeHostname } from '../../domain/store-host.ts';
+import { NotFoundError } from '../../domain/errors.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
-import { currentMerchant, redirectToLogin } from './merchant-session.ts';
 import { registerPrivateAppRoutes } from './private-apps.route.ts';
 import { registerStoreListRoutes } from './store-lists.route.ts';
 
 const NOTICES: Record<string, string> = { uninstalled: 'The app was uninstalled: its tokens no longer work and it was sent app/uninstalled.' };
 
+const merchantOnly = { config: { session: 'merchant' as const } };
+
 export function registerStoreAdminRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/admin', async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.get('/admin', merchantOnly, async (req, reply) => {
     const store = req.store!;
     const [installed, publicApps] = await Promise.all([services.apps.listInstalled(store.id), services.apps.listPublicApps()]);
     const installedIds = new Set(installed.map((i) => i.app_id));
@@ -54,14 +53,12 @@ ${publicApps.map(
   });
 
   // "Install" and "Open": a signed GET to the App URL (seed §2.3) carrying shop, timestamp, hmac.
-  app.get('/admin/apps/:clientId/install', async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.get('/admin/apps/:clientId/install', merchantOnly, async (req, reply) => {
     const { clientId } = req.params as { clientId: string };
     const target = await services.apps.findByClientId(clientId);
     if (!target) throw new NotFoundError('No app with this client id');
     const params = {
-      shop: AccountService.shopHostname(services.config, req.store!.name),
+      shop: storeHostname(req.store!.name, services.config.storeDomain),
       timestamp: String(Math.floor(services.clock() / 1000)),
     };
     const url = new URL(target.app_url);
@@ -71,9 +68,7 @@ ${publicApps.map(
   });
 
   // "Uninstall": every token of the installation is revoked and app/uninstalled is sent.
-  app.post('/admin/apps/:clientId/uninstall', { preHandler: app.csrfProtection }, async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.post('/admin/apps/:clientId/uninstall', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const { clientId } = req.params as { clientId: string };
     const target = await services.apps.findByClientId(clientId);
     if (!target) throw new NotFoundError('No app with this client id');

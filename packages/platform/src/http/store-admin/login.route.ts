@@ -1,12 +1,11 @@
 // Merchant log in / log out on a store host (PRODUCT.md §8: "Email", "Password", "Log in").
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { LoginThrottle } from '../../services/login-throttle.ts';
+import type { Services } from '../../services/services.ts';
 import { handleLoginPost, sendLoginForm } from '../views/login-form.ts';
 import { SESSION_COOKIE, currentMerchant, safeReturnTo, setSessionCookie } from './merchant-session.ts';
 
 export function registerLoginRoutes(app: FastifyInstance, services: Services): void {
-  const throttle = new LoginThrottle(services.db, services.clock);
+  const throttle = services.loginThrottle;
   app.get('/admin/login', async (req, reply) => {
     const returnTo = safeReturnTo((req.query as Record<string, unknown>).return_to);
     if (await currentMerchant(services, req)) return reply.redirect(returnTo, 303);

@@ -1,6 +1,6 @@
 // The merchant's browser session on a store host: a server-side record behind an HttpOnly cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../app.ts';
+import type { Services } from '../../services/services.ts';
 import { SESSION_TTL_MS } from '../../services/account-service.ts';
 
 export const SESSION_COOKIE = 'sg_session';

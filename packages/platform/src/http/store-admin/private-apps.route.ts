@@ -1,29 +1,27 @@
 // Private apps in the store admin (seed §5.1, PRODUCT.md §3): create with chosen scopes (the
 // Access-Token and webhook secret are shown once), list, revoke.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { NotFoundError } from '../../errors.ts';
+import type { Services } from '../../services/services.ts';
+import { NotFoundError } from '../../domain/errors.ts';
 import { checkPrivateApp } from '../../services/app-service.ts';
-import { OneTimeReveals } from '../../services/one-time-reveal.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
-import { currentMerchant, redirectToLogin } from './merchant-session.ts';
 
 const NOTICES: Record<string, string> = { revoked: 'The private app was revoked: its Access-Token no longer works.' };
 
 /** A path id: digits only; anything else cannot exist (404). */
+const merchantOnly = { config: { session: 'merchant' as const } };
+
 export function pathId(raw: unknown): number {
   if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new NotFoundError();
   return Number(raw);
 }
 
 export function registerPrivateAppRoutes(app: FastifyInstance, services: Services): void {
-  const reveals = new OneTimeReveals(services.db, services.box, services.clock);
+  const reveals = services.reveals;
 
-  app.get('/admin/private-apps', async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.get('/admin/private-apps', merchantOnly, async (req, reply) => {
     const store = req.store!;
     const rows = await services.apps.listPrivateApps(store.id);
     const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
@@ -49,9 +47,7 @@ ${rows.map(
   });
 
   // The form; after a refused POST it comes back with the entered values and their errors.
-  app.get('/admin/private-apps/new', async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.get('/admin/private-apps/new', merchantOnly, async (req, reply) => {
     const q = req.query as Record<string, unknown>;
     const name = formString(q.name, 200);
     const scopes = formList(q.scopes);
@@ -66,9 +62,7 @@ ${scopeCheckboxes(scopes, errors.scopes)}
     return sendAdminPage(reply, req.store!, 'private-apps', 'Create a private app', body);
   });
 
-  app.post('/admin/private-apps', { preHandler: app.csrfProtection }, async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.post('/admin/private-apps', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
     const name = formString(b.name, 200);
     const scopes = formList(b.scopes);
@@ -79,15 +73,13 @@ ${scopeCheckboxes(scopes, errors.scopes)}
       return reply.redirect(`/admin/private-apps/new?${back}`, 303);
     }
     const created = await services.apps.createPrivateApp({ storeId: req.store!.id, name, scopes: scopes.join(' ') });
-    const reveal = await reveals.put(merchant.sessionId, { name: checked.name, access_token: created.accessToken, webhook_secret: created.webhookSecret });
+    const reveal = await reveals.put(req.merchant!.sessionId, { name: checked.name, access_token: created.accessToken, webhook_secret: created.webhookSecret });
     return reply.redirect(`/admin/private-apps/created?reveal=${reveal}`, 303);
   });
 
   // The token and webhook secret, once: the reveal is deleted as it is read.
-  app.get('/admin/private-apps/created', async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
-    const shown = await reveals.take(merchant.sessionId, (req.query as Record<string, unknown>).reveal);
+  app.get('/admin/private-apps/created', merchantOnly, async (req, reply) => {
+    const shown = await reveals.take(req.merchant!.sessionId, (req.query as Record<string, unknown>).reveal);
     const body = shown
       ? html`<h1>Private app "${shown.name}" created</h1>
 <p class="notice" role="status">Copy the Access-Token and webhook secret now: they are shown only once.</p>
@@ -101,9 +93,7 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
     return sendAdminPage(reply, req.store!, 'private-apps', 'Private app created', body, { scripts: ['/assets/copy-button.js'] });
   });
 
-  app.post('/admin/private-apps/:id/revoke', { preHandler: app.csrfProtection }, async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
-    if (!merchant) return redirectToLogin(req, reply);
+  app.post('/admin/private-apps/:id/revoke', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     await services.apps.revokePrivateApp(req.store!.id, pathId((req.params as { id: string }).id));
     return reply.redirect('/admin/private-apps?done=revoked', 303);
   });

@@ -1,13 +1,13 @@
 // Products, orders and customers in the store admin, page by page with the Admin API's keyset
 // cursors (PRODUCT.md §6): "Next page" carries `cursor`, "Previous page" `pre_cursor`; both opaque.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../app.ts';
-import { customers, orders, products, type ResourceDef } from '../admin-api/resources.ts';
-import { keysetPage } from '../../services/pagination.ts';
+import type { Services } from '../../services/services.ts';
+import { customers, orders, products, type ResourceDef } from '../../domain/resources.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { html, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage, type AdminSection } from '../views/store-admin-layout.ts';
-import { currentMerchant, redirectToLogin } from './merchant-session.ts';
+
+const merchantOnly = { config: { session: 'merchant' as const } };
 
 export const ADMIN_PAGE_SIZE = 25;
 
@@ -48,21 +48,12 @@ const VIEWS: ListView[] = [
 
 export function registerStoreListRoutes(app: FastifyInstance, services: Services): void {
   for (const view of VIEWS) {
-    app.get(`/admin/${view.def.name}`, async (req, reply) => {
-      const merchant = await currentMerchant(services, req);
-      if (!merchant) return redirectToLogin(req, reply);
+    app.get(`/admin/${view.def.name}`, merchantOnly, async (req, reply) => {
       const store = req.store!;
       const q = req.query as Record<string, unknown>;
       const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
       // The older convention gives both directions: `cursor` forward, `pre_cursor` back.
-      const result = (await keysetPage(
-        services.db.kysely as any,
-        services.cursors,
-        view.def.table,
-        { storeId: store.id, resource: view.def.name },
-        { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' },
-        view.def.toJson,
-      )) as { data: Record<string, any>[]; cursor: string; pre_cursor: string | null };
+      const result = (await services.resources.page(view.def, store.id, { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' })) as { data: Record<string, any>[]; cursor: string; pre_cursor: string | null };
       const label = view.title.toLowerCase();
       const body = html`<h1>${view.title}</h1>
 ${result.data.length === 0

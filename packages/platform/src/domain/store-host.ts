@@ -37,3 +37,8 @@ export function isValidShopHostname(shop: string, storeDomain: string): boolean 
   const escaped = storeDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^[a-z0-9][a-z0-9-]*\\.${escaped}$`).test(shop);
 }
+
+/** A store's hostname, `{name}.{domain}`: the `shop` parameter apps receive and the store's host. */
+export function storeHostname(storeName: string, storeDomain: string): string {
+  return `${storeName}.${storeDomain}`;
+}

@@ -1,6 +1,9 @@
 // Store resources of the Admin API: their JSON schemas (validation, serialization and the OpenAPI
 // document all come from these), and the mapping between rows and API objects.
-import type { Resource } from '../../domain/scopes.ts';
+import type { Resource } from './scopes.ts';
+
+/** The store resources of the Admin API, which are also their table names. */
+export type ResourceName = Resource;
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const DECIMAL = '^(0|[1-9][0-9]{0,9})(\\.[0-9]{1,2})?$';

@@ -1,13 +1,13 @@
 // The Kysely database: better-sqlite3 (WAL) as the embedded default, pg for PostgreSQL.
-import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Transaction } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
 import type { Database } from './schema.ts';
-import { coalescedFlush } from './coalesced-flush.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
+import { DEFAULT_SYNCHRONOUS } from './durability.ts';
 
 // int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -24,14 +24,6 @@ export interface Db {
   writes: () => number;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
-  /**
-   * A transaction whose caller hears back only once it is durable. On SQLite it commits with
-   * synchronous=NORMAL and then flushes the WAL with fdatasync on the thread pool, so the event
-   * loop keeps serving while the disk works (same guarantee as synchronous=FULL for the caller).
-   */
-  durableTransaction<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
-  /** SQLite: flushes the WAL file to disk off the event loop (nothing to do in memory). */
-  flushWal(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -115,8 +107,7 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
     const sqlite = new SQLite(config.path);
     sqlite.pragma('journal_mode = WAL');
-    // FULL: every commit is on disk before the client hears about it (grants must survive a crash).
-    sqlite.pragma('synchronous = FULL');
+    sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
     sqlite.pragma('busy_timeout = 5000');
     // Checkpoints run on a worker thread (see wal-checkpointer.ts); this connection only steps in
@@ -127,39 +118,15 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     const handle = countingHandle(sqlite, () => void writes++);
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
-    let walFd: number | undefined;
-    const syncWal = (): Promise<void> => {
-      walFd ??= openSync(`${sqlite.name}-wal`, 'r');
-      const fd = walFd;
-      return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
-    };
-    const coalesced = coalescedFlush(syncWal);
-    const flushWal = (): Promise<void> => (sqlite.memory ? Promise.resolve() : coalesced());
     return {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
       writes: () => writes,
       onClose: (fn) => void cleanups.push(fn),
-      flushWal,
-      async durableTransaction(work) {
-        if (sqlite.memory) return kysely.transaction().execute(work);
-        // The connection is held from the pragma to the commit, so nothing else commits unsynced.
-        const result = await kysely.connection().execute(async (conn) => {
-          await sql`pragma synchronous = NORMAL`.execute(conn);
-          try {
-            return await conn.transaction().execute(work);
-          } finally {
-            await sql`pragma synchronous = FULL`.execute(conn);
-          }
-        });
-        await flushWal();
-        return result;
-      },
       close: async () => {
         await checkpointer?.stop();
         await kysely.destroy();
-        if (walFd !== undefined) closeSync(walFd);
         for (const fn of cleanups) fn();
       },
     };
@@ -175,8 +142,6 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     sqlite: undefined,
     writes: () => 0,
     onClose: (fn) => void cleanups.push(fn),
-    flushWal: () => Promise.resolve(),
-    durableTransaction: (work) => kysely.transaction().execute(work),
     close: async () => {
       await kysely.destroy();
       for (const fn of cleanups) fn();

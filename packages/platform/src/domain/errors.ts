@@ -1,10 +1,41 @@
-// Every error the platform answers with, in one place. OAuth endpoints render OAuthError as
-// RFC 6749 §5.2 JSON; everything else renders PlatformError as {code, message, request_id}.
+// Every error the platform answers with, in one place. OAuth endpoints render OAuthError as the
+// token endpoint's standard JSON (RFC 6749 section 5.2); everything else renders PlatformError as
+// {code, message, request_id}. Clients branch on `code`, so the set of codes is closed.
+
+/** Every `code` an Admin API or page error can carry. */
+export const ERROR_CODES = [
+  'BadRequest',
+  'Unauthorized',
+  'Forbidden',
+  'NotFound',
+  'MethodNotAllowed',
+  'Conflict',
+  'PayloadTooLarge',
+  'UnsupportedMediaType',
+  'ValidationFailed',
+  'InvalidCursor',
+  'TooManyRequests',
+  'ServiceUnavailable',
+  'ServerError',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+/** Every `error` an OAuth endpoint can answer with (RFC 6749 and RFC 7009). */
+export type OAuthErrorCode =
+  | 'invalid_request'
+  | 'invalid_client'
+  | 'invalid_grant'
+  | 'unsupported_grant_type'
+  | 'invalid_scope'
+  | 'unsupported_response_type'
+  | 'unsupported_token_type'
+  | 'access_denied'
+  | 'server_error';
 
 export class PlatformError extends Error {
   constructor(
     readonly statusCode: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
   ) {
@@ -38,11 +69,11 @@ export class ValidationFailedError extends PlatformError {
   }
 }
 
-/** RFC 6749 §5.2 / §4.1.2.1 errors. */
+/** OAuth 2.0 errors of the token, revocation and authorization endpoints. */
 export class OAuthError extends Error {
   readonly statusCode: number = 400;
   constructor(
-    readonly error: string,
+    readonly error: OAuthErrorCode,
     readonly description: string,
   ) {
     super(description);

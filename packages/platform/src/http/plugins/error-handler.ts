@@ -1,0 +1,95 @@
+// The one place that turns every error into a response: OAuth endpoints answer RFC 6749 JSON
+// (`error`, `error_description`), a browser's page or form gets an HTML page, everything else
+// `{code, message, request_id}`. Internal details go to the log only.
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AuthorizePageError, type ErrorCode, OAuthError, type OAuthErrorCode, PlatformError } from '../../domain/errors.ts';
+import { html, page } from '../views/html.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Errors of this route are rendered as OAuth 2.0 token-endpoint JSON. */
+    oauth?: boolean;
+  }
+}
+
+export function registerErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | Error, req, reply) => renderError(error, req, reply));
+  app.setNotFoundHandler((req, reply) => renderError(new PlatformError(404, 'NotFound', 'Not found'), req, reply));
+}
+
+/** Ajv errors as `{field: [messages]}`, fields named by their path (`line_items.0.price`). */
+function fieldErrors(fe: FastifyError): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const e of fe.validation ?? []) {
+    const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+    const params = e.params as Record<string, unknown>;
+    let field = path;
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') {
+      field = [path, String(params.missingProperty)].filter(Boolean).join('.');
+      message = 'is required';
+    } else if (e.keyword === 'additionalProperties') {
+      field = [path, String(params.additionalProperty)].filter(Boolean).join('.');
+      message = 'is not a known field';
+    } else if (e.keyword === 'enum') {
+      message = `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    }
+    field ||= fe.validationContext ?? 'body';
+    (out[field] ??= []).push(message);
+  }
+  return out;
+}
+
+function wantsHtml(req: FastifyRequest): boolean {
+  if (!(req.headers.accept ?? '').includes('text/html')) return false;
+  // Pages, and the HTML forms of the store admin and partner dashboard (a browser posting a form).
+  return req.method === 'GET' || (req.method === 'POST' && (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') && !req.routeOptions.config?.oauth);
+}
+
+interface Rendered {
+  status: number;
+  code: ErrorCode | OAuthErrorCode;
+  message: string;
+  extra: Record<string, unknown>;
+}
+
+/** Fastify's own errors (validation, body parsing, CSRF) and anything unexpected. */
+function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
+  if (error instanceof OAuthError) return { status: error.statusCode, code: error.error, message: error.description, extra: {} };
+  if (error instanceof PlatformError) return { status: error.statusCode, code: error.code, message: error.message, extra: error.details ?? {} };
+  const fe = error as FastifyError;
+  if (fe.validation) return { status: 422, code: 'ValidationFailed', message: 'Validation failed', extra: { errors: fieldErrors(fe) } };
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, code: 'PayloadTooLarge', message: 'Request body is too large', extra: {} };
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, code: 'UnsupportedMediaType', message: 'Unsupported Content-Type', extra: {} };
+  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (fe.statusCode === 400 && fe.code?.startsWith('FST_ERR_CTP'))) {
+    return { status: 400, code: 'BadRequest', message: 'Request body is not valid JSON', extra: {} };
+  }
+  if (fe.code === 'FST_CSRF_INVALID_TOKEN' || fe.code === 'FST_CSRF_MISSING_SECRET') {
+    return { status: 403, code: 'Forbidden', message: 'The form expired or was not sent from this site; reload the page and try again', extra: {} };
+  }
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return { status: fe.statusCode, code: 'BadRequest', message: 'Bad request', extra: {} };
+  req.log.error({ err: error }, 'unexpected error');
+  return { status: 500, code: 'ServerError', message: 'Internal error; quote the request id when reporting it', extra: {} };
+}
+
+function renderError(error: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (error instanceof AuthorizePageError) {
+    return reply
+      .status(400)
+      .type('text/html; charset=utf-8')
+      .send(page('Cannot continue', html`<h1>This app link is not valid</h1><p class="error" role="alert">${error.message}</p><p class="muted">Request id: <code>${req.id}</code></p>`));
+  }
+  const { status, code, message, extra } = describe(error, req);
+  if (req.routeOptions.config?.oauth) {
+    const oauthCode = error instanceof OAuthError ? code : status === 500 ? 'server_error' : 'invalid_request';
+    if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="storegate"');
+    return reply.status(status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send({ error: oauthCode, error_description: message });
+  }
+  if (wantsHtml(req)) {
+    return reply
+      .status(status)
+      .type('text/html; charset=utf-8')
+      .send(page('Error', html`<h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1><p class="error" role="alert">${message}</p><p class="muted">Request id: <code>${req.id}</code></p>`));
+  }
+  return reply.status(status).send({ code, message, ...extra, request_id: req.id });
+}

@@ -1,0 +1,38 @@
+// Host routing: the bare platform domain serves the platform's own pages, `{store}.{domain}` serves
+// that store. A malformed Host is a 400, an unknown store or a route of the other area a 404.
+import type { FastifyInstance } from 'fastify';
+import { PlatformError } from '../../domain/errors.ts';
+import { routeHost } from '../../domain/store-host.ts';
+import type { StoreRow } from '../../services/account-service.ts';
+import type { Services } from '../../services/services.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The store addressed by the Host header (store-area routes only). */
+    store: StoreRow | undefined;
+  }
+  interface FastifyContextConfig {
+    /** Which host serves the route: a store's host, the bare platform domain, or both. */
+    area?: 'store' | 'platform' | 'any';
+  }
+}
+
+export function registerHostRouting(app: FastifyInstance, services: Pick<Services, 'accounts' | 'config'>): void {
+  app.decorateRequest('store', undefined);
+  const storeDomain = services.config.storeDomain;
+  app.addHook('onRequest', (req, _reply, done) => {
+    const area = req.routeOptions.config?.area ?? 'store';
+    const route = routeHost(req.headers.host, storeDomain);
+    if (route.kind === 'invalid') return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
+    if (route.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
+    if (area === 'platform') return done(new PlatformError(404, 'NotFound', 'Not found'));
+    const found = (store: StoreRow | undefined) => {
+      if (!store) return done(new PlatformError(404, 'NotFound', 'No store with this name'));
+      req.store = store;
+      done();
+    };
+    const cached = services.accounts.cachedStore(route.storeName);
+    if (cached) return found(cached);
+    services.accounts.findStoreByName(route.storeName).then(found, done);
+  });
+}

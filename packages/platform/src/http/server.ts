@@ -1,0 +1,123 @@
+// The HTTP server: Fastify with its plugins and every route, built from the services. It never
+// listens by itself (tests use inject(); the composition root decides where it listens).
+import { readFileSync } from 'node:fs';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import swagger from '@fastify/swagger';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { CURRENT_VERSION } from '../domain/api-versions.ts';
+import type { Services } from '../services/services.ts';
+import { registerAdminApi } from './admin-api/admin-api.route.ts';
+import { registerAuthorizeRoutes } from './oauth/authorize.route.ts';
+import { registerRevokeRoute } from './oauth/revoke.route.ts';
+import { registerTokenRoute } from './oauth/token.route.ts';
+import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
+import { registerApiDocsRoutes } from './platform/api-docs.route.ts';
+import { registerHealthRoutes } from './platform/health.route.ts';
+import { registerErrorHandler } from './plugins/error-handler.ts';
+import { registerHostRouting } from './plugins/host-routing.ts';
+import { nextRequestId, registerRequestId } from './plugins/request-id.ts';
+import { registerSessionGate } from './plugins/session-gate.ts';
+import { registerStoreAdminRoutes } from './store-admin/admin.route.ts';
+import { registerLoginRoutes } from './store-admin/login.route.ts';
+import { registerAssetRoutes } from './views/assets.route.ts';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: Services;
+  }
+}
+
+export interface HttpOptions {
+  /** Where JSON logs go (default stdout); tests capture them to prove no secret is logged. */
+  logStream?: DestinationStream | undefined;
+}
+
+const CSS = readFileSync(new URL('./views/app.css', import.meta.url), 'utf8');
+
+export async function buildHttpServer(services: Services, options: HttpOptions = {}): Promise<FastifyInstance> {
+  const config = services.config;
+  const app = Fastify({
+    logger: {
+      level: config.logLevel,
+      // Only the path is logged: query strings can carry codes, hmacs or states.
+      serializers: {
+        req: (req) => ({ method: req.method, path: req.url.split('?')[0], host: req.host, remoteAddress: req.ip }),
+        res: (res) => ({ statusCode: res.statusCode }),
+      },
+      redact: { paths: ['req.headers.authorization', 'req.headers["access-token"]', 'req.headers.cookie'], remove: true },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    bodyLimit: 1024 * 1024,
+    requestIdHeader: false,
+    genReqId: nextRequestId,
+    trustProxy: false,
+    return503OnClosing: true,
+  });
+  app.decorate('services', services);
+  app.addHook('onClose', async () => services.rateLimiter?.close());
+  registerRequestId(app);
+
+  await app.register(cookie);
+  await app.register(formbody, { bodyLimit: 64 * 1024 });
+  await app.register(csrf, {
+    sessionPlugin: '@fastify/cookie',
+    cookieOpts: { path: '/', httpOnly: true, sameSite: 'lax', secure: config.publicScheme === 'https' },
+    getToken: (req) => (req.body as Record<string, string> | undefined)?._csrf,
+  });
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'self'"],
+        styleSrc: ["'self'"],
+        imgSrc: ["'self'", 'data:'],
+        scriptSrc: ["'self'"],
+        objectSrc: ["'none'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'no-referrer' },
+    strictTransportSecurity: config.publicScheme === 'https',
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'storegate Admin API',
+        version: CURRENT_VERSION,
+        description: 'Store Admin API. Every request carries the Access-Token header. Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
+      },
+      servers: [{ url: `${config.publicScheme}://{store}.${config.storeDomain}${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`, variables: { store: { default: 'demo' } } }],
+      components: { securitySchemes: { AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' } } },
+      security: [{ AccessToken: [] }],
+    },
+    hideUntagged: true,
+  });
+
+  registerHostRouting(app, services);
+  registerErrorHandler(app);
+  registerSessionGate(app, services);
+
+  app.get('/assets/app.css', { config: { area: 'any' } }, async (_req, reply) => {
+    return reply.header('Cache-Control', 'public, max-age=3600').type('text/css; charset=utf-8').send(CSS);
+  });
+
+  registerHealthRoutes(app, services);
+  registerLoginRoutes(app, services);
+  registerStoreAdminRoutes(app, services);
+  registerPartnerDashboard(app, services);
+  registerAssetRoutes(app);
+  registerAuthorizeRoutes(app, services);
+  registerTokenRoute(app, services);
+  registerRevokeRoute(app, services);
+  registerAdminApi(app, services);
+  registerApiDocsRoutes(app);
+  return app;
+}

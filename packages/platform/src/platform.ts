@@ -1,0 +1,134 @@
+// createPlatform(config): the one place that builds the platform: storage, services, the webhook
+// worker and the HTTP server, each fully constructed. The CLI, the benchmarks, the browser tests
+// and the test harness all start the platform through it.
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { Config } from './config.ts';
+import { type Clock, systemClock } from './domain/clock.ts';
+import { CursorCodec } from './domain/cursor.ts';
+import { SecretBox } from './domain/secret-box.ts';
+import { buildHttpServer } from './http/server.ts';
+import { AccountService } from './services/account-service.ts';
+import { ApiAuthService } from './services/api-auth.ts';
+import { AppService } from './services/app-service.ts';
+import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { LoginThrottle } from './services/login-throttle.ts';
+import { OAuthService } from './services/oauth-service.ts';
+import { OneTimeReveals } from './services/one-time-reveal.ts';
+import { PageCache } from './services/page-cache.ts';
+import { PartnerDeliveries } from './services/partner-deliveries.ts';
+import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './services/rate-limiter.ts';
+import { ResourceService } from './services/resource-service.ts';
+import { SeedService } from './services/seed-service.ts';
+import type { Services } from './services/services.ts';
+import { WebhookOutbox } from './services/webhook-outbox.ts';
+import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
+import type { Db } from './storage/database.ts';
+import type { Storage } from './storage/ports.ts';
+import { openStorage, storageOn } from './storage/sql-storage.ts';
+import { WebhookWorker } from './webhooks/webhook-worker.ts';
+import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
+
+export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune'>;
+
+export interface PlatformOptions {
+  /** Injected time (tests freeze and move it). */
+  clock?: Clock;
+  /** Where the HTTP server's JSON logs go (default stdout). */
+  logStream?: DestinationStream;
+  /** Build the HTTP server (default true; administrative commands need only the services). */
+  http?: boolean;
+  /** Build a webhook delivery worker with these settings (not started; default none). */
+  worker?: WorkerSettings;
+  /** Apply pending migrations before anything else (default true). */
+  migrate?: boolean;
+  /** Database connections on PostgreSQL (default 10). */
+  poolSize?: number;
+  /** Run on an already open database (tests that share one handle between platforms). */
+  db?: Db;
+}
+
+export interface Platform {
+  config: Config;
+  storage: Storage;
+  /** The open database handle underneath storage, for tests and tools that inspect it. */
+  db: Db;
+  services: Services;
+  box: SecretBox;
+  /** The HTTP server (never listening by itself); undefined when built with `http: false`. */
+  http: FastifyInstance | undefined;
+  worker: WebhookWorker | undefined;
+  /** Stops the worker, closes the HTTP server and the database. */
+  close(): Promise<void>;
+}
+
+function rateLimiterFor(config: Config, clock: Clock): RateLimiter | undefined {
+  if (config.rateLimit === 'off') return undefined;
+  return config.redisUrl
+    ? new RedisRateLimiter(config.redisUrl, config.rateLimit.bucket, config.rateLimit.perSecond, clock)
+    : new MemoryRateLimiter(config.rateLimit.bucket, config.rateLimit.perSecond, clock);
+}
+
+export async function createPlatform(config: Config, options: PlatformOptions & { http: false }): Promise<Platform>;
+export async function createPlatform(config: Config, options?: PlatformOptions): Promise<Platform & { http: FastifyInstance }>;
+export async function createPlatform(config: Config, options: PlatformOptions = {}): Promise<Platform> {
+  const storage = options.db ? storageOn(options.db) : openStorage(config.database, options.poolSize ? { poolSize: options.poolSize } : {});
+  try {
+    if (options.migrate !== false) await storage.migrate();
+  } catch (err) {
+    await storage.close();
+    throw err;
+  }
+  const clock = options.clock ?? systemClock;
+  const box = new SecretBox(config.masterKey);
+  const cursors = new CursorCodec(box.subkey('cursor'));
+  const outbox = new WebhookOutbox(clock);
+  const services: Services = {
+    config,
+    clock,
+    cursors,
+    accounts: new AccountService(storage, clock),
+    apps: new AppService(storage, box, config, clock, outbox),
+    oauth: new OAuthService(storage, box, config, clock),
+    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp()),
+    resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
+    rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
+    subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
+    deliveries: new DeliveryLog(storage, clock),
+    partnerDeliveries: new PartnerDeliveries(storage.webhooks),
+    loginThrottle: new LoginThrottle(storage.throttles, clock),
+    reveals: new OneTimeReveals(storage.reveals, box, clock),
+    seeds: new SeedService(storage, clock),
+    ping: () => storage.ping(),
+  };
+  const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
+  const worker = options.worker
+    ? new WebhookWorker({
+        // Beside a server, the worker logs through the server's logger.
+        ...(http ? { logger: http.log } : {}),
+        clock,
+        ...options.worker,
+        queue: storage.deliveryQueue,
+        onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
+        box,
+        config,
+        prune: () => services.deliveries.prune(LOG_RETENTION_MS),
+      })
+    : undefined;
+  const db = (storage as Storage & { db: Db }).db;
+  return {
+    config,
+    storage,
+    db,
+    services,
+    box,
+    http,
+    worker,
+    async close() {
+      await worker?.stop();
+      await http?.close();
+      if (!http) await services.rateLimiter?.close();
+      await storage.close();
+    },
+  };
+}

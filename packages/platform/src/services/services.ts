@@ -1,0 +1,39 @@
+// Everything the HTTP layer and the CLI may use, built once by the composition root.
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { CursorCodec } from '../domain/cursor.ts';
+import type { AccountService } from './account-service.ts';
+import type { ApiAuthService } from './api-auth.ts';
+import type { AppService } from './app-service.ts';
+import type { DeliveryLog } from './delivery-log.ts';
+import type { LoginThrottle } from './login-throttle.ts';
+import type { OAuthService } from './oauth-service.ts';
+import type { OneTimeReveals } from './one-time-reveal.ts';
+import type { PartnerDeliveries } from './partner-deliveries.ts';
+import type { RateLimiter } from './rate-limiter.ts';
+import type { ResourceService } from './resource-service.ts';
+import type { SeedService } from './seed-service.ts';
+import type { WebhookSubscriptions } from './webhook-subscriptions.ts';
+
+export interface Services {
+  config: Config;
+  clock: Clock;
+  accounts: AccountService;
+  apps: AppService;
+  oauth: OAuthService;
+  apiAuth: ApiAuthService;
+  cursors: CursorCodec;
+  resources: ResourceService;
+  /** Admin API leaky buckets; undefined when rate limiting is off. */
+  rateLimiter: RateLimiter | undefined;
+  subscriptions: WebhookSubscriptions;
+  /** Webhook deliveries and their attempts; redelivery; retention. */
+  deliveries: DeliveryLog;
+  partnerDeliveries: PartnerDeliveries;
+  /** Failed-login counting and locks, shared by the store admin and the partner dashboard. */
+  loginThrottle: LoginThrottle;
+  reveals: OneTimeReveals;
+  seeds: SeedService;
+  /** Throws when the database does not answer (readiness). */
+  ping(): Promise<void>;
+}

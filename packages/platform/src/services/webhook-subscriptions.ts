@@ -1,0 +1,77 @@
+// An app's webhook subscriptions through the Admin API: list, subscribe, get, delete. The caller
+// is the authenticated principal; a subscription belongs to it and to its store.
+import { lookup } from 'node:dns/promises';
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { CursorCodec } from '../domain/cursor.ts';
+import { ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { allows } from '../domain/scopes.ts';
+import { checkWebhookAddress, isNonPublicAddress } from '../domain/ssrf.ts';
+import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
+import type { Storage, SubscriptionRow } from '../storage/ports.ts';
+import type { ApiPrincipal } from './api-auth.ts';
+import { keysetPage, type PageRequest } from './pagination.ts';
+
+export type { SubscriptionRow };
+
+/** In production the address must resolve to public addresses only (checked again at delivery). */
+export async function resolvesToPublic(address: string): Promise<string | undefined> {
+  const host = new URL(address).hostname.replace(/^\[|\]$/g, '');
+  try {
+    const answers = await lookup(host, { all: true, verbatim: true });
+    if (answers.length === 0) return 'could not be resolved';
+    if (answers.some((a) => isNonPublicAddress(a.address))) return 'must not point at a private, loopback or link-local address';
+    return undefined;
+  } catch {
+    return 'could not be resolved';
+  }
+}
+
+export class WebhookSubscriptions {
+  constructor(
+    private readonly storage: Storage,
+    private readonly config: Pick<Config, 'mode'>,
+    private readonly clock: Clock,
+    private readonly cursors: CursorCodec,
+  ) {}
+
+  list<T>(p: ApiPrincipal, page: PageRequest, toJson: (row: SubscriptionRow) => T) {
+    return keysetPage(this.storage.webhooks.subscriptions(), this.cursors, { storeId: p.storeId, resource: `webhooks:${p.owner}`, where: { owner: p.owner } }, page, toJson);
+  }
+
+  async create(p: ApiPrincipal, input: { address: string; topic: WebhookTopic; apiVersion: string }): Promise<SubscriptionRow> {
+    const resource = topicResource(input.topic);
+    if (resource && !allows(p.scopes, 'read', resource)) throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`);
+    const mode = this.config.mode;
+    const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
+    if (problem) throw new ValidationFailedError({ address: [problem] });
+    const now = this.clock();
+    return this.storage.transaction(async (tx) => {
+      if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) {
+        throw new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
+      }
+      return tx.webhooks.insertSubscription({
+        store_id: p.storeId,
+        owner: p.owner,
+        app_id: p.kind === 'app' ? p.id : null,
+        private_app_id: p.kind === 'private' ? p.id : null,
+        topic: input.topic,
+        address: input.address,
+        api_version: input.apiVersion,
+        created_at: now,
+        updated_at: now,
+      });
+    });
+  }
+
+  async get(p: ApiPrincipal, id: number): Promise<SubscriptionRow> {
+    const row = await this.storage.webhooks.findSubscription(p.storeId, p.owner, id);
+    if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+    return row;
+  }
+
+  async delete(p: ApiPrincipal, id: number): Promise<void> {
+    const row = await this.get(p, id);
+    await this.storage.webhooks.deleteSubscription(row.id);
+  }
+}

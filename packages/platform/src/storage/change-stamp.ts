@@ -1,0 +1,23 @@
+// SQLite's answer to "may the data have changed since?": writes on this process's connection are
+// counted exactly as they run, and commits by any other connection or process move PRAGMA
+// data_version. The pair changes whenever the data may have; caches keyed by it are never stale.
+//
+// PRAGMA data_version costs a read transaction, so it is read once per turn of the event loop and
+// shared by the requests handled in that turn. Those requests were all received before the turn
+// began (libuv collects ready sockets first), so a version read during the turn is a moment inside
+// each of them.
+import type SQLite from 'better-sqlite3';
+
+export function sqliteChangeStamp(sqlite: SQLite.Database, localWrites: () => number): () => string {
+  const versionQuery = sqlite.prepare('pragma data_version').pluck();
+  let dataVersion: number | undefined;
+  return () => {
+    if (dataVersion === undefined) {
+      dataVersion = versionQuery.get() as number;
+      setImmediate(() => {
+        dataVersion = undefined;
+      });
+    }
+    return `${dataVersion}:${localWrites()}`;
+  };
+}

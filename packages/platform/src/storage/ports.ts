@@ -1,0 +1,239 @@
+// What the services need from storage, one repository per aggregate. Services and the webhook
+// worker see only these interfaces; the SQL, the dialects (SQLite or PostgreSQL), prepared
+// statements and the commit-and-fsync policy stay behind them.
+import type { ResourceName } from '../domain/resources.ts';
+import type {
+  StoreRow,
+  CredentialRow,
+  AppRow,
+  NewApp,
+  InstallationRow,
+  InstalledApp,
+  PrivateAppSummary,
+  WebSessionRow,
+  CodeRow,
+  NewCode,
+  RefreshRow,
+  TokenOwner,
+  NewTokenPair,
+  AccessTokenRow,
+  PrivateTokenRow,
+  ResourceRow,
+  SubscriptionRow,
+  DeliveryStatus,
+  DeliveryLogRow,
+  AttemptRow,
+  DisabledSubscriptionRow,
+  ClaimedDelivery,
+  DeliveryOutcome,
+  NewDelivery,
+  PartnerDeliveryRow,
+  PartnerDeliveryDetailRow,
+} from './ports/rows.ts';
+import type { WebhookTopic } from '../domain/webhook-topics.ts';
+
+export type * from './ports/rows.ts';
+
+export interface AccountRepository {
+  findStoreByName(name: string): Promise<StoreRow | undefined>;
+  findStoreNameById(id: number): Promise<string | undefined>;
+  storeNameTaken(name: string): Promise<boolean>;
+  insertStore(input: { name: string; ownerMerchantId: number; now: number }): Promise<StoreRow>;
+  findMerchantByEmail(email: string): Promise<CredentialRow | undefined>;
+  insertMerchant(input: { email: string; passwordHash: string; now: number }): Promise<CredentialRow>;
+  findPartnerByEmail(email: string): Promise<CredentialRow | undefined>;
+  findPartnerById(id: number): Promise<{ id: number; email: string } | undefined>;
+  insertPartner(input: { email: string; passwordHash: string; now: number }): Promise<{ id: number; email: string }>;
+}
+
+export interface SessionRepository {
+  insertSession(input: { idHash: string; kind: 'merchant' | 'partner'; subjectId: number; storeId: number | null; expiresAt: number; now: number }): Promise<void>;
+  findSession(idHash: string): Promise<WebSessionRow | undefined>;
+  deleteSession(idHash: string): Promise<void>;
+}
+
+export interface ThrottleRepository {
+  /** `locked_until` of each key that has a row. */
+  lockedUntil(keys: readonly string[]): Promise<(number | null)[]>;
+  /**
+   * Counts a failure for `key` in one atomic step: a count whose window started at or before
+   * `windowStart`, or whose lock has ended, starts again at 1.
+   */
+  countFailure(key: string, now: number, windowStart: number): Promise<{ failures: number; lockedUntil: number | null }>;
+  lock(key: string, until: number): Promise<void>;
+  clear(key: string): Promise<void>;
+  /** Drops counts whose window started before `oldest` and whose lock (if any) has ended. */
+  prune(oldest: number, now: number): Promise<void>;
+}
+
+export interface RevealRepository {
+  put(input: { idHash: string; sessionHash: string; payloadEnc: string; expiresAt: number; now: number }): Promise<void>;
+  /** Deletes the reveal and returns it, in one statement (so it can be taken once). */
+  take(idHash: string, sessionHash: string): Promise<{ payload_enc: string; expires_at: number } | undefined>;
+}
+
+export interface AppRepository {
+  insertApp(app: NewApp): Promise<AppRow>;
+  /** Read on every token request: a prepared statement. */
+  findByClientId(clientId: string): Promise<AppRow | undefined>;
+  findById(id: number): Promise<AppRow | undefined>;
+  listApps(): Promise<AppRow[]>;
+  listPartnerApps(partnerId: number): Promise<AppRow[]>;
+  updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void>;
+  updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
+  findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
+  insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;
+  updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void>;
+  listInstalled(storeId: number): Promise<InstalledApp[]>;
+  insertPrivateApp(input: { storeId: number; name: string; scopes: string; tokenHash: string; webhookSecretEnc: string; now: number }): Promise<number>;
+  listPrivateApps(storeId: number): Promise<PrivateAppSummary[]>;
+  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
+  /** Returns whether an active private app of the store was revoked. */
+  revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
+}
+
+/** The queries of one token grant, run inside `GrantStore.run`. */
+export interface GrantQueries {
+  codeByHash(hash: string): Promise<CodeRow | undefined>;
+  /** Marks an unused code used; false when another request used it first. */
+  claimCode(hash: string, familyId: string, now: number): Promise<boolean>;
+  installation(id: number): Promise<{ id: number; uninstalled_at: number | null } | undefined>;
+  insertFamily(id: string, installationId: number, now: number): Promise<void>;
+  insertPair(pair: NewTokenPair): Promise<void>;
+  refreshByHash(hash: string): Promise<RefreshRow | undefined>;
+  successor(hash: string): Promise<{ access_expires_at: number; revoked_at: number | null } | undefined>;
+  /** Marks a refresh token rotated; false when another request rotated it first. */
+  claimRefresh(hash: string, now: number): Promise<boolean>;
+  refreshOwner(hash: string): Promise<TokenOwner | undefined>;
+  accessOwner(hash: string): Promise<TokenOwner | undefined>;
+  revokeAccess(hash: string, now: number): Promise<void>;
+  revokeFamily(familyId: string, now: number): Promise<void>;
+}
+
+export interface GrantStore {
+  /**
+   * Runs one grant atomically and answers only once it is durable. Concurrent grants may share a
+   * commit (and its sync to disk); each still sees the effects of those before it.
+   */
+  run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
+}
+
+export interface TokenRepository {
+  insertCode(code: NewCode): Promise<void>;
+  /** Ends every token family of an installation (uninstall, scopes shrunk). */
+  revokeInstallation(installationId: number, now: number): Promise<void>;
+  /** Read on every Admin API request: prepared statements. */
+  findAccessToken(hash: string): Promise<AccessTokenRow | undefined>;
+  findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined>;
+}
+
+export interface KeysetQuery {
+  storeId: number;
+  /** Extra equality filters on columns of the table (e.g. the subscription owner). */
+  where?: Record<string, string | number>;
+}
+
+/** Rows of a table in id order, one index range scan per call. */
+export interface KeysetSource<R> {
+  /** Up to `limit` rows with id > `after` (or from the start), ascending. */
+  after(q: KeysetQuery, after: number | undefined, limit: number): Promise<R[]>;
+  /** Up to `limit` rows with id < `before`, descending. */
+  before(q: KeysetQuery, before: number, limit: number): Promise<R[]>;
+  /** Whether any row lies beyond `id` in the direction given. */
+  exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean>;
+}
+
+export interface ResourceRepository {
+  page(resource: ResourceName): KeysetSource<ResourceRow>;
+  get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
+  insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow>;
+  update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined>;
+  delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
+  exists(resource: ResourceName, storeId: number, id: number): Promise<boolean>;
+  customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean>;
+  /** Bulk inserts for seeding (one multi-row statement). */
+  insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void>;
+  /** The first `limit` customers of a store (seeding orders). */
+  someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]>;
+}
+
+export interface WebhookRepository {
+  subscriptions(): KeysetSource<SubscriptionRow>;
+  findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;
+  subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
+  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow>;
+  deleteSubscription(id: number): Promise<void>;
+  /**
+   * Active subscriptions to `topic` in the store whose owner may receive it now (an installed
+   * app, a private app that is not revoked); with `uninstalledAppId`, that app's subscriptions only.
+   */
+  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]>;
+  /** Writes an event and its deliveries; the transaction's commit wakes this process's worker. */
+  insertEvent(event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number }, deliveries: NewDelivery[]): Promise<void>;
+  /** Cancels an app's queued deliveries in a store except `app/uninstalled`. */
+  cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void>;
+  appIdByClientId(clientId: string): Promise<number | undefined>;
+  storeIdByName(name: string): Promise<number | undefined>;
+  listDeliveries(filter: { appId?: number | undefined; storeId?: number | undefined; status?: DeliveryStatus | undefined; id?: number | undefined; limit: number }): Promise<DeliveryLogRow[]>;
+  attempts(deliveryId: number): Promise<AttemptRow[]>;
+  /** The last attempt of each delivery given. */
+  lastAttempts(deliveryIds: readonly number[]): Promise<Map<number, AttemptRow>>;
+  redeliveryCheck(id: number): Promise<{ status: DeliveryStatus; sub_id: number | null; disabled_at: number | null } | undefined>;
+  requeue(id: number, now: number): Promise<void>;
+  /** Deletes log rows older than `cutoff`; pending deliveries are never deleted. */
+  prune(cutoff: number): Promise<{ attempts: number; deliveries: number; events: number }>;
+  partnerDeliveries(appId: number, filter: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number }): Promise<PartnerDeliveryRow[]>;
+  partnerDelivery(appId: number, id: number): Promise<PartnerDeliveryDetailRow | undefined>;
+  disabledSubscriptions(appIds: readonly number[]): Promise<DisabledSubscriptionRow[]>;
+}
+
+/** The worker's side of the delivery table: claims under a lease and batched outcome writes. */
+export interface DeliveryQueue {
+  /** Frees every claim at once (a single-process database whose previous worker died). */
+  releaseAllClaims(): Promise<void>;
+  /** Whether claims may be released at start-up (only one process can hold them). */
+  readonly singleProcess: boolean;
+  /**
+   * Claims up to `limit` due deliveries for `worker` until `leaseUntil`, leaving out the given
+   * subscriptions, and loads what sending them needs, oldest first.
+   */
+  claim(input: { worker: string; now: number; leaseUntil: number; limit: number; excludeSubscriptions: readonly number[] }): Promise<ClaimedDelivery[]>;
+  /**
+   * Records a batch of outcomes in one transaction. Delivery rows change only while `worker`
+   * still holds them; subscription health (dead streaks, disabling) follows.
+   */
+  recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }): Promise<void>;
+}
+
+/** The repositories bound to one transaction. */
+export interface Repositories {
+  accounts: AccountRepository;
+  sessions: SessionRepository;
+  throttles: ThrottleRepository;
+  reveals: RevealRepository;
+  apps: AppRepository;
+  tokens: TokenRepository;
+  resources: ResourceRepository;
+  webhooks: WebhookRepository;
+}
+
+export interface Storage extends Repositories {
+  grants: GrantStore;
+  deliveryQueue: DeliveryQueue;
+  /**
+   * Runs `work` in one transaction: everything it does through `tx` commits or rolls back
+   * together, and the caller hears back only once the commit is on disk.
+   */
+  transaction<T>(work: (tx: Repositories) => Promise<T>): Promise<T>;
+  /**
+   * A value that changes whenever the data may have changed (any write, by any process), cheap to
+   * read; undefined when the database cannot tell (then nothing may be cached against it).
+   */
+  changeStamp(): string | undefined;
+  /** Calls `listener` after each commit in this process that queued webhook deliveries. */
+  onDeliveriesQueued(listener: () => void): () => void;
+  /** Throws when the database does not answer. */
+  ping(): Promise<void>;
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}

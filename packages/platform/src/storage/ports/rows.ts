@@ -1,0 +1,263 @@
+// The records the repositories read and write, as the services see them.
+import type { ResourceName } from '../../domain/resources.ts';
+
+export interface StoreRow {
+  id: number;
+  name: string;
+  owner_merchant_id: number;
+}
+
+export interface CredentialRow {
+  id: number;
+  email: string;
+  password_hash: string;
+}
+
+export interface AppRow {
+  id: number;
+  client_id: string;
+  partner_id: number | null;
+  name: string;
+  app_url: string;
+  redirect_uri: string;
+  scopes: string;
+  client_secret_enc: string;
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: number | null;
+}
+
+export interface NewApp {
+  client_id: string;
+  partner_id: number | null;
+  name: string;
+  app_url: string;
+  redirect_uri: string;
+  scopes: string;
+  client_secret_enc: string;
+  created_at: number;
+}
+
+export interface InstallationRow {
+  id: number;
+  store_id: number;
+  app_id: number;
+  scopes: string;
+  uninstalled_at: number | null;
+}
+
+export interface InstalledApp {
+  app_id: number;
+  client_id: string;
+  name: string;
+  scopes: string;
+  installed_at: number;
+}
+
+export interface PrivateAppSummary {
+  id: number;
+  name: string;
+  scopes: string;
+  created_at: number;
+  revoked_at: number | null;
+}
+
+export interface WebSessionRow {
+  kind: 'merchant' | 'partner';
+  subject_id: number;
+  store_id: number | null;
+  expires_at: number;
+}
+
+export interface CodeRow {
+  app_id: number;
+  store_id: number;
+  installation_id: number;
+  redirect_uri: string;
+  scopes: string;
+  code_challenge: string | null;
+  expires_at: number;
+  used_at: number | null;
+  family_id: string | null;
+}
+
+export interface NewCode {
+  codeHash: string;
+  appId: number;
+  storeId: number;
+  installationId: number;
+  redirectUri: string;
+  scopes: string;
+  codeChallenge: string | null;
+  expiresAt: number;
+  now: number;
+}
+
+/** A refresh token with its family's revocation folded in (revoked when either is). */
+export interface RefreshRow {
+  family_id: string;
+  installation_id: number;
+  store_id: number;
+  app_id: number;
+  scopes: string;
+  expires_at: number;
+  rotated_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface TokenOwner {
+  family_id: string;
+  app_id: number;
+  store_id: number;
+}
+
+export interface NewTokenPair {
+  familyId: string;
+  installationId: number;
+  storeId: number;
+  appId: number;
+  scopes: string;
+  accessHash: string;
+  refreshHash: string;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  now: number;
+}
+
+/** An access token as the Admin API sees it: revoked when the token or its family is. */
+export interface AccessTokenRow {
+  app_id: number;
+  store_id: number;
+  scopes: string;
+  expires_at: number;
+  revoked_at: number | null;
+}
+
+export interface PrivateTokenRow {
+  id: number;
+  store_id: number;
+  scopes: string;
+  revoked_at: number | null;
+}
+
+/** A store resource row (products, orders, customers): columns as stored. */
+export type ResourceRow = { id: number; store_id: number } & Record<string, unknown>;
+
+export interface SubscriptionRow {
+  id: number;
+  store_id: number;
+  owner: string;
+  app_id: number | null;
+  private_app_id: number | null;
+  topic: string;
+  address: string;
+  api_version: string;
+  created_at: number;
+  updated_at: number;
+  disabled_at: number | null;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'dead' | 'cancelled';
+
+export interface DeliveryLogRow {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  topic: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  next_attempt_at: number;
+  created_at: number;
+  updated_at: number;
+  private_app_id: number | null;
+  store_name: string;
+  client_id: string | null;
+  address: string | null;
+}
+
+export interface AttemptRow {
+  id: number;
+  delivery_id: number;
+  attempted_at: number;
+  status_code: number | null;
+  latency_ms: number;
+  response_body: string | null;
+  error: string | null;
+}
+
+export interface DisabledSubscriptionRow {
+  id: number;
+  app_id: number | null;
+  topic: string;
+  address: string;
+  disabled_at: number | null;
+  disabled_reason: string | null;
+  store_name: string;
+}
+
+/** What the worker loads for each claimed delivery: enough to decide whether and how to send it. */
+export interface ClaimedDelivery {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  topic: string;
+  subscription_id: number;
+  attempts: number;
+  app_id: number | null;
+  private_app_id: number | null;
+  payload: string;
+  event_at: number;
+  store_name: string;
+  sub_id: number | null;
+  address: string | null;
+  api_version: string | null;
+  disabled_at: number | null;
+  client_secret_enc: string | null;
+  installation_id: number | null;
+  uninstalled_at: number | null;
+  installed_at: number | null;
+  private_id: number | null;
+  webhook_secret_enc: string | null;
+  revoked_at: number | null;
+}
+
+/** How one claimed delivery ended this round, as the worker hands it to storage to record. */
+export type DeliveryOutcome =
+  | { id: number; subscriptionId: number; attempts: number; cancelled: string }
+  | {
+      id: number;
+      subscriptionId: number;
+      attempts: number;
+      cancelled?: undefined;
+      attempt: { attemptedAt: number; status: number | null; latencyMs: number; responseBody: string | null; error: string | null };
+      next: { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number } | { status: 'dead'; disable?: string | undefined };
+    };
+
+export interface NewDelivery {
+  subscriptionId: number;
+  appId: number | null;
+  privateAppId: number | null;
+  webhookId: string;
+}
+
+export interface PartnerDeliveryRow {
+  id: number;
+  topic: string;
+  status: DeliveryStatus;
+  attempts: number;
+  last_status: number | null;
+  last_error: string | null;
+  created_at: number;
+  updated_at: number;
+  next_attempt_at: number;
+  store_name: string;
+  address: string | null;
+}
+
+export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'updated_at'> {
+  webhook_id: string;
+  event_id: string;
+  sub_id: number | null;
+  disabled_at: number | null;
+}

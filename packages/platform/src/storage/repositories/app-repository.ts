@@ -1,0 +1,123 @@
+// Public apps (client credentials), their installations in stores, and private apps.
+import type { AppRepository, AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from '../ports.ts';
+import type { Executor } from './executor.ts';
+
+const APP_COLUMNS = ['id', 'client_id', 'partner_id', 'name', 'app_url', 'redirect_uri', 'scopes', 'client_secret_enc', 'previous_secret_enc', 'previous_secret_expires_at'] as const;
+const INSTALLATION_COLUMNS = ['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'] as const;
+
+export class SqlAppRepository implements AppRepository {
+  constructor(private readonly x: Executor) {}
+
+  insertApp(app: NewApp): Promise<AppRow> {
+    return this.x.k
+      .insertInto('apps')
+      .values({ ...app, previous_secret_enc: null, previous_secret_expires_at: null })
+      .returning([...APP_COLUMNS])
+      .executeTakeFirstOrThrow();
+  }
+
+  findByClientId(clientId: string): Promise<AppRow | undefined> {
+    return this.x.runner.first(this.x.prepared.appByClientId, { id: clientId });
+  }
+
+  findById(id: number): Promise<AppRow | undefined> {
+    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).where('id', '=', id).executeTakeFirst();
+  }
+
+  listApps(): Promise<AppRow[]> {
+    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).orderBy('id').execute();
+  }
+
+  listPartnerApps(partnerId: number): Promise<AppRow[]> {
+    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).where('partner_id', '=', partnerId).orderBy('id').execute();
+  }
+
+  async updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void> {
+    await this.x.k.updateTable('apps').set({ app_url: appUrl, redirect_uri: redirectUri }).where('id', '=', appId).execute();
+  }
+
+  async updateSecrets(appId: number, s: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void> {
+    await this.x.k
+      .updateTable('apps')
+      .set({ client_secret_enc: s.current, previous_secret_enc: s.previous, previous_secret_expires_at: s.previousExpiresAt })
+      .where('id', '=', appId)
+      .execute();
+  }
+
+  findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {
+    return this.x.k.selectFrom('installations').select([...INSTALLATION_COLUMNS]).where('store_id', '=', storeId).where('app_id', '=', appId).executeTakeFirst();
+  }
+
+  insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow> {
+    return this.x.k
+      .insertInto('installations')
+      .values({ store_id: input.storeId, app_id: input.appId, scopes: input.scopes, installed_at: input.now, uninstalled_at: null })
+      .returning([...INSTALLATION_COLUMNS])
+      .executeTakeFirstOrThrow();
+  }
+
+  async updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void> {
+    await this.x.k
+      .updateTable('installations')
+      .set({
+        ...(change.scopes !== undefined ? { scopes: change.scopes } : {}),
+        ...(change.installedAt !== undefined ? { installed_at: change.installedAt } : {}),
+        ...(change.uninstalledAt !== undefined ? { uninstalled_at: change.uninstalledAt } : {}),
+      })
+      .where('id', '=', id)
+      .execute();
+  }
+
+  listInstalled(storeId: number): Promise<InstalledApp[]> {
+    return this.x.k
+      .selectFrom('installations as i')
+      .innerJoin('apps as a', 'a.id', 'i.app_id')
+      .select(['i.app_id', 'a.client_id', 'a.name', 'i.scopes', 'i.installed_at'])
+      .where('i.store_id', '=', storeId)
+      .where('i.uninstalled_at', 'is', null)
+      .orderBy('a.name')
+      .execute();
+  }
+
+  async insertPrivateApp(input: { storeId: number; name: string; scopes: string; tokenHash: string; webhookSecretEnc: string; now: number }): Promise<number> {
+    const row = await this.x.k
+      .insertInto('private_apps')
+      .values({
+        store_id: input.storeId,
+        name: input.name,
+        scopes: input.scopes,
+        token_hash: input.tokenHash,
+        webhook_secret_enc: input.webhookSecretEnc,
+        created_at: input.now,
+        revoked_at: null,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
+  }
+
+  listPrivateApps(storeId: number): Promise<PrivateAppSummary[]> {
+    return this.x.k
+      .selectFrom('private_apps')
+      .select(['id', 'name', 'scopes', 'created_at', 'revoked_at'])
+      .where('store_id', '=', storeId)
+      .orderBy('id', 'desc')
+      .limit(200)
+      .execute();
+  }
+
+  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
+    return this.x.k.selectFrom('private_apps').select(['id', 'store_id', 'webhook_secret_enc', 'revoked_at']).where('id', '=', id).executeTakeFirst();
+  }
+
+  async revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean> {
+    const res = await this.x.k
+      .updateTable('private_apps')
+      .set({ revoked_at: now })
+      .where('id', '=', id)
+      .where('store_id', '=', storeId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+}

@@ -1,0 +1,39 @@
+// Keyset reads over (store_id, id): every page is an index range scan, so a page deep in a large
+// store costs what the first page costs.
+import type { Kysely } from 'kysely';
+import type { KeysetQuery, KeysetSource } from '../ports.ts';
+
+import type { Executor } from './executor.ts';
+
+type KeysetTable = 'products' | 'orders' | 'customers' | 'webhook_subscriptions';
+
+export class SqlKeysetSource<R> implements KeysetSource<R> {
+  constructor(
+    private readonly x: Executor,
+    private readonly table: KeysetTable,
+  ) {}
+
+  private base(q: KeysetQuery) {
+    // The tables differ in columns but share (store_id, id); the rows are the caller's type R.
+    const k = this.x.k as unknown as Kysely<Record<KeysetTable, { id: number; store_id: number } & Record<string, unknown>>>;
+    let query = k.selectFrom(this.table).selectAll().where('store_id', '=', q.storeId);
+    for (const [column, value] of Object.entries(q.where ?? {})) query = query.where(column as 'id', '=', value as number);
+    return query;
+  }
+
+  async after(q: KeysetQuery, after: number | undefined, limit: number): Promise<R[]> {
+    let query = this.base(q);
+    if (after !== undefined) query = query.where('id', '>', after);
+    return (await query.orderBy('id', 'asc').limit(limit).execute()) as R[];
+  }
+
+  async before(q: KeysetQuery, before: number, limit: number): Promise<R[]> {
+    return (await this.base(q).where('id', '<', before).orderBy('id', 'desc').limit(limit).execute()) as R[];
+  }
+
+  async exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean> {
+    return (await this.base(q).clearSelect().select('id').where('id', op, id).limit(1).executeTakeFirst()) !== undefined;
+  }
+}
+
+

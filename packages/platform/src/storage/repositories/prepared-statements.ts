@@ -1,0 +1,100 @@
+// Every query on a hot path (token grants, client lookup, Access-Token lookup), compiled once per
+// database and run as prepared statements.
+import type { Kysely } from 'kysely';
+import { defineQuery } from '../prepared-query.ts';
+import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, TokenOwner } from '../ports.ts';
+import type { Database } from '../schema.ts';
+
+export type PreparedStatements = ReturnType<typeof preparedStatements>;
+
+export function preparedStatements(k: Kysely<Database>) {
+  return {
+    appByClientId: defineQuery<AppRow>((p) =>
+      k
+        .selectFrom('apps')
+        .select(['id', 'client_id', 'partner_id', 'name', 'app_url', 'redirect_uri', 'scopes', 'client_secret_enc', 'previous_secret_enc', 'previous_secret_expires_at'])
+        .where('client_id', '=', p('id')),
+    ),
+    // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
+    accessToken: defineQuery<AccessTokenRow>((p) =>
+      k
+        .selectFrom('access_tokens as a')
+        .innerJoin('token_families as f', 'f.id', 'a.family_id')
+        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at'])
+        .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('a.token_hash', '=', p('hash')),
+    ),
+    privateToken: defineQuery<PrivateTokenRow>((p) => k.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', p('hash'))),
+    codeByHash: defineQuery<CodeRow>((p) =>
+      k
+        .selectFrom('authorization_codes')
+        .select(['app_id', 'store_id', 'installation_id', 'redirect_uri', 'scopes', 'code_challenge', 'expires_at', 'used_at', 'family_id'])
+        .where('code_hash', '=', p('hash')),
+    ),
+    claimCode: defineQuery((p) =>
+      k
+        .updateTable('authorization_codes')
+        .set({ used_at: p<number>('now'), family_id: p('family') })
+        .where('code_hash', '=', p('hash'))
+        .where('used_at', 'is', null),
+    ),
+    installation: defineQuery<{ id: number; uninstalled_at: number | null }>((p) => k.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', p<number>('id'))),
+    insertFamily: defineQuery((p) => k.insertInto('token_families').values({ id: p('id'), installation_id: p<number>('installation'), created_at: p<number>('now'), revoked_at: null })),
+    insertAccess: defineQuery((p) =>
+      k.insertInto('access_tokens').values({
+        token_hash: p('hash'),
+        family_id: p('family'),
+        installation_id: p<number>('installation'),
+        store_id: p<number>('store'),
+        app_id: p<number>('app'),
+        scopes: p('scopes'),
+        expires_at: p<number>('expires'),
+        revoked_at: null,
+        created_at: p<number>('now'),
+      }),
+    ),
+    insertRefresh: defineQuery((p) =>
+      k.insertInto('refresh_tokens').values({
+        token_hash: p('hash'),
+        family_id: p('family'),
+        installation_id: p<number>('installation'),
+        store_id: p<number>('store'),
+        app_id: p<number>('app'),
+        scopes: p('scopes'),
+        access_expires_at: p<number>('accessExpires'),
+        expires_at: p<number>('expires'),
+        rotated_at: null,
+        revoked_at: null,
+        created_at: p<number>('now'),
+      }),
+    ),
+    refreshByHash: defineQuery<RefreshRow>((p) =>
+      k
+        .selectFrom('refresh_tokens as r')
+        .innerJoin('token_families as f', 'f.id', 'r.family_id')
+        .select(['r.family_id', 'r.installation_id', 'r.store_id', 'r.app_id', 'r.scopes', 'r.expires_at', 'r.rotated_at'])
+        .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.token_hash', '=', p('hash')),
+    ),
+    successor: defineQuery<{ access_expires_at: number; revoked_at: number | null }>((p) =>
+      k
+        .selectFrom('refresh_tokens as r')
+        .innerJoin('token_families as f', 'f.id', 'r.family_id')
+        .select('r.access_expires_at')
+        .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.token_hash', '=', p('hash')),
+    ),
+    claimRefresh: defineQuery((p) =>
+      k
+        .updateTable('refresh_tokens')
+        .set({ rotated_at: p<number>('now') })
+        .where('token_hash', '=', p('hash'))
+        .where('rotated_at', 'is', null)
+        .where('revoked_at', 'is', null),
+    ),
+    refreshOwner: defineQuery<TokenOwner>((p) => k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
+    accessOwner: defineQuery<TokenOwner>((p) => k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
+    revokeAccess: defineQuery((p) => k.updateTable('access_tokens').set({ revoked_at: p<number>('now') }).where('token_hash', '=', p('hash')).where('revoked_at', 'is', null)),
+    revokeFamily: defineQuery((p) => k.updateTable('token_families').set({ revoked_at: p<number>('now') }).where('id', '=', p('family')).where('revoked_at', 'is', null)),
+  };
+}

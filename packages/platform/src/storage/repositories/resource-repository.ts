@@ -1,0 +1,56 @@
+// Store resources (products, orders, customers): rows by id, writes, keyset pages, bulk seeding.
+import type { Kysely } from 'kysely';
+import type { ResourceName } from '../../domain/resources.ts';
+import type { KeysetSource, ResourceRepository, ResourceRow } from '../ports.ts';
+import type { Executor } from './executor.ts';
+import { SqlKeysetSource } from './keyset.ts';
+
+// The three tables share (id, store_id) and differ in the other columns, which the resource
+// definitions (domain/resources.ts) map; here they are plain column values.
+type ResourceTables = Record<ResourceName, ResourceRow>;
+
+export class SqlResourceRepository implements ResourceRepository {
+  constructor(private readonly x: Executor) {}
+
+  private get k(): Kysely<ResourceTables> {
+    return this.x.k as unknown as Kysely<ResourceTables>;
+  }
+
+  page(resource: ResourceName): KeysetSource<ResourceRow> {
+    return new SqlKeysetSource<ResourceRow>(this.x, resource);
+  }
+
+  get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
+    return this.k.selectFrom(resource).selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst() as Promise<ResourceRow | undefined>;
+  }
+
+  insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow> {
+    return this.k.insertInto(resource).values(values as ResourceRow).returningAll().executeTakeFirstOrThrow() as Promise<ResourceRow>;
+  }
+
+  update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined> {
+    return this.k.updateTable(resource).set(values).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>;
+  }
+
+  delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
+    return this.k.deleteFrom(resource).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>;
+  }
+
+  async exists(resource: ResourceName, storeId: number, id: number): Promise<boolean> {
+    return (await this.k.selectFrom(resource).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()) !== undefined;
+  }
+
+  async customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean> {
+    let q = this.x.k.selectFrom('customers').select('id').where('store_id', '=', storeId).where('email', '=', email);
+    if (exceptId !== undefined) q = q.where('id', '!=', exceptId);
+    return (await q.executeTakeFirst()) !== undefined;
+  }
+
+  async insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void> {
+    if (rows.length > 0) await this.k.insertInto(resource).values(rows as ResourceRow[]).execute();
+  }
+
+  someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]> {
+    return this.x.k.selectFrom('customers').select(['id', 'email']).where('store_id', '=', storeId).orderBy('id').limit(limit).execute();
+  }
+}

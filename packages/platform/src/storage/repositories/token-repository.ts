@@ -1,0 +1,42 @@
+// Authorization codes as they are issued, token lookups of the Admin API, and ending every token
+// of an installation. (Grants themselves run through the GrantStore.)
+import type { AccessTokenRow, NewCode, PrivateTokenRow, TokenRepository } from '../ports.ts';
+import type { Executor } from './executor.ts';
+
+export class SqlTokenRepository implements TokenRepository {
+  constructor(private readonly x: Executor) {}
+
+  async insertCode(c: NewCode): Promise<void> {
+    await this.x.k
+      .insertInto('authorization_codes')
+      .values({
+        code_hash: c.codeHash,
+        app_id: c.appId,
+        store_id: c.storeId,
+        installation_id: c.installationId,
+        redirect_uri: c.redirectUri,
+        scopes: c.scopes,
+        code_challenge: c.codeChallenge,
+        expires_at: c.expiresAt,
+        used_at: null,
+        family_id: null,
+        created_at: c.now,
+      })
+      .execute();
+  }
+
+  async revokeInstallation(installationId: number, now: number): Promise<void> {
+    await this.x.k.updateTable('token_families').set({ revoked_at: now }).where('installation_id', '=', installationId).where('revoked_at', 'is', null).execute();
+  }
+
+  // On SQLite these run as synchronous prepared statements on the shared connection. Such a read
+  // may see a write of a transaction still in flight; the only writes that matter here are
+  // revocations, and refusing a token a moment early is harmless.
+  findAccessToken(hash: string): Promise<AccessTokenRow | undefined> {
+    return this.x.runner.first(this.x.prepared.accessToken, { hash });
+  }
+
+  findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined> {
+    return this.x.runner.first(this.x.prepared.privateToken, { hash });
+  }
+}

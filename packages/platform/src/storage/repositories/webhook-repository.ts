@@ -1,0 +1,253 @@
+// Webhook subscriptions, the outbox (events and their deliveries, written with the change that
+// caused them), and the delivery log read by the CLI and the partner dashboard.
+import type { WebhookTopic } from '../../domain/webhook-topics.ts';
+import type {
+  AttemptRow,
+  DeliveryLogRow,
+  DeliveryStatus,
+  DisabledSubscriptionRow,
+  KeysetSource,
+  NewDelivery,
+  PartnerDeliveryDetailRow,
+  PartnerDeliveryRow,
+  SubscriptionRow,
+  WebhookRepository,
+} from '../ports.ts';
+import type { Executor } from './executor.ts';
+import { SqlKeysetSource } from './keyset.ts';
+
+const SUBSCRIPTION_COLUMNS = ['id', 'store_id', 'owner', 'app_id', 'private_app_id', 'topic', 'address', 'api_version', 'created_at', 'updated_at', 'disabled_at'] as const;
+
+export class SqlWebhookRepository implements WebhookRepository {
+  constructor(private readonly x: Executor) {}
+
+  private get k() {
+    return this.x.k;
+  }
+
+  subscriptions(): KeysetSource<SubscriptionRow> {
+    return new SqlKeysetSource<SubscriptionRow>(this.x, 'webhook_subscriptions');
+  }
+
+  findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined> {
+    return this.k.selectFrom('webhook_subscriptions').select([...SUBSCRIPTION_COLUMNS]).where('store_id', '=', storeId).where('owner', '=', owner).where('id', '=', id).executeTakeFirst();
+  }
+
+  async subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean> {
+    const row = await this.k
+      .selectFrom('webhook_subscriptions')
+      .select('id')
+      .where('store_id', '=', storeId)
+      .where('owner', '=', owner)
+      .where('topic', '=', topic)
+      .where('address', '=', address)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow> {
+    return this.k
+      .insertInto('webhook_subscriptions')
+      .values({ ...input, disabled_at: null })
+      .returning([...SUBSCRIPTION_COLUMNS])
+      .executeTakeFirstOrThrow();
+  }
+
+  async deleteSubscription(id: number): Promise<void> {
+    await this.k.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+  }
+
+  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]> {
+    let q = this.k
+      .selectFrom('webhook_subscriptions as s')
+      .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
+      .leftJoin('private_apps as p', 'p.id', 's.private_app_id')
+      .select(['s.id', 's.app_id', 's.private_app_id'])
+      .where('s.store_id', '=', storeId)
+      .where('s.topic', '=', topic)
+      .where('s.disabled_at', 'is', null);
+    if (uninstalledAppId !== undefined) q = q.where('s.app_id', '=', uninstalledAppId);
+    else {
+      q = q
+        .where((eb) => eb.or([eb('s.app_id', 'is', null), eb.and([eb('i.id', 'is not', null), eb('i.uninstalled_at', 'is', null)])]))
+        .where((eb) => eb.or([eb('s.private_app_id', 'is', null), eb.and([eb('p.id', 'is not', null), eb('p.revoked_at', 'is', null)])]));
+    }
+    return q.orderBy('s.id').execute();
+  }
+
+  async insertEvent(event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number }, deliveries: NewDelivery[]): Promise<void> {
+    if (deliveries.length === 0) return;
+    const now = event.now;
+    await this.k.insertInto('webhook_events').values({ id: event.id, store_id: event.storeId, topic: event.topic, payload: event.payload, created_at: now }).execute();
+    await this.k
+      .insertInto('webhook_deliveries')
+      .values(
+        deliveries.map((d) => ({
+          webhook_id: d.webhookId,
+          event_id: event.id,
+          subscription_id: d.subscriptionId,
+          store_id: event.storeId,
+          app_id: d.appId,
+          private_app_id: d.privateAppId,
+          topic: event.topic,
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: now,
+          claimed_by: null,
+          claimed_until: null,
+          last_status: null,
+          last_error: null,
+          created_at: now,
+          updated_at: now,
+        })),
+      )
+      .execute();
+    this.x.deliveriesQueued();
+  }
+
+  async cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void> {
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ status: 'cancelled', last_error: reason, claimed_by: null, claimed_until: null, updated_at: now })
+      .where('store_id', '=', storeId)
+      .where('app_id', '=', appId)
+      .where('status', '=', 'pending')
+      .where('topic', '!=', 'app/uninstalled')
+      .execute();
+  }
+
+  async appIdByClientId(clientId: string): Promise<number | undefined> {
+    return (await this.k.selectFrom('apps').select('id').where('client_id', '=', clientId).executeTakeFirst())?.id;
+  }
+
+  async storeIdByName(name: string): Promise<number | undefined> {
+    return (await this.k.selectFrom('stores').select('id').where('name', '=', name).executeTakeFirst())?.id;
+  }
+
+  listDeliveries(filter: { appId?: number | undefined; storeId?: number | undefined; status?: DeliveryStatus | undefined; id?: number | undefined; limit: number }): Promise<DeliveryLogRow[]> {
+    let q = this.k
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('stores as st', 'st.id', 'd.store_id')
+      .leftJoin('apps as a', 'a.id', 'd.app_id')
+      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .select([
+        'd.id',
+        'd.webhook_id',
+        'd.event_id',
+        'd.topic',
+        'd.status',
+        'd.attempts',
+        'd.last_status',
+        'd.last_error',
+        'd.next_attempt_at',
+        'd.created_at',
+        'd.updated_at',
+        'd.private_app_id',
+        'st.name as store_name',
+        'a.client_id',
+        's.address',
+      ]);
+    if (filter.appId !== undefined) q = q.where('d.app_id', '=', filter.appId);
+    if (filter.storeId !== undefined) q = q.where('d.store_id', '=', filter.storeId);
+    if (filter.status !== undefined) q = q.where('d.status', '=', filter.status);
+    if (filter.id !== undefined) q = q.where('d.id', '=', filter.id);
+    return q.orderBy('d.id', 'desc').limit(filter.limit).execute();
+  }
+
+  attempts(deliveryId: number): Promise<AttemptRow[]> {
+    return this.k.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('id').execute();
+  }
+
+  async lastAttempts(deliveryIds: readonly number[]): Promise<Map<number, AttemptRow>> {
+    const last = new Map<number, AttemptRow>();
+    if (deliveryIds.length === 0) return last;
+    const rows = await this.k.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', [...deliveryIds]).orderBy('id').execute();
+    for (const a of rows) last.set(Number(a.delivery_id), a);
+    return last;
+  }
+
+  redeliveryCheck(id: number): Promise<{ status: DeliveryStatus; sub_id: number | null; disabled_at: number | null } | undefined> {
+    return this.k
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .select(['d.status', 's.id as sub_id', 's.disabled_at'])
+      .where('d.id', '=', id)
+      .executeTakeFirst();
+  }
+
+  async requeue(id: number, now: number): Promise<void> {
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, claimed_by: null, claimed_until: null, updated_at: now })
+      .where('id', '=', id)
+      .execute();
+    this.x.deliveriesQueued();
+  }
+
+  async prune(cutoff: number): Promise<{ attempts: number; deliveries: number; events: number }> {
+    const k = this.k;
+    const old = k.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'pending').where('updated_at', '<', cutoff);
+    const a1 = await k.deleteFrom('webhook_attempts').where('attempted_at', '<', cutoff).executeTakeFirst();
+    const a2 = await k.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).executeTakeFirst();
+    const d = await k.deleteFrom('webhook_deliveries').where('status', '!=', 'pending').where('updated_at', '<', cutoff).executeTakeFirst();
+    const e = await k
+      .deleteFrom('webhook_events')
+      .where('created_at', '<', cutoff)
+      // NOT IN over one subquery (built once), not a correlated NOT EXISTS per event.
+      .where('id', 'not in', k.selectFrom('webhook_deliveries').select('event_id'))
+      .executeTakeFirst();
+    return { attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows), deliveries: Number(d.numDeletedRows), events: Number(e.numDeletedRows) };
+  }
+
+  partnerDeliveries(appId: number, f: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number }): Promise<PartnerDeliveryRow[]> {
+    let q = this.k
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('stores as st', 'st.id', 'd.store_id')
+      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .select(['d.id', 'd.topic', 'd.status', 'd.attempts', 'd.last_status', 'd.last_error', 'd.created_at', 'd.updated_at', 'd.next_attempt_at', 'st.name as store_name', 's.address'])
+      .where('d.app_id', '=', appId);
+    if (f.status) q = q.where('d.status', '=', f.status);
+    if (f.topic) q = q.where('d.topic', '=', f.topic);
+    if (f.before !== undefined) q = q.where('d.id', '<', f.before);
+    return q.orderBy('d.id', 'desc').limit(f.limit).execute();
+  }
+
+  partnerDelivery(appId: number, id: number): Promise<PartnerDeliveryDetailRow | undefined> {
+    return this.k
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('stores as st', 'st.id', 'd.store_id')
+      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .select([
+        'd.id',
+        'd.webhook_id',
+        'd.event_id',
+        'd.topic',
+        'd.status',
+        'd.attempts',
+        'd.last_status',
+        'd.last_error',
+        'd.created_at',
+        'd.next_attempt_at',
+        'st.name as store_name',
+        's.id as sub_id',
+        's.address',
+        's.disabled_at',
+      ])
+      .where('d.id', '=', id)
+      .where('d.app_id', '=', appId)
+      .executeTakeFirst();
+  }
+
+  disabledSubscriptions(appIds: readonly number[]): Promise<DisabledSubscriptionRow[]> {
+    if (appIds.length === 0) return Promise.resolve([]);
+    return this.k
+      .selectFrom('webhook_subscriptions as s')
+      .innerJoin('stores as st', 'st.id', 's.store_id')
+      .select(['s.id', 's.app_id', 's.topic', 's.address', 's.disabled_at', 's.disabled_reason', 'st.name as store_name'])
+      .where('s.app_id', 'in', [...appIds])
+      .where('s.disabled_at', 'is not', null)
+      .orderBy('s.disabled_at', 'desc')
+      .limit(50)
+      .execute();
+  }
+}

@@ -1,0 +1,100 @@
+// The Storage port on Kysely: SQLite (better-sqlite3, the embedded default) or PostgreSQL (pg).
+import { sql, type Kysely, type Transaction } from 'kysely';
+import type { DatabaseConfig } from '../config.ts';
+import { sqliteChangeStamp } from './change-stamp.ts';
+import { openDatabase, type Db } from './database.ts';
+import { durabilityFor } from './durability.ts';
+import { PerGrantTransactions, SqliteGroupCommit } from './group-commit.ts';
+import { migrateToLatest } from './migrate.ts';
+import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
+import type { Repositories, Storage } from './ports.ts';
+import { SqlAccountRepository } from './repositories/account-repository.ts';
+import { SqlAppRepository } from './repositories/app-repository.ts';
+import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
+import type { Executor } from './repositories/executor.ts';
+import { preparedStatements, type PreparedStatements } from './repositories/prepared-statements.ts';
+import { SqlResourceRepository } from './repositories/resource-repository.ts';
+import { SqlRevealRepository } from './repositories/reveal-repository.ts';
+import { SqlSessionRepository } from './repositories/session-repository.ts';
+import { SqlThrottleRepository } from './repositories/throttle-repository.ts';
+import { SqlTokenRepository } from './repositories/token-repository.ts';
+import { SqlWebhookRepository } from './repositories/webhook-repository.ts';
+import type { Database } from './schema.ts';
+
+export interface StorageOptions {
+  poolSize?: number;
+}
+
+// Listeners to "deliveries were queued" per database handle, so that every Storage opened over the
+// same handle (and the worker built on any of them) hears about commits made through the others.
+const queuedListeners = new WeakMap<Db, Set<() => void>>();
+
+function repositories(x: Executor): Repositories {
+  return {
+    accounts: new SqlAccountRepository(x),
+    sessions: new SqlSessionRepository(x),
+    throttles: new SqlThrottleRepository(x),
+    reveals: new SqlRevealRepository(x),
+    apps: new SqlAppRepository(x),
+    tokens: new SqlTokenRepository(x),
+    resources: new SqlResourceRepository(x),
+    webhooks: new SqlWebhookRepository(x),
+  };
+}
+
+/** Opens the database named by `config` (nothing is migrated until `migrate()`). */
+export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): Storage & { readonly db: Db } {
+  return storageOn(openDatabase(config, options));
+}
+
+/** The Storage port over an open database handle. */
+export function storageOn(db: Db): Storage & { readonly db: Db } {
+  const durability = durabilityFor(db.kysely, db.sqlite);
+  const prepared: PreparedStatements = preparedStatements(db.kysely);
+  let listeners = queuedListeners.get(db);
+  if (!listeners) queuedListeners.set(db, (listeners = new Set()));
+  const notify = () => {
+    for (const fn of listeners) fn();
+  };
+  const executor = (k: Kysely<Database> | Transaction<Database>, inTransaction: boolean, onQueued: () => void): Executor => ({
+    k,
+    // Outside a transaction SQLite runs hot queries synchronously on its one connection.
+    runner: db.sqlite && !inTransaction ? new SqliteRunner(db.sqlite) : new KyselyRunner(k),
+    prepared,
+    dialect: db.dialect,
+    deliveriesQueued: onQueued,
+  });
+  const base = repositories(executor(db.kysely, false, notify));
+  const stamp = db.sqlite ? sqliteChangeStamp(db.sqlite, db.writes) : undefined;
+  db.onClose(() => durability.close());
+  return {
+    db,
+    ...base,
+    grants: db.sqlite ? new SqliteGroupCommit(db.sqlite, durability, prepared) : new PerGrantTransactions(db.kysely, prepared),
+    deliveryQueue: new SqlDeliveryQueue(db, durability),
+    async transaction<T>(work: (tx: Repositories) => Promise<T>): Promise<T> {
+      let queued = false;
+      const run = (trx: Transaction<Database>) =>
+        work(
+          repositories(
+            executor(trx, true, () => {
+              queued = true;
+            }),
+          ),
+        );
+      const result = await durability.transaction(run);
+      if (queued) notify();
+      return result;
+    },
+    changeStamp: () => stamp?.(),
+    onDeliveriesQueued(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    async ping() {
+      await sql`select 1`.execute(db.kysely);
+    },
+    migrate: () => migrateToLatest(db),
+    close: () => db.close(),
+  };
+}

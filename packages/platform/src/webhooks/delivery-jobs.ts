@@ -1,0 +1,105 @@
+// Turns what a claim loaded into either a job ready to send or the reason it must not go out.
+// The reasons are decided here, from the loaded row, rather than filtered out by the claim: a
+// delivery whose owner went away must still end (as cancelled, with the reason in the log) instead
+// of staying pending forever.
+import type { SecretBox } from '../domain/secret-box.ts';
+import { storeHostname } from '../domain/store-host.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
+import type { WebhookMessage } from './signer.ts';
+
+/** A delivery ready to send: the message, where it goes and the secret that signs it. */
+export interface Job extends WebhookMessage {
+  id: number;
+  subscriptionId: number;
+  /** Attempts made before this one, as claimed. */
+  attempts: number;
+  address: string;
+  /** Scheme, host and port of the address: the unit of per-receiver fairness. */
+  origin: string;
+  secret: string;
+}
+
+export type CancelledOutcome = Extract<DeliveryOutcome, { cancelled: string }>;
+
+type Decision = { cancelled: string } | { address: string; apiVersion: string; secretEnc: string };
+
+/** Whether a claimed delivery may be sent, judged from the state of its subscription and owner. */
+export function decide(r: ClaimedDelivery): Decision {
+  // A subscription row always carries an address and an API version; testing them here lets the
+  // types follow without assertions.
+  if (r.sub_id === null || r.address === null || r.api_version === null) return { cancelled: 'the subscription was deleted' };
+  if (r.disabled_at !== null) return { cancelled: 'the subscription is disabled' };
+  // `app/uninstalled` is sent after the uninstall on purpose. An installation made again after the
+  // event does not revive it: the event belonged to the installation that ended.
+  if (r.app_id !== null && r.topic !== 'app/uninstalled') {
+    if (r.installation_id === null || r.uninstalled_at !== null || (r.installed_at !== null && r.installed_at > r.event_at)) {
+      return { cancelled: 'the app was uninstalled' };
+    }
+  }
+  if (r.private_app_id !== null && (r.private_id === null || r.revoked_at !== null)) return { cancelled: 'the private app was revoked' };
+  const secretEnc = r.client_secret_enc ?? r.webhook_secret_enc;
+  if (!secretEnc) return { cancelled: 'the app no longer exists' };
+  return { address: r.address, apiVersion: r.api_version, secretEnc };
+}
+
+/**
+ * Opened secrets by their sealed form. Every delivery of an app carries the same sealed secret, so
+ * this saves a decryption per send; a rotation seals a new value and so misses the cache by itself.
+ * Clearing it whole when it grows is enough to bound memory.
+ */
+export class SecretCache {
+  private readonly plain = new Map<string, string>();
+
+  constructor(
+    private readonly box: SecretBox,
+    private readonly maxEntries = 10_000,
+  ) {}
+
+  open(enc: string): string {
+    let plain = this.plain.get(enc);
+    if (plain === undefined) {
+      if (this.plain.size > this.maxEntries) this.plain.clear();
+      plain = this.box.open(enc);
+      this.plain.set(enc, plain);
+    }
+    return plain;
+  }
+}
+
+export class DeliveryJobs {
+  private readonly secrets: SecretCache;
+  private readonly storeDomain: string;
+
+  constructor(options: { box: SecretBox; storeDomain: string }) {
+    this.secrets = new SecretCache(options.box);
+    this.storeDomain = options.storeDomain;
+  }
+
+  /** Splits claimed rows into jobs to send and cancellations to record, keeping the claim's order. */
+  prepare(rows: readonly ClaimedDelivery[]): { jobs: Job[]; cancelled: CancelledOutcome[] } {
+    const jobs: Job[] = [];
+    const cancelled: CancelledOutcome[] = [];
+    for (const r of rows) {
+      const base = { id: r.id, subscriptionId: r.subscription_id, attempts: r.attempts };
+      const d = decide(r);
+      if ('cancelled' in d) {
+        cancelled.push({ ...base, cancelled: d.cancelled });
+        continue;
+      }
+      jobs.push({
+        ...base,
+        webhookId: r.webhook_id,
+        eventId: r.event_id,
+        topic: r.topic,
+        address: d.address,
+        origin: new URL(d.address).origin,
+        apiVersion: d.apiVersion,
+        secret: this.secrets.open(d.secretEnc),
+        shopDomain: storeHostname(r.store_name, this.storeDomain),
+        triggeredAt: r.event_at,
+        body: r.payload,
+      });
+    }
+    return { jobs, cancelled };
+  }
+}

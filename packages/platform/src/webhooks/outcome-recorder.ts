@@ -1,0 +1,69 @@
+// Writes outcomes in batches (group commit): whatever finished while the previous batch was being
+// written goes in the next, so under load many outcomes share one write, and when idle an outcome
+// is written within a tick.
+import type { Clock } from '../domain/clock.ts';
+import type { Config } from '../config.ts';
+import type { DeliveryOutcome, DeliveryQueue } from '../storage/ports.ts';
+import { errorFields, type WorkerLogger } from './worker-logger.ts';
+
+/** Outcomes per transaction: keeps one write (and the locks it holds) short. */
+const MAX_BATCH = 500;
+
+export interface RecorderOptions {
+  queue: DeliveryQueue;
+  /** The claiming worker: storage changes only rows this worker still holds. */
+  worker: string;
+  config: Pick<Config, 'webhooks'>;
+  clock: Clock;
+  logger: WorkerLogger;
+  /** Called whenever a round of writing ends (nothing more is being written). */
+  onSettled: () => void;
+}
+
+export class OutcomeRecorder {
+  private waiting: DeliveryOutcome[] = [];
+  private flushing: Promise<void> | undefined;
+
+  constructor(private readonly options: RecorderOptions) {}
+
+  /** Nothing waiting and nothing being written. */
+  get idle(): boolean {
+    return this.waiting.length === 0 && !this.flushing;
+  }
+
+  record(...outcomes: DeliveryOutcome[]): void {
+    this.waiting.push(...outcomes);
+    if (!this.flushing) this.flushing = this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    try {
+      // Let the outcomes finishing in this turn of the event loop join the first batch.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      while (this.waiting.length > 0) {
+        const batch = this.waiting.splice(0, MAX_BATCH);
+        try {
+          await this.write(batch);
+        } catch (err) {
+          // Not thrown: the rows stay claimed until their lease ends, then go out again (at
+          // least once), which is safe because receivers de-duplicate by webhook id.
+          this.options.logger.error({ err: errorFields(err), deliveries: batch.length }, 'webhook worker: could not record outcomes');
+        }
+      }
+    } finally {
+      this.flushing = undefined;
+      this.options.onSettled();
+    }
+  }
+
+  private async write(batch: DeliveryOutcome[]): Promise<void> {
+    const { queue, worker, config, clock, logger } = this.options;
+    await queue.recordOutcomes(batch, { worker, now: clock(), disableAfterDead: config.webhooks.disableAfterDead });
+    // Logged only once written, so the log never reports a death that did not happen.
+    for (const o of batch) {
+      if (o.cancelled === undefined && o.next.status === 'dead') {
+        logger.warn({ delivery_id: o.id, subscription_id: o.subscriptionId, disabled: o.next.disable ?? null }, 'webhook delivery is dead');
+      }
+    }
+  }
+}

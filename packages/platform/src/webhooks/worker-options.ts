@@ -1,0 +1,42 @@
+// What the composition root hands the delivery worker; each optional setting says its default.
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import type { SecretBox } from '../domain/secret-box.ts';
+import type { DeliveryQueue } from '../storage/ports.ts';
+import type { Resolver } from './address-guard.ts';
+import type { WorkerLogger } from './worker-logger.ts';
+
+export interface PruneResult {
+  attempts: number;
+  deliveries: number;
+  events: number;
+}
+
+export interface WebhookWorkerOptions {
+  /** The delivery table: claims under a lease and batched outcome writes. */
+  queue: DeliveryQueue;
+  /** Subscribes to "deliveries were queued in this process" (wakes the loop); returns the unsubscribe. */
+  onDeliveriesQueued: (listener: () => void) => () => void;
+  box: SecretBox;
+  config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks'>;
+  /** Deletes old rows of the delivery log; without it the worker prunes nothing. */
+  prune?: () => Promise<PruneResult>;
+  clock?: Clock;
+  /** [0, 1); jitter of the retry waits. */
+  random?: () => number;
+  /** Rows claimed per query (default 100). */
+  batchSize?: number;
+  /** Requests in flight over all receivers (default 64). */
+  maxInFlight?: number;
+  /** Requests in flight per origin (scheme, host, port), default 8: a slow receiver holds at most 8 of the 64. */
+  perOrigin?: number;
+  /** How often to look for due rows when nothing woke the worker (default 500 ms). */
+  pollMs?: number;
+  /** How long a claim is held before another worker may take the row (default 60 s). */
+  leaseMs?: number;
+  /** Name resolution for the production address check (default: the system resolver). */
+  resolve?: Resolver;
+  /** How often old log rows are pruned (default hourly; 0 = never). */
+  pruneEveryMs?: number;
+  logger?: WorkerLogger;
+}
