@@ -14,8 +14,9 @@ import type { WebhookOutbox } from './webhook-outbox.ts';
 export type { AppRow, InstallationRow };
 
 /**
- * App URL and redirect URL rules (seed §1, PRODUCT.md §3): absolute http(s) URL, no `#`, no
- * credentials; https required in production except for loopback and `*.localhost`.
+ * App URL and redirect URL rules: an absolute http(s) URL without `#` (the platform appends the
+ * code and the signed parameters as a query, and a fragment would hide them from the server) and
+ * without credentials; https required in production except for loopback and `*.localhost`.
  */
 export function checkAppUrl(value: string | undefined, mode: Config['mode']): string | undefined {
   if (!value) return 'is required';
@@ -59,7 +60,7 @@ export class AppService {
   ) {}
 
   /**
-   * Uninstalls an app from a store (PRODUCT.md §5, §7), in one transaction: the installation ends,
+   * Uninstalls an app from a store, in one transaction: the installation ends,
    * every token of it is revoked, its queued webhooks are cancelled and `app/uninstalled` is
    * enqueued for the app's subscriptions to that topic. Nothing else reaches the app afterwards.
    */
@@ -141,7 +142,7 @@ export class AppService {
     return this.box.open(app.client_secret_enc);
   }
 
-  /** Client authentication (RFC 6749 §2.3.1); the previous secret works until it expires after a rotation. */
+  /** Client authentication (RFC 6749 section 2.3.1); the previous secret works until it expires after a rotation. */
   async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<AppRow> {
     if (!clientId) throw new InvalidClient('client_id is required');
     if (!clientSecret) throw new InvalidClient('client_secret is required');
@@ -226,7 +227,7 @@ export class AppService {
     return app;
   }
 
-  /** Checks an App URL and redirect URL pair (seed §1); field → messages, empty when both are fine. */
+  /** Checks an App URL and redirect URL pair; field → messages, empty when both are fine. */
   urlErrors(appUrl: string | undefined, redirectUri: string | undefined): Record<string, string[]> {
     const errors: Record<string, string[]> = {};
     const a = checkAppUrl(appUrl, this.config.mode);

@@ -1,4 +1,4 @@
-// The delivery log (PRODUCT.md §7): deliveries with their attempts for the CLI and the partner
+// The delivery log: deliveries with their attempts for the CLI and the partner
 // dashboard, manual redelivery, and the 30-day retention.
 import type { Clock } from '../domain/clock.ts';
 import { ConflictError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';

@@ -1,4 +1,4 @@
-// Login protection (issue 5): failed logins are counted per account and per address in the
+// Login protection: failed logins are counted per account and per address in the
 // database (shared by every node); too many in a window lock that key for a while. A locked key is
 // refused before the password is checked, so a lock also stops the password hashing work.
 import type { ThrottleRepository } from '../storage/ports.ts';

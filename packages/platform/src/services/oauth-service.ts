@@ -1,4 +1,5 @@
-// Authorization codes, token issuance, refresh rotation and revocation (PRODUCT.md §5).
+// Authorization codes, token issuance, refresh rotation and revocation: the use cases of the
+// token endpoint, each grant one atomic unit through the GrantStore.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { checkCode, decideRefresh } from '../domain/grants.ts';

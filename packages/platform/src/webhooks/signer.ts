@@ -1,5 +1,6 @@
-// Webhook signatures (seed §5.5, PRODUCT.md §7): X-Service-Hmac-Sha256 over the raw body, and the
-// Standard Webhooks `webhook-signature` over "id.timestamp.body". Secrets are UTF-8 bytes.
+// Webhook signatures: X-Service-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body, the header apps
+// of this platform family verify) and the Standard Webhooks `webhook-signature` over
+// "id.timestamp.body". Secrets are UTF-8 bytes.
 import { createHmac } from 'node:crypto';
 
 /** base64 (strict, no line breaks) of HMAC-SHA256(secret, body). */

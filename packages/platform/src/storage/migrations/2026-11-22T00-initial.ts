@@ -1,45 +1,45 @@
 // Initial schema. Frozen once landed: later changes go in new dated migrations.
-import { sql, type Kysely } from 'kysely';
+import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
   // An auto-incrementing integer primary key on either dialect.
-  const id = (t: any) =>
-    pg ? t.addColumn('id', 'bigint', (c: any) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c: any) => c.primaryKey().autoIncrement());
+  const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
+    pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
   const big = 'bigint';
 
   await id(db.schema.createTable('merchants'))
-    .addColumn('email', 'text', (c: any) => c.notNull().unique())
-    .addColumn('password_hash', 'text', (c: any) => c.notNull())
-    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('email', 'text', (c) => c.notNull().unique())
+    .addColumn('password_hash', 'text', (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('stores'))
-    .addColumn('name', 'text', (c: any) => c.notNull().unique())
-    .addColumn('owner_merchant_id', big, (c: any) => c.notNull().references('merchants.id'))
-    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('name', 'text', (c) => c.notNull().unique())
+    .addColumn('owner_merchant_id', big, (c) => c.notNull().references('merchants.id'))
+    .addColumn('created_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('partners'))
-    .addColumn('email', 'text', (c: any) => c.notNull().unique())
-    .addColumn('password_hash', 'text', (c: any) => c.notNull())
-    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('email', 'text', (c) => c.notNull().unique())
+    .addColumn('password_hash', 'text', (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('apps'))
-    .addColumn('client_id', 'text', (c: any) => c.notNull().unique())
-    .addColumn('partner_id', big, (c: any) => c.references('partners.id'))
-    .addColumn('name', 'text', (c: any) => c.notNull())
-    .addColumn('app_url', 'text', (c: any) => c.notNull())
-    .addColumn('redirect_uri', 'text', (c: any) => c.notNull())
-    .addColumn('scopes', 'text', (c: any) => c.notNull())
-    .addColumn('client_secret_enc', 'text', (c: any) => c.notNull())
+    .addColumn('client_id', 'text', (c) => c.notNull().unique())
+    .addColumn('partner_id', big, (c) => c.references('partners.id'))
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('app_url', 'text', (c) => c.notNull())
+    .addColumn('redirect_uri', 'text', (c) => c.notNull())
+    .addColumn('scopes', 'text', (c) => c.notNull())
+    .addColumn('client_secret_enc', 'text', (c) => c.notNull())
     .addColumn('previous_secret_enc', 'text')
     .addColumn('previous_secret_expires_at', big)
-    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('installations'))
-    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
-    .addColumn('app_id', big, (c: any) => c.notNull().references('apps.id'))
-    .addColumn('scopes', 'text', (c: any) => c.notNull())
-    .addColumn('installed_at', big, (c: any) => c.notNull())
+    .addColumn('store_id', big, (c) => c.notNull().references('stores.id'))
+    .addColumn('app_id', big, (c) => c.notNull().references('apps.id'))
+    .addColumn('scopes', 'text', (c) => c.notNull())
+    .addColumn('installed_at', big, (c) => c.notNull())
     .addColumn('uninstalled_at', big)
     .addUniqueConstraint('installations_store_app', ['store_id', 'app_id'])
     .execute();
@@ -86,12 +86,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     await t.execute();
   }
   await id(db.schema.createTable('private_apps'))
-    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
-    .addColumn('name', 'text', (c: any) => c.notNull())
-    .addColumn('scopes', 'text', (c: any) => c.notNull())
-    .addColumn('token_hash', 'text', (c: any) => c.notNull().unique())
-    .addColumn('webhook_secret_enc', 'text', (c: any) => c.notNull())
-    .addColumn('created_at', big, (c: any) => c.notNull())
+    .addColumn('store_id', big, (c) => c.notNull().references('stores.id'))
+    .addColumn('name', 'text', (c) => c.notNull())
+    .addColumn('scopes', 'text', (c) => c.notNull())
+    .addColumn('token_hash', 'text', (c) => c.notNull().unique())
+    .addColumn('webhook_secret_enc', 'text', (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
     .addColumn('revoked_at', big)
     .execute();
   await db.schema
@@ -105,39 +105,39 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 
   await id(db.schema.createTable('products'))
-    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
-    .addColumn('title', 'text', (c: any) => c.notNull())
-    .addColumn('body_html', 'text', (c: any) => c.notNull())
-    .addColumn('vendor', 'text', (c: any) => c.notNull())
-    .addColumn('product_type', 'text', (c: any) => c.notNull())
-    .addColumn('status', 'text', (c: any) => c.notNull())
-    .addColumn('price', 'text', (c: any) => c.notNull())
-    .addColumn('sku', 'text', (c: any) => c.notNull())
-    .addColumn('inventory_quantity', 'integer', (c: any) => c.notNull())
-    .addColumn('tags', 'text', (c: any) => c.notNull())
-    .addColumn('created_at', big, (c: any) => c.notNull())
-    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .addColumn('store_id', big, (c) => c.notNull().references('stores.id'))
+    .addColumn('title', 'text', (c) => c.notNull())
+    .addColumn('body_html', 'text', (c) => c.notNull())
+    .addColumn('vendor', 'text', (c) => c.notNull())
+    .addColumn('product_type', 'text', (c) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('price', 'text', (c) => c.notNull())
+    .addColumn('sku', 'text', (c) => c.notNull())
+    .addColumn('inventory_quantity', 'integer', (c) => c.notNull())
+    .addColumn('tags', 'text', (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
+    .addColumn('updated_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('customers'))
-    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
-    .addColumn('email', 'text', (c: any) => c.notNull())
-    .addColumn('first_name', 'text', (c: any) => c.notNull())
-    .addColumn('last_name', 'text', (c: any) => c.notNull())
+    .addColumn('store_id', big, (c) => c.notNull().references('stores.id'))
+    .addColumn('email', 'text', (c) => c.notNull())
+    .addColumn('first_name', 'text', (c) => c.notNull())
+    .addColumn('last_name', 'text', (c) => c.notNull())
     .addColumn('phone', 'text')
-    .addColumn('created_at', big, (c: any) => c.notNull())
-    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
+    .addColumn('updated_at', big, (c) => c.notNull())
     .execute();
   await id(db.schema.createTable('orders'))
-    .addColumn('store_id', big, (c: any) => c.notNull().references('stores.id'))
+    .addColumn('store_id', big, (c) => c.notNull().references('stores.id'))
     .addColumn('customer_id', big)
-    .addColumn('email', 'text', (c: any) => c.notNull())
-    .addColumn('currency', 'text', (c: any) => c.notNull())
-    .addColumn('financial_status', 'text', (c: any) => c.notNull())
+    .addColumn('email', 'text', (c) => c.notNull())
+    .addColumn('currency', 'text', (c) => c.notNull())
+    .addColumn('financial_status', 'text', (c) => c.notNull())
     .addColumn('fulfillment_status', 'text')
-    .addColumn('total_price', 'text', (c: any) => c.notNull())
-    .addColumn('line_items', 'text', (c: any) => c.notNull())
-    .addColumn('created_at', big, (c: any) => c.notNull())
-    .addColumn('updated_at', big, (c: any) => c.notNull())
+    .addColumn('total_price', 'text', (c) => c.notNull())
+    .addColumn('line_items', 'text', (c) => c.notNull())
+    .addColumn('created_at', big, (c) => c.notNull())
+    .addColumn('updated_at', big, (c) => c.notNull())
     .execute();
   // Keyset pagination walks (store_id, id).
   for (const table of ['products', 'customers', 'orders']) {
@@ -145,7 +145,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of ['orders', 'customers', 'products', 'web_sessions', 'private_apps', 'refresh_tokens', 'access_tokens', 'token_families', 'authorization_codes', 'installations', 'apps', 'partners', 'stores', 'merchants']) {
     await db.schema.dropTable(t).ifExists().execute();
   }

@@ -1,7 +1,7 @@
 // Webhook subscriptions of the Admin API (the delivery tables come with the webhooks work).
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
   let t = db.schema.createTable('webhook_subscriptions');
   t = pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
@@ -21,6 +21,6 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('webhook_subscriptions_store_topic').on('webhook_subscriptions').columns(['store_id', 'topic']).execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('webhook_subscriptions').ifExists().execute();
 }

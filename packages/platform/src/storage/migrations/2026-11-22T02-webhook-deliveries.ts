@@ -1,11 +1,12 @@
-// Webhook outbox and delivery log (PRODUCT.md §7): events written in the same transaction as the
-// change, one delivery per matching subscription, every attempt recorded. Frozen once landed.
-import { sql, type Kysely } from 'kysely';
+// Webhook outbox and delivery log: an event is written in the same transaction as the change that
+// causes it (so a committed change always has its event and a rolled-back one never does), one
+// delivery per matching subscription, every attempt recorded. Frozen once landed.
+import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
-  const id = (t: any) =>
-    pg ? t.addColumn('id', 'bigint', (c: any) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c: any) => c.primaryKey().autoIncrement());
+  const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
+    pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 
   await db.schema
     .createTable('webhook_events')
@@ -18,23 +19,23 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('webhook_events_created').on('webhook_events').column('created_at').execute();
 
   await id(db.schema.createTable('webhook_deliveries'))
-    .addColumn('webhook_id', 'text', (c: any) => c.notNull().unique())
-    .addColumn('event_id', 'text', (c: any) => c.notNull())
-    .addColumn('subscription_id', 'bigint', (c: any) => c.notNull())
-    .addColumn('store_id', 'bigint', (c: any) => c.notNull())
+    .addColumn('webhook_id', 'text', (c) => c.notNull().unique())
+    .addColumn('event_id', 'text', (c) => c.notNull())
+    .addColumn('subscription_id', 'bigint', (c) => c.notNull())
+    .addColumn('store_id', 'bigint', (c) => c.notNull())
     .addColumn('app_id', 'bigint')
     .addColumn('private_app_id', 'bigint')
-    .addColumn('topic', 'text', (c: any) => c.notNull())
+    .addColumn('topic', 'text', (c) => c.notNull())
     // pending → delivered | dead | cancelled (subscription gone or disabled, app uninstalled)
-    .addColumn('status', 'text', (c: any) => c.notNull())
-    .addColumn('attempts', 'integer', (c: any) => c.notNull())
-    .addColumn('next_attempt_at', 'bigint', (c: any) => c.notNull())
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('attempts', 'integer', (c) => c.notNull())
+    .addColumn('next_attempt_at', 'bigint', (c) => c.notNull())
     .addColumn('claimed_by', 'text')
     .addColumn('claimed_until', 'bigint')
     .addColumn('last_status', 'integer')
     .addColumn('last_error', 'text')
-    .addColumn('created_at', 'bigint', (c: any) => c.notNull())
-    .addColumn('updated_at', 'bigint', (c: any) => c.notNull())
+    .addColumn('created_at', 'bigint', (c) => c.notNull())
+    .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   // The worker's claim walks pending rows by due time; finished rows stay out of this index.
   await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['next_attempt_at', 'id']).where(sql<boolean>`status = 'pending'`).execute();
@@ -43,10 +44,10 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').column('event_id').execute();
 
   await id(db.schema.createTable('webhook_attempts'))
-    .addColumn('delivery_id', 'bigint', (c: any) => c.notNull())
-    .addColumn('attempted_at', 'bigint', (c: any) => c.notNull())
+    .addColumn('delivery_id', 'bigint', (c) => c.notNull())
+    .addColumn('attempted_at', 'bigint', (c) => c.notNull())
     .addColumn('status_code', 'integer')
-    .addColumn('latency_ms', 'integer', (c: any) => c.notNull())
+    .addColumn('latency_ms', 'integer', (c) => c.notNull())
     .addColumn('response_body', 'text')
     .addColumn('error', 'text')
     .execute();
@@ -58,7 +59,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema.alterTable('webhook_subscriptions').addColumn('disabled_reason', 'text').execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   for (const t of ['webhook_attempts', 'webhook_deliveries', 'webhook_events']) await db.schema.dropTable(t).ifExists().execute();
   await db.schema.alterTable('webhook_subscriptions').dropColumn('disabled_reason').execute();
   await db.schema.alterTable('webhook_subscriptions').dropColumn('dead_streak').execute();

@@ -5,11 +5,11 @@ import type { Kysely } from 'kysely';
 
 const DROPPED = ['webhook_deliveries_updated', 'webhook_deliveries_event', 'webhook_deliveries_store', 'webhook_events_created'];
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   for (const name of DROPPED) await db.schema.dropIndex(name).ifExists().execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('webhook_events_created').on('webhook_events').column('created_at').execute();
   await db.schema.createIndex('webhook_deliveries_store').on('webhook_deliveries').columns(['store_id', 'id']).execute();
   await db.schema.createIndex('webhook_deliveries_updated').on('webhook_deliveries').column('updated_at').execute();

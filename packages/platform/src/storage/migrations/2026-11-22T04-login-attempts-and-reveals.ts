@@ -1,11 +1,11 @@
-// Login protection and one-time reveals (issue 5):
+// Login protection against password guessing, and secrets shown only once:
 // - login_attempts: failed logins counted per key (an account or an address) in a window, and the
 //   lock that follows too many of them. In the database so every platform node sees the same count.
 // - one_time_reveals: a secret created by a POST (a private app's token, a client secret) waiting to
 //   be shown once by the GET the POST redirects to (303), bound to the browser session that made it.
 import type { Kysely } from 'kysely';
 
-export async function up(db: Kysely<any>): Promise<void> {
+export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
     .createTable('login_attempts')
     .addColumn('key', 'text', (c) => c.primaryKey())
@@ -22,7 +22,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
 }
 
-export async function down(db: Kysely<any>): Promise<void> {
+export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('one_time_reveals').execute();
   await db.schema.dropTable('login_attempts').execute();
 }

@@ -1,5 +1,4 @@
 // The records the repositories read and write, as the services see them.
-import type { ResourceName } from '../../domain/resources.ts';
 
 export interface StoreRow {
   id: number;
