@@ -115,19 +115,18 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         prune: () => services.deliveries.prune(LOG_RETENTION_MS),
       })
     : undefined;
-  const db = (storage as Storage & { db: Db }).db;
   return {
     config,
     storage,
-    db,
+    db: storage.db,
     services,
     box,
     http,
     worker,
     async close() {
       await worker?.stop();
+      // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
-      if (!http) await services.rateLimiter?.close();
       await storage.close();
     },
   };

@@ -61,7 +61,6 @@ export function storageOn(db: Db): Storage & { readonly db: Db } {
     // Outside a transaction SQLite runs hot queries synchronously on its one connection.
     runner: db.sqlite && !inTransaction ? new SqliteRunner(db.sqlite) : new KyselyRunner(k),
     prepared,
-    dialect: db.dialect,
     deliveriesQueued: onQueued,
   });
   const base = repositories(executor(db.kysely, false, notify));

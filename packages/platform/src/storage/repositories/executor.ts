@@ -12,7 +12,6 @@ export interface Executor {
   readonly runner: QueryRunner;
   /** The hot-path queries, compiled once for this database. */
   readonly prepared: PreparedStatements;
-  readonly dialect: 'sqlite' | 'postgres';
   /** Webhook deliveries were queued: the workers of this process are woken once this commits. */
   deliveriesQueued(): void;
 }
