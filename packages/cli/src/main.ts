@@ -1,4 +1,4 @@
-// storegate: runs and administers the platform (PRODUCT.md §9).
+// storegate: runs the platform (serve, worker, migrate) and administers it (stores, apps, seed...).
 import { Command, CommanderError } from 'commander';
 import { CliError, reasonOf } from './output.ts';
 import { registerAdminCommands } from './admin.command.ts';

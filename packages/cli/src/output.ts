@@ -1,5 +1,5 @@
-// Output conventions of PRODUCT.md §9: --json prints only JSON on stdout; failures exit non-zero
-// with a one-line reason on stderr.
+// Output conventions of every command, so scripts can rely on them: --json prints only JSON on
+// stdout; failures exit non-zero with a one-line reason on stderr.
 import { ConfigError, ValidationFailedError } from '@storegate/platform';
 
 export class CliError extends Error {}

@@ -1,4 +1,5 @@
-// storegate worker, storegate webhooks deliveries|redeliver (PRODUCT.md §7, §9).
+// storegate worker (the webhook delivery worker, run beside or apart from `serve`), storegate
+// webhooks deliveries|redeliver (the delivery log, and sending a delivery again by hand).
 import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';

@@ -1,5 +1,6 @@
-// One validated configuration object (PRODUCT.md §2). Flags and environment variables are mapped
-// onto `RawConfig` by the CLI; `loadConfig` checks every value once and stops with a clear message.
+// One validated configuration object for every part of the platform. Flags and environment
+// variables (each flag has one) are mapped onto `RawConfig` by the CLI; `loadConfig` checks every
+// value once, at start-up, and stops with a clear message.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -26,7 +27,7 @@ export interface Config {
   webhooks: WebhookConfig;
 }
 
-/** Webhook delivery (PRODUCT.md §7). */
+/** Webhook delivery: the deadline of an attempt, the retry schedule, and when a subscription is disabled. */
 export interface WebhookConfig {
   /** Whole-request deadline of one delivery attempt (headers and body), default 5000. */
   timeoutMs: number;
@@ -58,7 +59,7 @@ export interface RawConfig {
 
 export const DEFAULT_DATABASE = './data/storegate.db';
 
-/** Reads the environment variables of PRODUCT.md §2 into a RawConfig (flags override them). */
+/** Reads the platform's environment variables (PORT, DATABASE_URL, ...) into a RawConfig (flags override them). */
 export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
   return {
     port: env.PORT,
@@ -126,7 +127,7 @@ function resolveMasterKey(raw: string | undefined, mode: Config['mode'], databas
   if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
   mkdirSync(dir, { recursive: true });
   const key = randomBytes(32);
-  writeFileSync(file, key.toString('hex') + '\n', { mode: 0o600 });
+  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
   return key;
 }
 

@@ -1,4 +1,6 @@
-// Admin API versions (PRODUCT.md §6): the version is data, one route table serves them all.
+// Admin API versions (year-month): the version is data, one route table serves them all. They
+// differ only in the pagination convention: `older` pages with `cursor` and `pre_cursor`, `newer`
+// with `cursor` and `has_more`.
 
 export type PaginationConvention = 'older' | 'newer';
 

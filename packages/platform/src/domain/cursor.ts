@@ -1,5 +1,7 @@
-// Opaque keyset cursors (PRODUCT.md §6): a position (the last or first id seen), a direction, and
-// the store and resource they belong to, signed so a tampered or foreign cursor is refused.
+// Opaque keyset cursors: a position (the last or first id seen), a direction, and the store and
+// resource they belong to, signed so a tampered or foreign cursor is refused. A position rather
+// than an offset, so a deep page costs what the first one does, and rows added or removed meanwhile
+// are neither skipped nor repeated.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export type Direction = 'next' | 'prev';

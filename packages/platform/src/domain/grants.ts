@@ -1,5 +1,5 @@
-// Pure decisions of the token endpoint (PRODUCT.md §5): whether an authorization code may be
-// redeemed, and what to do with a presented refresh token. No I/O; the clock is a parameter.
+// Pure decisions of the OAuth token endpoint: whether an authorization code may be redeemed, and
+// what to do with a presented refresh token. No I/O; the clock is a parameter.
 import { createHash } from 'node:crypto';
 
 export interface CodeRow {

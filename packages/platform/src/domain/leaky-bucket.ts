@@ -1,5 +1,6 @@
-// Leaky bucket (PRODUCT.md §6): each request adds one drop; the bucket leaks `perSecond` drops a
-// second; a request that would overflow it is refused. Pure: state in, state out.
+// The Admin API's rate limit per store and app, as a leaky bucket: each request adds one drop; the
+// bucket leaks `perSecond` drops a second; a request that would overflow it is refused. Pure:
+// state in, state out.
 
 export interface BucketState {
   level: number;

@@ -1,5 +1,7 @@
-// The `hmac` query parameter of seed §5.4: hex HMAC-SHA256, keyed with the client secret, over the
-// other parameters sorted by name and joined as raw (decoded) `name=value` pairs with `&`.
+// The `hmac` query parameter that signs the platform's redirects to apps (the install redirect and
+// the App URL request), so an app can tell they come from the platform: hex HMAC-SHA256, keyed
+// with the client secret, over the other parameters sorted by name and joined as raw (decoded)
+// `name=value` pairs with `&`.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 export function canonicalQuery(params: Iterable<[string, string]>): string {

@@ -5,7 +5,7 @@ import type { Resource } from './scopes.ts';
 /** The store resources of the Admin API, which are also their table names. */
 export type ResourceName = Resource;
 
-const iso = (ms: number) => new Date(ms).toISOString();
+const iso = (ms: unknown) => new Date(Number(ms)).toISOString();
 const DECIMAL = '^(0|[1-9][0-9]{0,9})(\\.[0-9]{1,2})?$';
 
 export interface ResourceDef {
@@ -16,11 +16,12 @@ export interface ResourceDef {
   object: Record<string, unknown>;
   create: Record<string, unknown>;
   update: Record<string, unknown>;
-  toJson(row: any): Record<string, unknown>;
+  /** The API object of a row (times are unix milliseconds in the row, ISO 8601 strings in the API). */
+  toJson(row: Record<string, unknown>): Record<string, unknown>;
   /** Column values for a validated create body. */
-  createValues(body: any, now: number): Record<string, unknown>;
+  createValues(body: Record<string, unknown>, now: number): Record<string, unknown>;
   /** Column values for a validated update body. */
-  updateValues(body: any, now: number): Record<string, unknown>;
+  updateValues(body: Record<string, unknown>, now: number): Record<string, unknown>;
 }
 
 const idString = { type: 'string', pattern: '^[0-9]+$', description: 'Identifier (a string of digits)' };
@@ -71,14 +72,14 @@ export const products: ResourceDef = {
     vendor: b.vendor ?? '',
     product_type: b.product_type ?? '',
     status: b.status ?? 'active',
-    price: normalizeDecimal(b.price ?? '0.00'),
+    price: normalizeDecimal(String(b.price ?? '0.00')),
     sku: b.sku ?? '',
     inventory_quantity: b.inventory_quantity ?? 0,
     tags: b.tags ?? '',
     created_at: now,
     updated_at: now,
   }),
-  updateValues: (b, now) => ({ ...pick(b, Object.keys(productFields)), ...(b.price !== undefined ? { price: normalizeDecimal(b.price) } : {}), updated_at: now }),
+  updateValues: (b, now) => ({ ...pick(b, Object.keys(productFields)), ...(b.price !== undefined ? { price: normalizeDecimal(String(b.price)) } : {}), updated_at: now }),
 };
 
 const customerFields = {
@@ -163,7 +164,7 @@ export const orders: ResourceDef = {
     financial_status: r.financial_status,
     fulfillment_status: r.fulfillment_status,
     total_price: r.total_price,
-    line_items: JSON.parse(r.line_items),
+    line_items: JSON.parse(String(r.line_items)),
     created_at: iso(r.created_at),
     updated_at: iso(r.updated_at),
   }),

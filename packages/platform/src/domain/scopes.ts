@@ -1,4 +1,5 @@
-// Scopes of PRODUCT.md §4: `<access>_<resource>`, write implies read, singular aliases.
+// Scopes: `<access>_<resource>`, where write implies read. The singular forms some existing apps
+// send (`read_product`) are accepted as aliases and stored in the plural form.
 
 export const RESOURCES = ['products', 'orders', 'customers'] as const;
 export type Resource = (typeof RESOURCES)[number];

@@ -1,6 +1,6 @@
-// Webhook address rules (PRODUCT.md §7): https in production, http only for loopback and
-// *.localhost in development; in production no address that resolves to a private, loopback,
-// link-local or otherwise non-public IP.
+// Webhook address rules: https in production, http only for loopback and *.localhost in
+// development; in production no address that resolves to a private, loopback, link-local or
+// otherwise non-public IP, so a subscription cannot make the platform call into its own network.
 import { BlockList, isIP } from 'node:net';
 
 const blocked = new BlockList();

@@ -1,4 +1,6 @@
-// Store hostnames (seed §5.3, PRODUCT.md §2–§3).
+// Store hostnames: every store lives at `{store_name}.{store_domain}` and requests are routed by
+// the Host header; the bare store domain serves the platform's own pages. Store names follow the
+// rule apps use to check the `shop` parameter of an install redirect, so every store passes it.
 
 const LABEL = /^[a-z0-9][a-z0-9-]*$/;
 
@@ -32,7 +34,7 @@ function stripPort(host: string): string | undefined {
   return m ? m[1] : undefined;
 }
 
-/** The seed's §5.3 check of a `shop` parameter, as apps must apply it. */
+/** The check apps must apply to a `shop` parameter: one DNS label (letter or digit first), then `.{storeDomain}`. */
 export function isValidShopHostname(shop: string, storeDomain: string): boolean {
   const escaped = storeDomain.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`^[a-z0-9][a-z0-9-]*\\.${escaped}$`).test(shop);

@@ -1,4 +1,5 @@
-// Opaque tokens with readable prefixes (PRODUCT.md §3); only their SHA-256 hashes are stored.
+// Opaque random tokens with readable prefixes (`sg_at_`, `sg_rt_`...), so that secret scanners can
+// recognise leaked ones; only their SHA-256 hashes are stored.
 import { createHash, createHmac, randomFillSync } from 'node:crypto';
 
 // Random bytes come from the CSPRNG in 4 KB refills handed out in slices (each slice is used once):

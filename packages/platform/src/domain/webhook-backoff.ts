@@ -1,5 +1,5 @@
-// Retry policy of webhook deliveries (PRODUCT.md §7): pure functions, no I/O, clock and randomness
-// passed in.
+// Retry policy of webhook deliveries (exponential backoff with jitter): pure functions, no I/O,
+// clock and randomness passed in.
 
 const S = 1000;
 const H = 3600 * S;
@@ -23,7 +23,7 @@ export function jitteredDelay(nominalMs: number, random: () => number): number {
 }
 
 /**
- * Retry-After (RFC 9110 §10.2.3): delay-seconds or an HTTP date. Returns milliseconds from `now`,
+ * Retry-After (RFC 9110 section 10.2.3): delay-seconds or an HTTP date. Returns milliseconds from `now`,
  * capped; undefined when absent or unreadable.
  */
 export function parseRetryAfter(value: string | string[] | undefined, now: number, capMs = RETRY_AFTER_CAP_MS): number | undefined {

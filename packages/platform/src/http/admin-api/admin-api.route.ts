@@ -1,5 +1,5 @@
-// The Admin API (seed §4.4, §5.1; PRODUCT.md §6): /openapi/{version}/{resource}[/{id}], one route
-// table for every version. Order of checks: version (404) → Access-Token (401) → rate limit (429)
+// The Admin API: /openapi/{version}/{resource}[/{id}], called by public and private apps alike
+// with an Access-Token header; one route table for every version. Order of checks: version (404) → Access-Token (401) → rate limit (429)
 // → scope (403) → input (415/422) → handler.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';

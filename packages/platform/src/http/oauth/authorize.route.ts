@@ -1,5 +1,7 @@
-// GET/POST {base_url}/admin/oauth/authorize (seed §4.1, PRODUCT.md §5): a chain of one-step checks.
-// Checks that fail before the redirect_uri is trusted render an error page and never redirect.
+// GET/POST {base_url}/admin/oauth/authorize: where an app sends the merchant to grant it scopes
+// (consent page, then a signed redirect back with an authorization code). A chain of one-step
+// checks. Checks that fail before the redirect_uri is trusted render an error page and never
+// redirect, so the endpoint cannot be used to send a merchant to an arbitrary address.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
@@ -43,10 +45,19 @@ function checkResponseType(p: Record<string, unknown>): void {
   if (str(p.response_type) !== 'code') throw new UnsupportedResponseType();
 }
 
+/** Whether `s` holds a C0 control character (U+0000 to U+001F) or DEL (U+007F). */
+function hasControlCharacter(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const code = s.charCodeAt(i);
+    if (code <= 0x1f || code === 0x7f) return true;
+  }
+  return false;
+}
+
 function checkState(p: Record<string, unknown>): string {
   const state = str(p.state);
   if (!state) throw new InvalidRequest('state is required');
-  if (state.length > 1024 || /[\u0000-\u001f\u007f]/.test(state)) throw new InvalidRequest('state must be at most 1024 printable characters');
+  if (state.length > 1024 || hasControlCharacter(state)) throw new InvalidRequest('state must be at most 1024 printable characters');
   return state;
 }
 

@@ -15,7 +15,7 @@ export function bodyParams(req: FastifyRequest): Record<string, string> {
   return out;
 }
 
-/** RFC 6749 §2.3.1: HTTP Basic (form-urlencoded id and secret) or client_id/client_secret in the body, not both. */
+/** RFC 6749 section 2.3.1: HTTP Basic (form-urlencoded id and secret) or client_id/client_secret in the body, not both. */
 export function clientCredentials(req: FastifyRequest, params: Record<string, string>): { clientId: string | undefined; clientSecret: string | undefined } {
   const header = req.headers.authorization;
   if (header !== undefined) {

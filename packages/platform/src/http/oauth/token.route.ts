@@ -1,6 +1,9 @@
-// POST {base_url}/admin/oauth/token (seed §4.2, §4.3; PRODUCT.md §5).
+// POST {base_url}/admin/oauth/token: the OAuth 2.0 token endpoint of apps. An authorization code
+// (with its PKCE verifier when the authorization asked for one) or a refresh token is exchanged for
+// a new access token and refresh token; the client authenticates with its client_id and secret.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
+import type { TokenRecord } from '../../services/oauth-service.ts';
 import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
@@ -16,7 +19,7 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
     if (params.redirect_uri !== undefined && params.redirect_uri !== client.redirect_uri) {
       throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
     }
-    let record;
+    let record: TokenRecord;
     if (grantType === 'authorization_code') {
       if (!params.code) throw new InvalidRequest('code is required');
       if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');

@@ -1,6 +1,7 @@
-// The partner's apps (PRODUCT.md §3, §8): create, edit the App URL and redirect URL (checked as
-// seed §1 demands), reveal the client secret (shown once per reveal) and rotate it (the old one
-// keeps authenticating for 24 hours so running apps can roll over).
+// The partner's apps: create, edit the App URL and redirect URL (absolute http(s) URLs; the redirect
+// URL must not contain "#", and the authorize step later demands an exact match with it), reveal
+// the client secret (shown once per reveal) and rotate it (the old one keeps authenticating for 24
+// hours so running apps can roll over).
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';

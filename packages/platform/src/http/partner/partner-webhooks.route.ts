@@ -1,6 +1,6 @@
-// Webhook deliveries of one app in the partner dashboard (PRODUCT.md §7): newest first with the
-// latest attempt's status and latency, filters by status and topic, every attempt of a delivery,
-// "Send again", and a notice for subscriptions the platform disabled.
+// Webhook deliveries of one app in the partner dashboard: newest first with the latest attempt's
+// status and latency, filters by status and topic, every attempt of a delivery, "Send again", and a
+// notice for subscriptions the platform disabled.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
@@ -112,7 +112,7 @@ ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/$
   app.post('/partner/apps/:clientId/deliveries/:id/redeliver', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const found = await deliveryOf(req);
     if (!found) return reply;
-    const { partner, a, d } = found;
+    const { a, d } = found;
     let done = 'resent';
     if (d.status === 'pending') done = 'queued';
     else if (d.sub_id === null) done = 'deleted';

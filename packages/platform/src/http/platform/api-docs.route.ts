@@ -3,23 +3,54 @@
 import type { FastifyInstance } from 'fastify';
 import { html, page, type SafeHtml } from '../views/html.ts';
 
-type Json = any;
+/** The parts of a JSON schema (as the route schemas write them) that the docs page shows. */
+interface SchemaNode {
+  type?: string | string[];
+  items?: SchemaNode;
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  description?: string;
+  enum?: unknown[];
+  format?: string;
+  pattern?: string;
+  minimum?: number;
+  maximum?: number;
+  maxLength?: number;
+}
 
-function schemaSummary(schema: Json, depth = 0): SafeHtml {
+interface JsonContent {
+  content?: Record<string, { schema?: SchemaNode }>;
+}
+
+interface Operation {
+  summary?: string;
+  parameters?: { name: string; in: string; required?: boolean; schema?: SchemaNode }[];
+  requestBody?: JsonContent;
+  responses?: Record<string, JsonContent>;
+}
+
+/** The parts of the generated OpenAPI 3 document that the docs page reads. */
+interface ApiDocument {
+  openapi: string;
+  info: { title: string; description?: string };
+  paths?: Record<string, Record<string, Operation>>;
+}
+
+function schemaSummary(schema: SchemaNode | undefined, depth = 0): SafeHtml {
   if (!schema || typeof schema !== 'object') return html``;
   if (schema.type === 'array') return html`array of ${schemaSummary(schema.items, depth)}`;
   if (schema.type === 'object' || schema.properties) {
     if (depth > 2) return html`object`;
     const required = new Set<string>(schema.required ?? []);
     return html`<ul>${Object.entries(schema.properties ?? {}).map(
-      ([name, s]: [string, Json]) =>
+      ([name, s]) =>
         html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${s.type === 'object' || s.type === 'array' ? schemaSummary(s, depth + 1) : ''}</li>`,
     )}</ul>`;
   }
   return html`${typeLabel(schema)}`;
 }
 
-function typeLabel(s: Json): string {
+function typeLabel(s: SchemaNode): string {
   const t = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any');
   const parts = [t];
   if (s.enum) parts.push(`one of ${s.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`);
@@ -34,13 +65,13 @@ export function registerApiDocsRoutes(app: FastifyInstance): void {
   app.get('/openapi.json', { config: { area: 'platform' } }, async (_req, reply) => reply.header('Cache-Control', 'no-cache').send(app.swagger()));
 
   app.get('/docs', { config: { area: 'platform' } }, async (_req, reply) => {
-    const doc: Json = app.swagger();
+    const doc = app.swagger() as ApiDocument;
     const ops: SafeHtml[] = [];
-    for (const [path, methods] of Object.entries<Json>(doc.paths ?? {})) {
-      for (const [method, op] of Object.entries<Json>(methods)) {
-        const params = (op.parameters ?? []) as Json[];
+    for (const [path, methods] of Object.entries(doc.paths ?? {})) {
+      for (const [method, op] of Object.entries(methods)) {
+        const params = op.parameters ?? [];
         const body = op.requestBody?.content?.['application/json']?.schema;
-        const ok = Object.entries<Json>(op.responses ?? {}).find(([code]) => code.startsWith('2'));
+        const ok = Object.entries(op.responses ?? {}).find(([code]) => code.startsWith('2'));
         ops.push(html`<section class="op">
 <h3><code>${method.toUpperCase()} ${path}</code></h3>
 <p>${op.summary ?? ''}</p>

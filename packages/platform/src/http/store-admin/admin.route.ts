@@ -1,5 +1,5 @@
-// The store admin's Apps section (PRODUCT.md §5, §8): installed apps with their scopes, "Open"
-// and "Uninstall"; every public app with "Install"; the signed redirect to an app's App URL.
+// The store admin's Apps section: installed apps with their scopes, "Open" and "Uninstall"; every
+// public app with "Install"; the signed redirect to an app's App URL.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
@@ -52,7 +52,8 @@ ${publicApps.map(
     return sendAdminPage(reply, store, 'apps', `${store.name} · Apps`, body);
   });
 
-  // "Install" and "Open": a signed GET to the App URL (seed §2.3) carrying shop, timestamp, hmac.
+  // "Install" and "Open": a signed GET to the App URL carrying shop, timestamp and hmac, so the app
+  // can tell the merchant comes from this store and start its OAuth flow for it.
   app.get('/admin/apps/:clientId/install', merchantOnly, async (req, reply) => {
     const { clientId } = req.params as { clientId: string };
     const target = await services.apps.findByClientId(clientId);

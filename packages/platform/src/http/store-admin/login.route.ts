@@ -1,4 +1,5 @@
-// Merchant log in / log out on a store host (PRODUCT.md §8: "Email", "Password", "Log in").
+// Merchant log in / log out on a store host ("Email", "Password", "Log in"); the session cookie
+// belongs to that store's host only.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { handleLoginPost, sendLoginForm } from '../views/login-form.ts';

@@ -1,5 +1,6 @@
-// Private apps in the store admin (seed §5.1, PRODUCT.md §3): create with chosen scopes (the
-// Access-Token and webhook secret are shown once), list, revoke.
+// Private apps in the store admin: apps of one store that call the Admin API with a fixed
+// Access-Token instead of OAuth. Create with chosen scopes (the Access-Token and webhook secret are
+// shown once; only a hash of the token is kept), list, revoke.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { NotFoundError } from '../../domain/errors.ts';

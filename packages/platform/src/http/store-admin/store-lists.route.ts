@@ -1,5 +1,6 @@
 // Products, orders and customers in the store admin, page by page with the Admin API's keyset
-// cursors (PRODUCT.md §6): "Next page" carries `cursor`, "Previous page" `pre_cursor`; both opaque.
+// cursors: "Next page" carries `cursor`, "Previous page" `pre_cursor`; both opaque positions, so
+// records added or removed meanwhile are neither skipped nor shown twice.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { customers, orders, products, type ResourceDef } from '../../domain/resources.ts';
@@ -16,10 +17,11 @@ interface ListView {
   section: AdminSection;
   title: string;
   columns: string[];
-  row(o: Record<string, any>): SafeHtml[];
+  /** The cells of one API object (as the Admin API returns it: ids and prices are strings). */
+  row(o: Record<string, unknown>): SafeHtml[];
 }
 
-const money = (amount: unknown, currency = 'USD') => `${String(amount)} ${currency}`;
+const money = (amount: unknown, currency: unknown = 'USD') => `${String(amount)} ${String(currency)}`;
 const iso = (value: unknown) => formatTime(Date.parse(String(value)));
 
 const VIEWS: ListView[] = [
@@ -28,21 +30,21 @@ const VIEWS: ListView[] = [
     section: 'products',
     title: 'Products',
     columns: ['ID', 'Title', 'Status', 'Price', 'SKU', 'Inventory', 'Updated'],
-    row: (p) => [html`${p.id}`, html`${p.title}`, html`${p.status}`, html`${money(p.price)}`, html`${p.sku}`, html`${String(p.inventory_quantity)}`, html`${iso(p.updated_at)}`],
+    row: (p) => [html`${String(p.id)}`, html`${String(p.title)}`, html`${String(p.status)}`, html`${money(p.price)}`, html`${String(p.sku)}`, html`${String(p.inventory_quantity)}`, html`${iso(p.updated_at)}`],
   },
   {
     def: orders,
     section: 'orders',
     title: 'Orders',
     columns: ['ID', 'Email', 'Total', 'Payment', 'Fulfillment', 'Items', 'Created'],
-    row: (o) => [html`${o.id}`, html`${o.email}`, html`${money(o.total_price, o.currency)}`, html`${o.financial_status}`, html`${o.fulfillment_status ?? 'unfulfilled'}`, html`${String((o.line_items as unknown[]).length)}`, html`${iso(o.created_at)}`],
+    row: (o) => [html`${String(o.id)}`, html`${String(o.email)}`, html`${money(o.total_price, o.currency)}`, html`${String(o.financial_status)}`, html`${String(o.fulfillment_status ?? 'unfulfilled')}`, html`${String((o.line_items as unknown[]).length)}`, html`${iso(o.created_at)}`],
   },
   {
     def: customers,
     section: 'customers',
     title: 'Customers',
     columns: ['ID', 'Email', 'Name', 'Phone', 'Created'],
-    row: (c) => [html`${c.id}`, html`${c.email}`, html`${`${c.first_name} ${c.last_name}`.trim()}`, html`${c.phone ?? ''}`, html`${iso(c.created_at)}`],
+    row: (c) => [html`${String(c.id)}`, html`${String(c.email)}`, html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`, html`${String(c.phone ?? '')}`, html`${iso(c.created_at)}`],
   },
 ];
 
@@ -53,13 +55,13 @@ export function registerStoreListRoutes(app: FastifyInstance, services: Services
       const q = req.query as Record<string, unknown>;
       const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
       // The older convention gives both directions: `cursor` forward, `pre_cursor` back.
-      const result = (await services.resources.page(view.def, store.id, { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' })) as { data: Record<string, any>[]; cursor: string; pre_cursor: string | null };
+      const result = (await services.resources.page(view.def, store.id, { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' })) as { data: Record<string, unknown>[]; cursor: string; pre_cursor: string | null };
       const label = view.title.toLowerCase();
       const body = html`<h1>${view.title}</h1>
 ${result.data.length === 0
   ? html`<p class="muted">No ${label} on this page.</p>`
   : html`<table>
-<caption class="muted">${result.data.length} ${label}, from id ${result.data[0]!.id} to ${result.data.at(-1)!.id}</caption>
+<caption class="muted">${result.data.length} ${label}, from id ${String(result.data[0]!.id)} to ${String(result.data.at(-1)!.id)}</caption>
 <thead><tr>${view.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
 <tbody>
 ${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</td>`)}</tr>\n`)}</tbody>

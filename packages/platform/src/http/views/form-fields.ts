@@ -45,5 +45,5 @@ export function formString(value: unknown, max = 2000): string {
 }
 
 export function formatTime(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19) + ' UTC';
+  return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }

@@ -1,5 +1,6 @@
-// The log-in flow shared by the store admin and the partner dashboard: the form (PRODUCT.md §8:
-// "Email", "Password", "Log in") and the POST with login protection (303 after every POST).
+// The log-in flow shared by the store admin and the partner dashboard: the form ("Email",
+// "Password", "Log in") and the POST with login protection (303 after every POST, so reloading a
+// page never sends a form again).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { lockMessage, type LoginThrottle } from '../../services/login-throttle.ts';
 import { hiddenFields, html, page, type SafeHtml } from './html.ts';
