@@ -5,7 +5,11 @@ import { fork, type ChildProcess } from 'node:child_process';
 export async function startChild<T>(script: string, env: Record<string, string>): Promise<{ child: ChildProcess; ready: T }> {
   // BENCH_CHILD_CPU_PROF=<dir>: every server child writes a CPU profile there (for looking into a figure).
   const prof = process.env.BENCH_CHILD_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CHILD_CPU_PROF}`] : [];
-  const child = fork(new URL(script, import.meta.url).pathname, [], { execArgv: ['--import', 'tsx', ...prof], env: { ...process.env, ...env }, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = fork(new URL(script, import.meta.url).pathname, [], {
+    execArgv: ['--import', 'tsx', ...prof],
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const ready = await new Promise<T>((resolve, reject) => {
     child.once('message', (m) => resolve(m as T));
     child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));

@@ -12,18 +12,33 @@ const N = Number(process.env.BENCH_REQUESTS ?? '1500');
 
 type Ready = { port: number; token: string; startCursors: string[]; endCursors: string[]; products: number; seedSeconds: number };
 const sg = await startChild<Ready>('./servers/admin-server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_CURSORS: String(N) });
-console.log(`seeded ${sg.ready.products.toLocaleString('en-US')} products in ${sg.ready.seedSeconds.toFixed(1)} s: ${Math.round(sg.ready.products / sg.ready.seedSeconds).toLocaleString('en-US')} products/s (target >= 20,000/s)`);
+console.log(
+  `seeded ${sg.ready.products.toLocaleString('en-US')} products in ${sg.ready.seedSeconds.toFixed(1)} s: ${Math.round(sg.ready.products / sg.ready.seedSeconds).toLocaleString('en-US')} products/s (target >= 20,000/s)`,
+);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
 function get(cursor: string): Promise<number> {
   const started = process.hrtime.bigint();
   return new Promise((resolve, reject) => {
     http
-      .get({ host: '127.0.0.1', port: sg.ready.port, agent, path: `/openapi/2026-01/products?limit=50&cursor=${encodeURIComponent(cursor)}`, headers: { host: 'bench.localhost', 'access-token': sg.ready.token } }, (res) => {
-        let n = 0;
-        res.on('data', (c: Buffer) => (n += c.length));
-        res.on('end', () => (res.statusCode === 200 && n > 1000 ? resolve(Number(process.hrtime.bigint() - started) / 1e6) : reject(new Error(`status ${res.statusCode}`))));
-      })
+      .get(
+        {
+          host: '127.0.0.1',
+          port: sg.ready.port,
+          agent,
+          path: `/openapi/2026-01/products?limit=50&cursor=${encodeURIComponent(cursor)}`,
+          headers: { host: 'bench.localhost', 'access-token': sg.ready.token },
+        },
+        (res) => {
+          let n = 0;
+          res.on('data', (c: Buffer) => (n += c.length));
+          res.on('end', () =>
+            res.statusCode === 200 && n > 1000
+              ? resolve(Number(process.hrtime.bigint() - started) / 1e6)
+              : reject(new Error(`status ${res.statusCode}`)),
+          );
+        },
+      )
       .on('error', reject);
   });
 }
@@ -48,8 +63,11 @@ const stats = (xs: number[]) => {
 };
 const a = stats(start);
 const b = stats(end);
-const fmt = (name: string, r: ReturnType<typeof stats>) => `${name.padEnd(40)} mean ${r.mean.toFixed(3)} ms   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms   (n=${start.length})`;
+const fmt = (name: string, r: ReturnType<typeof stats>) =>
+  `${name.padEnd(40)} mean ${r.mean.toFixed(3)} ms   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms   (n=${start.length})`;
 console.log(fmt('page at the start (ids 1–50 onward)', a));
 console.log(fmt(`page near the end (of ${PRODUCTS.toLocaleString('en-US')})`, b));
 const ratio = b.p50 / a.p50;
-console.log(`ratio end/start (p50): ${ratio.toFixed(2)}x, mean ${(b.mean / a.mean).toFixed(2)}x  (target <= 1.30x): ${ratio <= 1.3 ? 'PASS' : 'FAIL'}`);
+console.log(
+  `ratio end/start (p50): ${ratio.toFixed(2)}x, mean ${(b.mean / a.mean).toFixed(2)}x  (target <= 1.30x): ${ratio <= 1.3 ? 'PASS' : 'FAIL'}`,
+);

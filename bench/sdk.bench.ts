@@ -32,7 +32,8 @@ async function compare(labels: [string, string], baseline: () => unknown, candid
   for (let round = 0; round < rounds; round++) {
     best = [Math.max(best[0], await roundRate(baseline, 250)), Math.max(best[1], await roundRate(candidate, 250))];
   }
-  for (const [i, label] of labels.entries()) console.log(`  ${label.padEnd(58)} ${Math.round(best[i]!).toLocaleString('en-US').padStart(12)} ops/s`);
+  for (const [i, label] of labels.entries())
+    console.log(`  ${label.padEnd(58)} ${Math.round(best[i]!).toLocaleString('en-US').padStart(12)} ops/s`);
   return best;
 }
 
@@ -43,7 +44,13 @@ const payload = { id: 'ORDER_1', topic: 'orders/create', note: '' };
 payload.note = 'x'.repeat(1024 - JSON.stringify(payload).length);
 const body = Buffer.from(JSON.stringify(payload));
 const signature = await signWebhook(body, secret);
-const headers = { 'content-type': 'application/json', 'x-service-hmac-sha256': signature, 'x-service-topic': 'orders/create', 'x-service-shop-domain': 'demo.localhost', 'x-service-webhook-id': 'wh-1' };
+const headers = {
+  'content-type': 'application/json',
+  'x-service-hmac-sha256': signature,
+  'x-service-topic': 'orders/create',
+  'x-service-shop-domain': 'demo.localhost',
+  'x-service-webhook-id': 'wh-1',
+};
 
 console.log(`verifyWebhook, ${body.length}-byte body`);
 const handWritten = () => {
@@ -61,14 +68,22 @@ const ratio = webhookRate / baselineRate;
 console.log(`  ratio verifyWebhook / baseline: ${ratio.toFixed(2)}x (target >= 0.70x) ${ratio >= 0.7 ? 'OK' : 'BELOW TARGET'}`);
 
 // ---- verifyQuery, 5-parameter callback ----
-const params = { code: 'sg_ac_4f1c2a9e8b7d6c5a', shop: 'demo.localhost', state: 'v1.eyJuIjoiYWJjIiwicyI6ImRlbW8ubG9jYWxob3N0IiwiZSI6MTcwMDAwMDYwMH0.c2lnbmF0dXJl', timestamp: '1700000000' };
+const params = {
+  code: 'sg_ac_4f1c2a9e8b7d6c5a',
+  shop: 'demo.localhost',
+  state: 'v1.eyJuIjoiYWJjIiwicyI6ImRlbW8ubG9jYWxob3N0IiwiZSI6MTcwMDAwMDYwMH0.c2lnbmF0dXJl',
+  timestamp: '1700000000',
+};
 const query = `${new URLSearchParams(params).toString()}&hmac=${await signQuery(params, secret)}`;
 console.log('\nverifyQuery, 5-parameter callback (code, shop, state, timestamp, hmac), raw query string');
 const baselineQuery = () => {
   const sp = new URLSearchParams(query);
   const given = sp.get('hmac') ?? '';
   sp.delete('hmac');
-  const canonical = [...sp].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, v]) => `${k}=${v}`).join('&');
+  const canonical = [...sp]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, v]) => `${k}=${v}`)
+    .join('&');
   const expected = createHmac('sha256', secret).update(canonical).digest();
   const g = Buffer.from(given, 'hex');
   if (!(g.length === expected.length && timingSafeEqual(g, expected))) throw new Error('baseline failed');
@@ -78,16 +93,24 @@ const [queryBaseline, queryRate] = await compare(
   baselineQuery,
   () => verifyQuery(query, secret),
 );
-console.log(`  ratio verifyQuery / baseline: ${(queryRate / queryBaseline).toFixed(2)}x; target >= 200,000 ops/s ${queryRate >= 200_000 ? 'OK' : 'BELOW TARGET'}`);
+console.log(
+  `  ratio verifyQuery / baseline: ${(queryRate / queryBaseline).toFixed(2)}x; target >= 200,000 ops/s ${queryRate >= 200_000 ? 'OK' : 'BELOW TARGET'}`,
+);
 
 // ---- package size and dependencies ----
 console.log('\npackage @storegate/app');
 const packed = JSON.parse(
-  execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], { cwd: sdkDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }),
+  execFileSync('npm', ['pack', '--dry-run', '--json', '--ignore-scripts'], {
+    cwd: sdkDir,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'ignore'],
+  }),
 ) as Array<{ size: number; unpackedSize: number; entryCount: number }>;
 const pack = packed[0]!;
 const pkg = JSON.parse(readFileSync(new URL('package.json', sdkDir), 'utf8')) as { dependencies?: Record<string, string> };
 const deps = Object.keys(pkg.dependencies ?? {}).length;
-console.log(`  npm pack: ${(pack.size / 1024).toFixed(1)} KB packed, ${(pack.unpackedSize / 1024).toFixed(1)} KB unpacked, ${pack.entryCount} files (target < 100 KB) ${pack.size < 100 * 1024 ? 'OK' : 'ABOVE TARGET'}`);
+console.log(
+  `  npm pack: ${(pack.size / 1024).toFixed(1)} KB packed, ${(pack.unpackedSize / 1024).toFixed(1)} KB unpacked, ${pack.entryCount} files (target < 100 KB) ${pack.size < 100 * 1024 ? 'OK' : 'ABOVE TARGET'}`,
+);
 console.log(`  dependencies: ${deps} (must be 0) ${deps === 0 ? 'OK' : 'FAIL'}`);
 if (pack.entryCount < 10) console.log('  note: dist/ looks missing; run `npm run build` first for a meaningful size');

@@ -19,7 +19,9 @@ try {
   run(['stores', 'create', 'seeded', '--owner-email', 'o@seed.test', '--owner-password', 'seed-password']);
   const out = run(['seed', '--store', 'seeded', '--products', String(PRODUCTS)]);
   const rate = Math.round(out.products / out.seconds);
-  console.log(`storegate seed: ${out.products.toLocaleString('en-US')} products in ${out.seconds.toFixed(2)} s = ${rate.toLocaleString('en-US')} products/s (target >= 20,000/s): ${rate >= 20_000 ? 'PASS' : 'FAIL'}`);
+  console.log(
+    `storegate seed: ${out.products.toLocaleString('en-US')} products in ${out.seconds.toFixed(2)} s = ${rate.toLocaleString('en-US')} products/s (target >= 20,000/s): ${rate >= 20_000 ? 'PASS' : 'FAIL'}`,
+  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

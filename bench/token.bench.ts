@@ -110,7 +110,8 @@ class ServerChild {
     child.stderr!.on('data', collect);
     child.on('exit', () => children.delete(child));
     return new Promise((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`${label} server exited (${code}) before it was ready:\n${output.join('\n')}`));
+      const onExit = (code: number | null) =>
+        reject(new Error(`${label} server exited (${code}) before it was ready:\n${output.join('\n')}`));
       child.once('exit', onExit);
       child.once('message', (msg) => {
         child.off('exit', onExit);
@@ -183,19 +184,34 @@ class TokenClient {
   private readonly headers: Record<string, string>;
   constructor(readonly server: ServerChild) {
     const { port, host } = server.ready;
-    this.conns = Array.from({ length: CLIENTS }, () => new Client(`http://127.0.0.1:${port}`, { pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 }));
+    this.conns = Array.from(
+      { length: CLIENTS },
+      () => new Client(`http://127.0.0.1:${port}`, { pipelining: 1, keepAliveTimeout: 60_000, keepAliveMaxTimeout: 60_000 }),
+    );
     this.headers = { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' };
     if (host) this.headers.host = host;
   }
 
   refreshBody(refreshToken: string): string {
     const r = this.server.ready;
-    return new URLSearchParams({ client_id: r.clientId, client_secret: r.clientSecret, refresh_token: refreshToken, grant_type: 'refresh_token', redirect_uri: r.redirectUri }).toString();
+    return new URLSearchParams({
+      client_id: r.clientId,
+      client_secret: r.clientSecret,
+      refresh_token: refreshToken,
+      grant_type: 'refresh_token',
+      redirect_uri: r.redirectUri,
+    }).toString();
   }
 
   codeBody(code: string): string {
     const r = this.server.ready;
-    return new URLSearchParams({ client_id: r.clientId, client_secret: r.clientSecret, code, grant_type: 'authorization_code', redirect_uri: r.redirectUri }).toString();
+    return new URLSearchParams({
+      client_id: r.clientId,
+      client_secret: r.clientSecret,
+      code,
+      grant_type: 'authorization_code',
+      redirect_uri: r.redirectUri,
+    }).toString();
   }
 
   /** One POST to the token endpoint on connection `i`; resolves with the status and the body text. */
@@ -212,7 +228,13 @@ class TokenClient {
    * Runs CLIENTS workers; worker i repeatedly takes a body from next(i) (undefined: nothing left)
    * and posts it, until the window ends. Returns figures over the completions inside the window.
    */
-  async phase(opts: { warmupMs: number; measureMs: number; next: (i: number) => string | undefined; onOk: (i: number, json: { access_token?: string; refresh_token?: string }) => void; stopWorkerOnError: boolean }): Promise<PhaseResult> {
+  async phase(opts: {
+    warmupMs: number;
+    measureMs: number;
+    next: (i: number) => string | undefined;
+    onOk: (i: number, json: { access_token?: string; refresh_token?: string }) => void;
+    stopWorkerOnError: boolean;
+  }): Promise<PhaseResult> {
     const start = performance.now();
     const warmEnd = start + opts.warmupMs;
     let end = warmEnd + opts.measureMs;
@@ -370,23 +392,36 @@ function line(name: string, r: PhaseResult): string {
     const entries = Object.entries(r.server.db);
     const totalMs = entries.reduce((a, [, t]) => a + t.ms, 0);
     s += `\n  ${''.padEnd(15)} db-timing: ${f0((totalMs / r.server.wallMs) * 100)}% of the window inside SQLite calls, ~${f0((totalMs * 1000) / Math.max(1, r.count))} µs/request:`;
-    for (const [kind, t] of entries) s += `\n  ${''.padEnd(17)} ${kind.padEnd(28)} ${f0((t.ms * 1000) / Math.max(1, r.count)).padStart(5)} µs/request  (${f1(t.calls / Math.max(1, r.count))} calls/request, ${f0((t.ms * 1000) / Math.max(1, t.calls))} µs/call)`;
+    for (const [kind, t] of entries)
+      s += `\n  ${''.padEnd(17)} ${kind.padEnd(28)} ${f0((t.ms * 1000) / Math.max(1, r.count)).padStart(5)} µs/request  (${f1(t.calls / Math.max(1, r.count))} calls/request, ${f0((t.ms * 1000) / Math.max(1, t.calls))} µs/call)`;
   }
   for (const e of r.errorSamples) s += `\n    error sample: ${e}`;
   return s;
 }
 
-console.log(`node ${process.version}, ${availableParallelism()} CPUs; ${CLIENTS} clients over keep-alive (one undici connection each, no pipelining); load generator in this process, each server in its own child process`);
-console.log(`load average at start: ${loadavg().map((l) => l.toFixed(2)).join(' ')} (includes any benchmark that just ended; other processes on these 2 cores make the figures noisy)`);
-console.log(`refresh: ${REFRESH_WARMUP_MS / 1000} s warm-up + ${REFRESH_MEASURE_MS / 1000} s measured, each client on its own rotating chain; code exchange: ${CODE_WARMUP_MS / 1000} s + ${CODE_MEASURE_MS / 1000} s, codes minted just before`);
+console.log(
+  `node ${process.version}, ${availableParallelism()} CPUs; ${CLIENTS} clients over keep-alive (one undici connection each, no pipelining); load generator in this process, each server in its own child process`,
+);
+console.log(
+  `load average at start: ${loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')} (includes any benchmark that just ended; other processes on these 2 cores make the figures noisy)`,
+);
+console.log(
+  `refresh: ${REFRESH_WARMUP_MS / 1000} s warm-up + ${REFRESH_MEASURE_MS / 1000} s measured, each client on its own rotating chain; code exchange: ${CODE_WARMUP_MS / 1000} s + ${CODE_MEASURE_MS / 1000} s, codes minted just before`,
+);
 
 const results: Record<'storegate' | 'reference', ServerResult | undefined> = { storegate: undefined, reference: undefined };
 if (ONLY !== 'reference') {
   const r = await benchServer('storegate', './servers/storegate-server.ts');
   results.storegate = r;
-  const sync = ({ 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' } as Record<number, string>)[r.info.synchronous as number] ?? String(r.info.synchronous);
+  const sync =
+    ({ 0: 'OFF', 1: 'NORMAL', 2: 'FULL', 3: 'EXTRA' } as Record<number, string>)[r.info.synchronous as number] ??
+    String(r.info.synchronous);
   const durable = sync === 'FULL' || sync === 'EXTRA';
-  console.log(`\nstoregate (SQLite journal_mode=${r.info.journal_mode}, synchronous=${sync}: ${durable ? 'every grant is committed durably, fsync, before the answer' : 'commits are NOT fsynced: not durable'})`);
+  console.log(
+    `\nstoregate (SQLite journal_mode=${r.info.journal_mode}, synchronous=${sync}: ${durable ? 'every grant is committed durably, fsync, before the answer' : 'commits are NOT fsynced: not durable'})`,
+  );
   if (r.info.diag) console.log(`  DIAGNOSTIC RUN (BENCH_TOKEN_DIAG=${r.info.diag}): not the benchmark, cannot pass the target`);
   console.log(line('refresh grants', r.refresh));
   console.log(line('code exchanges', r.code));
@@ -395,10 +430,15 @@ if (ONLY !== 'reference') {
 if (ONLY !== 'storegate') {
   const r = await benchServer('reference', './servers/oidc-server.ts');
   results.reference = r;
-  console.log(`\nreference: oidc-provider ${r.info.version ?? '8'} (rotating refresh tokens, opaque access tokens, no ID token, default in-memory adapter: nothing durable)`);
+  console.log(
+    `\nreference: oidc-provider ${r.info.version ?? '8'} (rotating refresh tokens, opaque access tokens, no ID token, default in-memory adapter: nothing durable)`,
+  );
   console.log(line('refresh grants', r.refresh));
   console.log(line('code exchanges', r.code));
-  if (r.code.server?.lruEntries) console.log(`  note: for the code phase the in-memory adapter's QuickLRU was enlarged from 1,000 to ${f0(r.code.server.lruEntries)} entries so that pre-minted codes are not evicted`);
+  if (r.code.server?.lruEntries)
+    console.log(
+      `  note: for the code phase the in-memory adapter's QuickLRU was enlarged from 1,000 to ${f0(r.code.server.lruEntries)} entries so that pre-minted codes are not evicted`,
+    );
   const notices = [...new Set(r.notices)].filter((n) => !/^\s/.test(n));
   for (const n of notices.slice(0, 10)) console.log(`  [oidc-provider] ${n}`);
 }
@@ -409,10 +449,19 @@ if (sg && ref) {
   const refreshRatio = sg.refresh.rate / ref.refresh.rate;
   const codeRatio = sg.code.rate / ref.code.rate;
   const errors = sg.refresh.errors + sg.code.errors + ref.refresh.errors + ref.code.errors;
-  console.log(`\nratio storegate/reference: refresh ${f2(refreshRatio)}x (${f0(sg.refresh.rate)} vs ${f0(ref.refresh.rate)} /s), code exchange ${f2(codeRatio)}x (${f0(sg.code.rate)} vs ${f0(ref.code.rate)} /s)`);
+  console.log(
+    `\nratio storegate/reference: refresh ${f2(refreshRatio)}x (${f0(sg.refresh.rate)} vs ${f0(ref.refresh.rate)} /s), code exchange ${f2(codeRatio)}x (${f0(sg.code.rate)} vs ${f0(ref.code.rate)} /s)`,
+  );
   const pass = errors === 0 && !sg.info.diag && sg.info.synchronous === 2 && refreshRatio >= 1.0 && sg.refresh.p99 < TARGET_P99_MS;
-  const why = errors > 0 ? `INVALID RUN: ${errors} non-200 answers` : sg.info.diag ? `diagnostic run (${sg.info.diag})` : `refresh ratio ${f2(refreshRatio)}, storegate refresh p99 ${f1(sg.refresh.p99)} ms`;
-  console.log(`target: refresh ratio >= 1.0 while committing every grant durably to SQLite, p99 < ${TARGET_P99_MS} ms: ${pass ? 'PASS' : 'FAIL'} (${why})`);
+  const why =
+    errors > 0
+      ? `INVALID RUN: ${errors} non-200 answers`
+      : sg.info.diag
+        ? `diagnostic run (${sg.info.diag})`
+        : `refresh ratio ${f2(refreshRatio)}, storegate refresh p99 ${f1(sg.refresh.p99)} ms`;
+  console.log(
+    `target: refresh ratio >= 1.0 while committing every grant durably to SQLite, p99 < ${TARGET_P99_MS} ms: ${pass ? 'PASS' : 'FAIL'} (${why})`,
+  );
   if (errors > 0) process.exitCode = 1;
 } else {
   console.log('\n(only one server measured: no ratio)');

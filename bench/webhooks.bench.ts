@@ -36,7 +36,11 @@ const pct = (xs: number[], p: number) => {
 };
 
 const rx = await startChild<{ ports: number[] }>('./servers/webhook-receiver.ts', { BENCH_RECEIVERS: String(RECEIVERS) });
-const sg = await startChild<{ port: number; token: string }>('./servers/webhook-platform.ts', { BENCH_RECEIVER_PORTS: rx.ready.ports.join(','), BENCH_PER_ORIGIN: process.env.BENCH_PER_ORIGIN ?? '', ...(process.env.BENCH_PROF ? { CHILD_PROF: '1' } : {}) });
+const sg = await startChild<{ port: number; token: string }>('./servers/webhook-platform.ts', {
+  BENCH_RECEIVER_PORTS: rx.ready.ports.join(','),
+  BENCH_PER_ORIGIN: process.env.BENCH_PER_ORIGIN ?? '',
+  ...(process.env.BENCH_PROF ? { CHILD_PROF: '1' } : {}),
+});
 const pool = new Pool(`http://127.0.0.1:${sg.ready.port}`, { connections: WRITERS + READERS, pipelining: 1 });
 const headers = { host: 'bench.localhost', 'access-token': sg.ready.token };
 
@@ -46,7 +50,12 @@ async function loop(until: number, fn: () => Promise<void>): Promise<void> {
 
 async function timed(method: 'GET' | 'POST', path: string, body: string | undefined, into: number[], errors: { n: number }): Promise<void> {
   const t0 = performance.now();
-  const res = await pool.request({ method, path, headers: body ? { ...headers, 'content-type': 'application/json' } : headers, ...(body ? { body } : {}) });
+  const res = await pool.request({
+    method,
+    path,
+    headers: body ? { ...headers, 'content-type': 'application/json' } : headers,
+    ...(body ? { body } : {}),
+  });
   await res.body.arrayBuffer();
   into.push(performance.now() - t0);
   if (res.statusCode >= 300) errors.n++;
@@ -62,7 +71,13 @@ async function pacedWrites(end: number, into: number[], errors: { n: number }, n
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     if (pending.size >= WRITERS) await Promise.race(pending);
-    const p: Promise<void> = timed('POST', '/openapi/2026-01/products', JSON.stringify({ title: `bench ${next()}`, price: '9.99' }), into, errors).finally(() => pending.delete(p));
+    const p: Promise<void> = timed(
+      'POST',
+      '/openapi/2026-01/products',
+      JSON.stringify({ title: `bench ${next()}`, price: '9.99' }),
+      into,
+      errors,
+    ).finally(() => pending.delete(p));
     pending.add(p);
   }
   await Promise.all(pending);
@@ -90,7 +105,16 @@ rx.child.send({ type: 'reset' });
 const loaded = await run(true, SECONDS);
 const expected = loaded.writes.length * RECEIVERS;
 const drainStart = performance.now();
-let stats = await ask<{ received: number; unique: number; duplicates: number; first: number; last: number; p50: number; p99: number; max: number }>(rx.child, 'stats');
+let stats = await ask<{
+  received: number;
+  unique: number;
+  duplicates: number;
+  first: number;
+  last: number;
+  p50: number;
+  p99: number;
+  max: number;
+}>(rx.child, 'stats');
 while (stats.unique < expected && performance.now() - drainStart < 30_000) {
   await new Promise((r) => setTimeout(r, 100));
   stats = await ask(rx.child, 'stats');
@@ -100,11 +124,16 @@ await stopChild(sg.child);
 await stopChild(rx.child);
 
 const rate = stats.unique / ((stats.last - stats.first) / 1000);
-console.log(`offered ${COMMITS_PER_SECOND} commits/s x ${RECEIVERS} subscriptions (one receiver origin each) = ${COMMITS_PER_SECOND * RECEIVERS} deliveries/s for ${SECONDS} s`);
-console.log(`${loaded.writes.length} commits (products/create) in ${loaded.elapsed.toFixed(1)} s = ${(loaded.writes.length / loaded.elapsed).toFixed(0)} commits/s -> ${expected} deliveries expected, ${stats.unique} received (${stats.duplicates} duplicates)`);
+console.log(
+  `offered ${COMMITS_PER_SECOND} commits/s x ${RECEIVERS} subscriptions (one receiver origin each) = ${COMMITS_PER_SECOND * RECEIVERS} deliveries/s for ${SECONDS} s`,
+);
+console.log(
+  `${loaded.writes.length} commits (products/create) in ${loaded.elapsed.toFixed(1)} s = ${(loaded.writes.length / loaded.elapsed).toFixed(0)} commits/s -> ${expected} deliveries expected, ${stats.unique} received (${stats.duplicates} duplicates)`,
+);
 console.log(`deliveries/s (first to last receipt): ${rate.toFixed(0)}`);
 console.log(`commit-to-receipt latency: p50 ${stats.p50.toFixed(1)} ms   p99 ${stats.p99.toFixed(1)} ms   max ${stats.max.toFixed(1)} ms`);
-const row = (name: string, xs: number[], elapsed: number) => `${name.padEnd(44)} ${(xs.length / elapsed).toFixed(0).padStart(6)} req/s   p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms`;
+const row = (name: string, xs: number[], elapsed: number) =>
+  `${name.padEnd(44)} ${(xs.length / elapsed).toFixed(0).padStart(6)} req/s   p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms`;
 console.log(row('API reads (50 products), no webhook load', baseline.reads, baseline.elapsed));
 console.log(row('API reads (50 products), during the load', loaded.reads, loaded.elapsed));
 console.log(row('API writes (create product + outbox)', loaded.writes, loaded.elapsed));

@@ -30,16 +30,36 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
         cli(database, ['stores', 'create', 'shop', '--owner-email', merchant.email, '--owner-password', merchant.password]);
         cli(database, ['seed', '--store', 'shop', '--products', '25']);
         credentials = cli(database, [
-          'apps', 'create', '--name', 'Example app',
-          '--app-url', `http://localhost:${appPort}/`,
-          '--redirect-uri', `http://localhost:${appPort}/auth/callback`,
-          '--scopes', 'read_products write_products read_orders read_customers',
+          'apps',
+          'create',
+          '--name',
+          'Example app',
+          '--app-url',
+          `http://localhost:${appPort}/`,
+          '--redirect-uri',
+          `http://localhost:${appPort}/auth/callback`,
+          '--scopes',
+          'read_products write_products read_orders read_customers',
         ]);
-        privateToken = cli(database, ['private-apps', 'create', '--store', 'shop', '--name', 'Catalogue sync', '--scopes', 'write_products']).access_token;
+        privateToken = cli(database, [
+          'private-apps',
+          'create',
+          '--store',
+          'shop',
+          '--name',
+          'Catalogue sync',
+          '--scopes',
+          'write_products',
+        ]).access_token;
       },
     });
     [example, browser] = await Promise.all([
-      startExampleApp({ port: appPort, platformPort: platform.port, clientId: credentials.client_id, clientSecret: credentials.client_secret }),
+      startExampleApp({
+        port: appPort,
+        platformPort: platform.port,
+        clientId: credentials.client_id,
+        clientSecret: credentials.client_secret,
+      }),
       chromium.launch({ executablePath: process.env.TEST_CHROMIUM, args: CHROMIUM_ARGS }),
     ]);
   }, 60_000);
@@ -58,10 +78,18 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
       await page.getByRole('button', { name: 'Log in' }).click();
     }
     await page.getByRole('heading', { name: 'shop · Apps' }).waitFor();
-    await page.getByRole('link', { name: /^(Install|Open)$/ }).first().click();
+    await page
+      .getByRole('link', { name: /^(Install|Open)$/ })
+      .first()
+      .click();
   }
 
-  async function postWebhook(topic: string, payload: unknown, id: string, secret = credentials.client_secret): Promise<{ status: number; body: string }> {
+  async function postWebhook(
+    topic: string,
+    payload: unknown,
+    id: string,
+    secret = credentials.client_secret,
+  ): Promise<{ status: number; body: string }> {
     const body = JSON.stringify(payload);
     return request(example.port, `localhost:${example.port}`, 'POST', '/webhooks', body, {
       'content-type': 'application/json',
@@ -114,14 +142,22 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     expect(await page.getByRole('link', { name: '← Previous page' }).count()).toBe(0);
 
     // A product created elsewhere (a private app) reaches the example app as a real, signed products/create webhook.
-    const catalogue = createAdminClient({ shop: 'shop.localhost', accessToken: privateToken, apiOrigin: `http://{shop}:${platform.port}`, fetch: localhostFetch() });
+    const catalogue = createAdminClient({
+      shop: 'shop.localhost',
+      accessToken: privateToken,
+      apiOrigin: `http://{shop}:${platform.port}`,
+      fetch: localhostFetch(),
+    });
     await catalogue.post('products', { title: 'Delivered by the platform', price: '12.00' });
     await page.getByRole('link', { name: 'Webhooks' }).click();
     await expect
-      .poll(async () => {
-        await page.reload();
-        return page.locator('main').textContent();
-      }, { timeout: 15_000, interval: 300 })
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator('main').textContent();
+        },
+        { timeout: 15_000, interval: 300 },
+      )
       .toContain('Delivered by the platform');
     expect(await main.textContent()).toContain('products/create');
     expect(example.output()).not.toContain('WEBHOOK_');
@@ -139,10 +175,13 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     // Uninstall: the platform revokes the tokens and sends app/uninstalled; the app forgets the store.
     cli(platform.database, ['apps', 'uninstall', '--store', 'shop', '--client-id', credentials.client_id]);
     await expect
-      .poll(async () => {
-        await page.reload();
-        return page.locator('h1').textContent();
-      }, { timeout: 15_000, interval: 300 })
+      .poll(
+        async () => {
+          await page.reload();
+          return page.locator('h1').textContent();
+        },
+        { timeout: 15_000, interval: 300 },
+      )
       .toBe('Not installed');
     expect(await page.getByRole('link', { name: 'Install (authorize) again' }).count()).toBe(1);
 

@@ -13,7 +13,13 @@ export interface RunningExampleApp {
   stop(): Promise<void>;
 }
 
-export async function startExampleApp(options: { port: number; platformPort: number; clientId: string; clientSecret: string; env?: Record<string, string> }): Promise<RunningExampleApp> {
+export async function startExampleApp(options: {
+  port: number;
+  platformPort: number;
+  clientId: string;
+  clientSecret: string;
+  env?: Record<string, string>;
+}): Promise<RunningExampleApp> {
   let out = '';
   const child = spawn(process.execPath, ['--conditions=@storegate/source', '--import', 'tsx', MAIN], {
     cwd: CWD,

@@ -39,7 +39,18 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('install flow in a browser', () => {
     server = await startServer({
       prepare: (database) => {
         cli(database, ['stores', 'create', 'e2e', '--owner-email', 'owner@e2e.test', '--owner-password', 'e2e-password']);
-        app = cli(database, ['apps', 'create', '--name', 'E2E App', '--app-url', `http://127.0.0.1:${listenerPort}/`, '--redirect-uri', `http://127.0.0.1:${listenerPort}/callback`, '--scopes', 'read_products']);
+        app = cli(database, [
+          'apps',
+          'create',
+          '--name',
+          'E2E App',
+          '--app-url',
+          `http://127.0.0.1:${listenerPort}/`,
+          '--redirect-uri',
+          `http://127.0.0.1:${listenerPort}/callback`,
+          '--scopes',
+          'read_products',
+        ]);
       },
     });
     browser = await chromium.launch({ executablePath: process.env.TEST_CHROMIUM, args: CHROMIUM_ARGS });
@@ -80,11 +91,36 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('install flow in a browser', () => {
     expect(hmacValid(tampered, app.client_secret)).toBe(false);
 
     const host = `e2e.localhost:${server.port}`;
-    const exchanged = await request(server.port, host, 'POST', '/admin/oauth/token', new URLSearchParams({ client_id: app.client_id, client_secret: app.client_secret, code: callback.searchParams.get('code')!, grant_type: 'authorization_code', redirect_uri: redirectUri }).toString());
+    const exchanged = await request(
+      server.port,
+      host,
+      'POST',
+      '/admin/oauth/token',
+      new URLSearchParams({
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+        code: callback.searchParams.get('code')!,
+        grant_type: 'authorization_code',
+        redirect_uri: redirectUri,
+      }).toString(),
+    );
     expect(exchanged.status).toBe(200);
     const tokens = JSON.parse(exchanged.body);
     expect(tokens).toMatchObject({ token_type: 'Bearer', store_name: 'e2e', scope: 'read_products write_products' });
-    const refreshed = await request(server.port, host, 'POST', '/admin/oauth/token', JSON.stringify({ client_id: app.client_id, client_secret: app.client_secret, refresh_token: tokens.refresh_token, grant_type: 'refresh_token', redirect_uri: redirectUri }), { 'content-type': 'application/json' });
+    const refreshed = await request(
+      server.port,
+      host,
+      'POST',
+      '/admin/oauth/token',
+      JSON.stringify({
+        client_id: app.client_id,
+        client_secret: app.client_secret,
+        refresh_token: tokens.refresh_token,
+        grant_type: 'refresh_token',
+        redirect_uri: redirectUri,
+      }),
+      { 'content-type': 'application/json' },
+    );
     expect(refreshed.status).toBe(200);
     const next = JSON.parse(refreshed.body);
     expect(next.access_token).not.toBe(tokens.access_token);
@@ -103,7 +139,10 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('install flow in a browser', () => {
     await page.getByRole('button', { name: 'Log in' }).click();
     await page.getByRole('heading', { name: 'e2e · Apps' }).waitFor();
     const before = received.length;
-    await page.getByRole('link', { name: /Install|Open/ }).first().click();
+    await page
+      .getByRole('link', { name: /Install|Open/ })
+      .first()
+      .click();
     await page.getByRole('heading', { name: 'App received the install' }).waitFor();
     const hit = received[before]!;
     expect(hit.pathname).toBe('/');

@@ -26,7 +26,12 @@ export class CookieJar {
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 function csrfFrom(html: string): string {
@@ -39,7 +44,12 @@ function csrfFrom(html: string): string {
  * Opens `authorizeUrl` as the logged-out merchant, logs in, consents, and returns the URL the
  * platform redirects to (the app's redirect URI with code, shop, state, timestamp, hmac).
  */
-export async function consentAsMerchant(port: number, authorizeUrl: string, merchant: { email: string; password: string }, jar = new CookieJar()): Promise<URL> {
+export async function consentAsMerchant(
+  port: number,
+  authorizeUrl: string,
+  merchant: { email: string; password: string },
+  jar = new CookieJar(),
+): Promise<URL> {
   const target = new URL(authorizeUrl);
   const host = target.host;
   const pathAndQuery = `${target.pathname}${target.search}`;
@@ -61,7 +71,12 @@ export async function consentAsMerchant(port: number, authorizeUrl: string, merc
     const login = await get(loginPath);
     if (login.status !== 200) throw new Error(`login page: ${login.status}`);
     const returnTo = /name="return_to" value="([^"]*)"/.exec(login.body)?.[1];
-    const loggedIn = await post('/admin/login', { _csrf: csrfFrom(login.body), email: merchant.email, password: merchant.password, return_to: decodeEntities(returnTo ?? pathAndQuery) });
+    const loggedIn = await post('/admin/login', {
+      _csrf: csrfFrom(login.body),
+      email: merchant.email,
+      password: merchant.password,
+      return_to: decodeEntities(returnTo ?? pathAndQuery),
+    });
     if (loggedIn.status !== 303) throw new Error(`login: ${loggedIn.status} ${loggedIn.body.slice(0, 200)}`);
     page = await get(pathAndQuery);
   }

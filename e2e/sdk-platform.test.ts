@@ -49,7 +49,18 @@ describe('@storegate/app against the real platform', () => {
         database = db;
         cli(db, ['stores', 'create', 'sdk', '--owner-email', merchant.email, '--owner-password', merchant.password]);
         cli(db, ['seed', '--store', 'sdk', '--products', '23']);
-        credentials = cli(db, ['apps', 'create', '--name', 'SDK e2e', '--app-url', 'http://localhost:3000/', '--redirect-uri', REDIRECT_URI, '--scopes', 'read_products write_products read_orders']);
+        credentials = cli(db, [
+          'apps',
+          'create',
+          '--name',
+          'SDK e2e',
+          '--app-url',
+          'http://localhost:3000/',
+          '--redirect-uri',
+          REDIRECT_URI,
+          '--scopes',
+          'read_products write_products read_orders',
+        ]);
         privateToken = cli(db, ['private-apps', 'create', '--store', 'sdk', '--name', 'Bucket', '--scopes', 'read_products']).access_token;
       },
     });
@@ -134,7 +145,12 @@ describe('@storegate/app against the real platform', () => {
     expect((forbidden as ScopeError).message).toContain('read_orders');
 
     // 401: a token the platform never issued (after the client's one refresh-and-retry, when it has a refresher).
-    const stranger = createAdminClient({ shop: SHOP, accessToken: 'sg_at_not-a-real-token', apiOrigin: `http://{shop}:${server.port}`, fetch: fetchLocal });
+    const stranger = createAdminClient({
+      shop: SHOP,
+      accessToken: 'sg_at_not-a-real-token',
+      apiOrigin: `http://{shop}:${server.port}`,
+      fetch: fetchLocal,
+    });
     const unauthorized = await stranger.get('products').catch((e: unknown) => e);
     expect(unauthorized).toBeInstanceOf(AuthError);
     expect((unauthorized as AuthError).status).toBe(401);
@@ -168,20 +184,34 @@ describe('@storegate/app against the real platform', () => {
     expect(forward.slice(1).every((p) => p.preCursor !== null)).toBe(true);
 
     // From the last page back to the first, one page at a time.
-    const backward = await older.pages<Product>('products', { limit: 7, direction: 'backward', cursor: forward.at(-1)!.preCursor }).toArray();
-    expect(backward.map((p) => p.data.map((d) => d.id))).toEqual(forward.slice(0, -1).reverse().map((p) => p.data.map((d) => d.id)));
+    const backward = await older
+      .pages<Product>('products', { limit: 7, direction: 'backward', cursor: forward.at(-1)!.preCursor })
+      .toArray();
+    expect(backward.map((p) => p.data.map((d) => d.id))).toEqual(
+      forward
+        .slice(0, -1)
+        .reverse()
+        .map((p) => p.data.map((d) => d.id)),
+    );
     expect(backward.at(-1)).toMatchObject({ preCursor: null, hasMore: false });
   });
 
   it('subscribes to webhooks through the Admin API', async () => {
     const client = app.client(SHOP);
-    const created = await client.post<{ data: { id: string; topic: string; address: string; status: string } }>('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'products/create' });
+    const created = await client.post<{ data: { id: string; topic: string; address: string; status: string } }>('webhooks', {
+      address: 'http://localhost:3000/webhooks',
+      topic: 'products/create',
+    });
     expect(created.data).toMatchObject({ topic: 'products/create', address: 'http://localhost:3000/webhooks', status: 'active' });
-    const again = await client.post('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'products/create' }).catch((e: unknown) => e);
+    const again = await client
+      .post('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'products/create' })
+      .catch((e: unknown) => e);
     expect(again).toBeInstanceOf(ValidationError);
     expect(await client.paginate<{ id: string }>('webhooks').toArray()).toEqual([expect.objectContaining({ id: created.data.id })]);
     // orders/create needs read_orders, which this installation lacks.
-    await expect(client.post('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'orders/create' })).rejects.toBeInstanceOf(ScopeError);
+    await expect(client.post('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'orders/create' })).rejects.toBeInstanceOf(
+      ScopeError,
+    );
   });
 
   it('a replayed callback is refused, and the platform revokes what the code issued: the SDK asks for re-authorisation', async () => {
@@ -191,7 +221,10 @@ describe('@storegate/app against the real platform', () => {
     // Every token of the code's family is gone: 401, one refresh (refused), a typed error.
     const events: string[] = [];
     const strict = createApp({ ...appConfig(), onReauthorizationRequired: ({ shop }) => void events.push(shop) });
-    const error = await strict.client(SHOP).get('products').catch((e: unknown) => e);
+    const error = await strict
+      .client(SHOP)
+      .get('products')
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ReauthorizationRequiredError);
     expect(events).toEqual([SHOP]);
     expect((await sessions.get(SHOP))?.reauthorizationRequired).toBe(true);
@@ -219,7 +252,13 @@ describe('@storegate/app against the real platform', () => {
     }
 
     // With retries on (the default), the client waits Retry-After (seconds, not milliseconds) and gets through.
-    const patient = createAdminClient({ shop: 'sdk.localhost', accessToken: privateToken, apiOrigin: `http://{shop}:${tinyBucket.port}`, fetch: localhostFetch(), callLimit: false });
+    const patient = createAdminClient({
+      shop: 'sdk.localhost',
+      accessToken: privateToken,
+      apiOrigin: `http://{shop}:${tinyBucket.port}`,
+      fetch: localhostFetch(),
+      callLimit: false,
+    });
     const started = Date.now();
     expect(await patient.get<{ data: unknown[] }>('products')).toHaveProperty('data');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);

@@ -27,14 +27,34 @@ export function cli(database: string, args: string[]): any {
 }
 
 /** A request to 127.0.0.1 with an explicit Host header (Node does not resolve *.localhost here). */
-export function request(port: number, host: string, method: string, path: string, body?: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
+export function request(
+  port: number,
+  host: string,
+  method: string,
+  path: string,
+  body?: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, headers: { host, ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}), ...headers } }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => (data += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: {
+          host,
+          ...(body ? { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } : {}),
+          ...headers,
+        },
+      },
+      (res) => {
+        let data = '';
+        res.setEncoding('utf8');
+        res.on('data', (c) => (data += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
+      },
+    );
     req.on('error', reject);
     if (body) req.write(body);
     req.end();
@@ -55,13 +75,19 @@ export interface RunningServer {
  * `prepare` first), or on `database` when given: a second server sharing another's database, e.g.
  * with other flags (that database is left for its owner to remove).
  */
-export async function startServer(options: { prepare?: (database: string) => void; args?: string[]; database?: string } = {}): Promise<RunningServer> {
+export async function startServer(
+  options: { prepare?: (database: string) => void; args?: string[]; database?: string } = {},
+): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'storegate-e2e-'));
   const database = options.database ?? join(dir, 'storegate.db');
   options.prepare?.(database);
   const port = await freePort();
   let out = '';
-  const child = spawn(process.execPath, [CLI, 'serve', '--database', database, '--port', String(port), '--log-level', 'warn', ...(options.args ?? [])], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--database', database, '--port', String(port), '--log-level', 'warn', ...(options.args ?? [])],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
   const deadline = Date.now() + 20_000;
@@ -97,4 +123,13 @@ export async function terminate(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'];
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--disable-dev-shm-usage',
+];

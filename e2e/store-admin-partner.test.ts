@@ -31,7 +31,10 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
   const store = () => `http://shop.localhost:${server.port}`;
   const platform = () => `http://localhost:${server.port}`;
   const api = (method: string, path: string, token: string, body?: unknown) =>
-    request(server.port, `shop.localhost:${server.port}`, method, path, body === undefined ? undefined : JSON.stringify(body), { 'access-token': token, ...(body === undefined ? {} : { 'content-type': 'application/json' }) });
+    request(server.port, `shop.localhost:${server.port}`, method, path, body === undefined ? undefined : JSON.stringify(body), {
+      'access-token': token,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    });
 
   beforeAll(async () => {
     // The app's server: App URL (sends the merchant to the authorize page, as an app does),
@@ -41,7 +44,13 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
       if (url.pathname === '/app') {
         appHits.push(url);
         const authorize = new URL(`${store()}/admin/oauth/authorize`);
-        authorize.search = new URLSearchParams({ client_id: clientId, scope: 'read_products write_products', redirect_uri: `http://127.0.0.1:${rport}/callback`, response_type: 'code', state: `st-${appHits.length}` }).toString();
+        authorize.search = new URLSearchParams({
+          client_id: clientId,
+          scope: 'read_products write_products',
+          redirect_uri: `http://127.0.0.1:${rport}/callback`,
+          response_type: 'code',
+          state: `st-${appHits.length}`,
+        }).toString();
         res.writeHead(303, { location: authorize.toString() }).end();
       } else if (url.pathname === '/callback') {
         callbacks.push(url);
@@ -120,7 +129,10 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
     await merchantPage.goto(`${store()}/admin`);
     await logIn(merchantPage, MERCHANT);
     await merchantPage.getByRole('heading', { name: 'shop · Apps' }).waitFor();
-    await merchantPage.getByRole('row', { name: /Partner E2E App/ }).getByRole('link', { name: 'Install' }).click();
+    await merchantPage
+      .getByRole('row', { name: /Partner E2E App/ })
+      .getByRole('link', { name: 'Install' })
+      .click();
     await merchantPage.getByRole('heading', { name: 'Install Partner E2E App?' }).waitFor();
     await merchantPage.getByRole('button', { name: 'Install app' }).click();
     await merchantPage.getByRole('heading', { name: 'Partner app is installed' }).waitFor();
@@ -128,11 +140,34 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
     expect(appHits[0]!.searchParams.get('hmac')).toMatch(/^[0-9a-f]{64}$/);
     const code = callbacks[0]!.searchParams.get('code')!;
     const host = `shop.localhost:${server.port}`;
-    const exchanged = await request(server.port, host, 'POST', '/admin/oauth/token', new URLSearchParams({ client_id: clientId, client_secret: secret, code, grant_type: 'authorization_code', redirect_uri: `http://127.0.0.1:${rport}/callback` }).toString());
+    const exchanged = await request(
+      server.port,
+      host,
+      'POST',
+      '/admin/oauth/token',
+      new URLSearchParams({
+        client_id: clientId,
+        client_secret: secret,
+        code,
+        grant_type: 'authorization_code',
+        redirect_uri: `http://127.0.0.1:${rport}/callback`,
+      }).toString(),
+    );
     expect(exchanged.status).toBe(200);
     const tokens = JSON.parse(exchanged.body);
     // The secret from before the rotation still authenticates (24 h grace).
-    const refreshed = await request(server.port, host, 'POST', '/admin/oauth/token', new URLSearchParams({ client_id: clientId, client_secret: firstSecret, refresh_token: tokens.refresh_token, grant_type: 'refresh_token' }).toString());
+    const refreshed = await request(
+      server.port,
+      host,
+      'POST',
+      '/admin/oauth/token',
+      new URLSearchParams({
+        client_id: clientId,
+        client_secret: firstSecret,
+        refresh_token: tokens.refresh_token,
+        grant_type: 'refresh_token',
+      }).toString(),
+    );
     expect(refreshed.status).toBe(200);
     const token = JSON.parse(refreshed.body).access_token as string;
 
@@ -156,13 +191,21 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
 
     // The partner sees the dead delivery with both attempts, then sends it again.
     await partnerPage.goto(`${platform()}/partner/apps/${clientId}/deliveries`);
-    await expect.poll(async () => {
-      await partnerPage.reload();
-      return partnerPage.locator('.status-dead').count();
-    }, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => {
+          await partnerPage.reload();
+          return partnerPage.locator('.status-dead').count();
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(1);
     await partnerPage.getByLabel('Status').selectOption('dead');
     await partnerPage.getByRole('button', { name: 'Filter' }).click();
-    await partnerPage.getByRole('row', { name: /products\/create/ }).getByRole('link').click();
+    await partnerPage
+      .getByRole('row', { name: /products\/create/ })
+      .getByRole('link')
+      .click();
     await partnerPage.getByRole('heading', { name: /Delivery #\d+/ }).waitFor();
     expect(await partnerPage.locator('tbody tr').count()).toBe(2);
     expect(await partnerPage.locator('main').textContent()).toContain('receiver is down');
@@ -170,10 +213,15 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
     hooksFail = false;
     await partnerPage.getByRole('button', { name: 'Send again' }).click();
     await partnerPage.getByText('queued again').waitFor();
-    await expect.poll(async () => {
-      await partnerPage.reload();
-      return partnerPage.locator('.status-delivered').count();
-    }, { timeout: 10_000 }).toBe(1);
+    await expect
+      .poll(
+        async () => {
+          await partnerPage.reload();
+          return partnerPage.locator('.status-delivered').count();
+        },
+        { timeout: 10_000 },
+      )
+      .toBe(1);
     expect(hooks.filter((h) => h.topic === 'products/create').map((h) => h.status)).toEqual([500, 500, 200]);
     expect(await partnerPage.locator('tbody tr').count()).toBe(3);
 

@@ -4,17 +4,19 @@ import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 
-// Biome (`npm run lint`: formatting and lint rules, biome.json) runs first and fails the suite like a
-// type error, once the tree has been formatted (`npm run format`) and the remaining lint errors fixed.
-const LINT = false; // switched on once the tree is formatted
-
 const ci = process.env.CI === 'true' || process.env.CI === '1';
 
 function answers(host, port) {
   return new Promise((resolve) => {
     const socket = net.connect({ host, port, timeout: 1500 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
     socket.once('error', () => resolve(false));
   });
 }
@@ -49,12 +51,11 @@ if (skipped.length > 0) {
 
 // Lint and types first: either failing fails the suite like a failing test.
 if (process.argv.length <= 2) {
-  if (LINT) {
-    const lint = spawnSync('npx', ['biome', 'check', '.'], { stdio: 'inherit', env });
-    if (lint.status !== 0) {
-      console.error('lint failed (npm run lint; npm run format fixes formatting)');
-      process.exit(lint.status ?? 1);
-    }
+  // Biome (biome.json): formatting and lint rules, `npm run format` fixes the formatting.
+  const lint = spawnSync('npx', ['biome', 'check', '.'], { stdio: 'inherit', env });
+  if (lint.status !== 0) {
+    console.error('lint failed (npm run lint; npm run format fixes formatting)');
+    process.exit(lint.status ?? 1);
   }
   const types = spawnSync('npx', ['tsc', '-p', 'tsconfig.json', '--noEmit'], { stdio: 'inherit', env });
   if (types.status !== 0) {

@@ -21,7 +21,13 @@ if (process.env.BENCH_BARE === '1') {
 } else {
   const products = Number(process.env.BENCH_PRODUCTS ?? '100000');
   const dir = mkdtempSync(join(tmpdir(), 'storegate-admin-bench-'));
-  const config = loadConfig({ database: join(dir, 'bench.db'), masterKey: randomBytes(32).toString('hex'), logLevel: 'silent', port: 0, rateLimit: 'off' });
+  const config = loadConfig({
+    database: join(dir, 'bench.db'),
+    masterKey: randomBytes(32).toString('hex'),
+    logLevel: 'silent',
+    port: 0,
+    rateLimit: 'off',
+  });
   const platform = await createPlatform(config);
   const { http: app, services, db } = platform;
   const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
@@ -29,7 +35,13 @@ if (process.env.BENCH_BARE === '1') {
   await services.seeds.seed(store.id, { products, orders: 0, customers: 0 });
   const seedSeconds = (performance.now() - started) / 1000;
   const { accessToken } = await services.apps.createPrivateApp({ storeId: store.id, name: 'bench', scopes: 'read_products' });
-  const maxId = (await db.kysely.selectFrom('products').select((eb) => eb.fn.max('id').as('m')).where('store_id', '=', store.id).executeTakeFirstOrThrow()).m as number;
+  const maxId = (
+    await db.kysely
+      .selectFrom('products')
+      .select((eb) => eb.fn.max('id').as('m'))
+      .where('store_id', '=', store.id)
+      .executeTakeFirstOrThrow()
+  ).m as number;
   // A cursor just before the last page, minted the way the API mints them.
   const deepCursor = services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id: maxId - 60 });
   // Distinct positions near the start and near the end (distinct, so no page is served twice
@@ -40,7 +52,16 @@ if (process.env.BENCH_BARE === '1') {
   const startCursors = Array.from({ length: n }, (_, i) => cursorAt(minId + i));
   const endCursors = Array.from({ length: n }, (_, i) => cursorAt(maxId - 60 - i));
   await app.listen({ port: 0, host: '127.0.0.1' });
-  send({ type: 'ready', port: (app.server.address() as { port: number }).port, token: accessToken, deepCursor, startCursors, endCursors, products, seedSeconds });
+  send({
+    type: 'ready',
+    port: (app.server.address() as { port: number }).port,
+    token: accessToken,
+    deepCursor,
+    startCursors,
+    endCursors,
+    products,
+    seedSeconds,
+  });
   process.on('disconnect', async () => {
     await platform.close();
     rmSync(dir, { recursive: true, force: true });

@@ -46,7 +46,12 @@ const provider = new Provider('http://127.0.0.1', {
   // Access tokens are opaque: no resource indicators, so no JWT access-token format is ever chosen.
   features: { devInteractions: { enabled: false }, resourceIndicators: { enabled: false } },
   async findAccount(_ctx: unknown, sub: string) {
-    return { accountId: sub, async claims() { return { sub }; } };
+    return {
+      accountId: sub,
+      async claims() {
+        return { sub };
+      },
+    };
   },
   ttl: {
     AccessToken: 3600,
@@ -114,7 +119,17 @@ function stats() {
   const cpu = process.cpuUsage(lastCpu);
   const elu = performance.eventLoopUtilization(lastElu);
   const now = performance.now();
-  const out = { wallMs: now - lastAt, userMs: cpu.user / 1000, systemMs: cpu.system / 1000, elu: elu.utilization, rssMb: process.memoryUsage().rss / 2 ** 20, serverErrors, grantErrors, lastGrantError, lruEntries };
+  const out = {
+    wallMs: now - lastAt,
+    userMs: cpu.user / 1000,
+    systemMs: cpu.system / 1000,
+    elu: elu.utilization,
+    rssMb: process.memoryUsage().rss / 2 ** 20,
+    serverErrors,
+    grantErrors,
+    lastGrantError,
+    lruEntries,
+  };
   lastCpu = process.cpuUsage();
   lastElu = performance.eventLoopUtilization();
   lastAt = now;

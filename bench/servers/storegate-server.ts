@@ -16,15 +16,27 @@ const send = (msg: unknown) => process.send!(msg);
 const dir = mkdtempSync(join(tmpdir(), 'storegate-bench-'));
 const REDIRECT = 'http://localhost:9/cb';
 
-const config = loadConfig({ database: join(dir, 'bench.db'), masterKey: randomBytes(32).toString('hex'), logLevel: 'silent', port: 0, rateLimit: 'off' });
+const config = loadConfig({
+  database: join(dir, 'bench.db'),
+  masterKey: randomBytes(32).toString('hex'),
+  logLevel: 'silent',
+  port: 0,
+  rateLimit: 'off',
+});
 const db = openDatabase(config.database);
 // Diagnostics only (BENCH_TOKEN_DIAG, comma-separated), to measure where the time goes without
 // editing the platform; a run with any of them is not the benchmark and cannot pass the target:
 //   sync-normal: PRAGMA synchronous=NORMAL (no fsync per commit: NOT durable against power loss);
 //   stmt-cache:  reuse better-sqlite3 prepared statements (Kysely's SqliteDriver prepares every query);
 //   db-timing:   time every prepare() and statement execution by kind (reported with the phase figures).
-const diag = new Set((process.env.BENCH_TOKEN_DIAG ?? '').split(',').map((d) => d.trim()).filter(Boolean));
-for (const d of diag) if (!['sync-normal', 'stmt-cache', 'db-timing'].includes(d)) throw new Error(`BENCH_TOKEN_DIAG: unknown diagnostic "${d}"`);
+const diag = new Set(
+  (process.env.BENCH_TOKEN_DIAG ?? '')
+    .split(',')
+    .map((d) => d.trim())
+    .filter(Boolean),
+);
+for (const d of diag)
+  if (!['sync-normal', 'stmt-cache', 'db-timing'].includes(d)) throw new Error(`BENCH_TOKEN_DIAG: unknown diagnostic "${d}"`);
 if (diag.has('sync-normal')) db.sqlite!.pragma('synchronous = NORMAL');
 if (diag.has('stmt-cache')) {
   const sqlite = db.sqlite!;
@@ -57,21 +69,34 @@ if (diag.has('db-timing')) {
     const stmt = prepare(source);
     add('(prepare)', performance.now() - t0);
     const kind = kindOf(source);
-    const timed = <A extends unknown[], R>(fn: (...a: A) => R) => (...args: A): R => {
-      const t = performance.now();
-      try {
-        return fn(...args);
-      } finally {
-        add(kind, performance.now() - t);
-      }
+    const timed =
+      <A extends unknown[], R>(fn: (...a: A) => R) =>
+      (...args: A): R => {
+        const t = performance.now();
+        try {
+          return fn(...args);
+        } finally {
+          add(kind, performance.now() - t);
+        }
+      };
+    return {
+      reader: stmt.reader,
+      run: timed(stmt.run.bind(stmt)),
+      all: timed(stmt.all.bind(stmt)),
+      get: timed(stmt.get.bind(stmt)),
+      iterate: stmt.iterate.bind(stmt),
     };
-    return { reader: stmt.reader, run: timed(stmt.run.bind(stmt)), all: timed(stmt.all.bind(stmt)), get: timed(stmt.get.bind(stmt)), iterate: stmt.iterate.bind(stmt) };
   }) as unknown as typeof sqlite.prepare;
 }
 const platform = await createPlatform(config, { db });
 const { http: app, services } = platform;
 const store = await services.accounts.createStore({ name: 'bench', ownerEmail: 'o@bench.test', ownerPassword: 'bench-password' });
-const { app: appRow, clientSecret } = await services.apps.createApp({ name: 'Bench', appUrl: 'http://localhost:9/', redirectUri: REDIRECT, scopes: 'read_products' });
+const { app: appRow, clientSecret } = await services.apps.createApp({
+  name: 'Bench',
+  appUrl: 'http://localhost:9/',
+  redirectUri: REDIRECT,
+  scopes: 'read_products',
+});
 const inst = await services.apps.grant(store.id, appRow.id, ['read_products']);
 
 /**
@@ -83,7 +108,16 @@ async function mintCodes(n: number): Promise<string[]> {
   db.sqlite!.exec('BEGIN IMMEDIATE');
   try {
     for (let i = 0; i < n; i++) {
-      codes.push(await services.oauth.issueCode({ appId: appRow.id, storeId: store.id, installationId: inst.id, redirectUri: REDIRECT, scopes: ['read_products'], codeChallenge: null }));
+      codes.push(
+        await services.oauth.issueCode({
+          appId: appRow.id,
+          storeId: store.id,
+          installationId: inst.id,
+          redirectUri: REDIRECT,
+          scopes: ['read_products'],
+          codeChallenge: null,
+        }),
+      );
     }
     db.sqlite!.exec('COMMIT');
   } catch (err) {
@@ -102,7 +136,14 @@ function stats() {
   const now = performance.now();
   const db = Object.fromEntries([...dbTiming].sort((a, b) => b[1].ms - a[1].ms));
   dbTiming.clear();
-  const out = { wallMs: now - lastAt, userMs: cpu.user / 1000, systemMs: cpu.system / 1000, elu: elu.utilization, rssMb: process.memoryUsage().rss / 2 ** 20, ...(diag.has('db-timing') ? { db } : {}) };
+  const out = {
+    wallMs: now - lastAt,
+    userMs: cpu.user / 1000,
+    systemMs: cpu.system / 1000,
+    elu: elu.utilization,
+    rssMb: process.memoryUsage().rss / 2 ** 20,
+    ...(diag.has('db-timing') ? { db } : {}),
+  };
   lastCpu = process.cpuUsage();
   lastElu = performance.eventLoopUtilization();
   lastAt = now;
@@ -135,7 +176,10 @@ process.on('disconnect', () => void shutdown());
 await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
-const pragmas = { journal_mode: db.sqlite!.pragma('journal_mode', { simple: true }), synchronous: db.sqlite!.pragma('synchronous', { simple: true }) };
+const pragmas = {
+  journal_mode: db.sqlite!.pragma('journal_mode', { simple: true }),
+  synchronous: db.sqlite!.pragma('synchronous', { simple: true }),
+};
 send({
   type: 'ready',
   port,

@@ -43,7 +43,17 @@ process.on('message', (m: { type: string }) => {
   if (m.type === 'stats') {
     const sorted = [...latencies].sort((a, b) => a - b);
     const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-    process.send!({ type: 'stats', received: latencies.length, unique: webhookIds.size, duplicates, first, last, p50: pct(50), p99: pct(99), max: sorted[sorted.length - 1] ?? 0 });
+    process.send!({
+      type: 'stats',
+      received: latencies.length,
+      unique: webhookIds.size,
+      duplicates,
+      first,
+      last,
+      p50: pct(50),
+      p99: pct(99),
+      max: sorted[sorted.length - 1] ?? 0,
+    });
   }
 });
 process.send!({ type: 'ready', ports });

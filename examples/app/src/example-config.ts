@@ -53,7 +53,7 @@ const MISSING_CREDENTIALS =
   'STOREGATE_CLIENT_ID and STOREGATE_CLIENT_SECRET are required: the client_id and client_secret of the ' +
   '"Demo app" that `npm start` prints (under "demo app:"). Run, for example:\n' +
   '      STOREGATE_CLIENT_ID=<client_id> STOREGATE_CLIENT_SECRET=<client_secret> npm run example\n' +
-  '    (the storegate CLI has no command that shows an existing app\'s secret, so the example cannot read it for you)';
+  "    (the storegate CLI has no command that shows an existing app's secret, so the example cannot read it for you)";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -105,7 +105,11 @@ export function loadExampleConfig(env: Env): ExampleConfig {
   const clientSecret = env['STOREGATE_CLIENT_SECRET']?.trim() ?? '';
   if (clientId === '' || clientSecret === '') problems.push(MISSING_CREDENTIALS);
 
-  const scopes = (env['STOREGATE_SCOPES'] ?? DEMO_SCOPES).trim().split(/[\s,]+/).filter(Boolean).join(' ');
+  const scopes = (env['STOREGATE_SCOPES'] ?? DEMO_SCOPES)
+    .trim()
+    .split(/[\s,]+/)
+    .filter(Boolean)
+    .join(' ');
   if (scopes === '') problems.push('STOREGATE_SCOPES must name at least one scope, e.g. "read_products"');
 
   const storeDomain = (env['STOREGATE_STORE_DOMAIN']?.trim() || 'localhost').toLowerCase();

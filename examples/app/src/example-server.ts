@@ -120,36 +120,90 @@ function installAgain(shop: string | undefined): { href: string; label: string }
 
 function describeError(error: unknown, shop: string | undefined, platform: string): ErrorAnswer | undefined {
   if (error instanceof RequestError) return { status: error.status, title: 'Bad request', message: error.message, action: error.action };
-  if (error instanceof StateError || error instanceof HmacError || error instanceof TimestampError || error instanceof ShopError || error instanceof ParameterError) {
-    return { status: 400, title: 'This request could not be verified', message: error.message, code: error.code, action: installAgain(shop) };
+  if (
+    error instanceof StateError ||
+    error instanceof HmacError ||
+    error instanceof TimestampError ||
+    error instanceof ShopError ||
+    error instanceof ParameterError
+  ) {
+    return {
+      status: 400,
+      title: 'This request could not be verified',
+      message: error.message,
+      code: error.code,
+      action: installAgain(shop),
+    };
   }
   if (error instanceof AuthorizationDeniedError) {
-    return { status: 403, title: 'Installation cancelled', message: `The store did not authorize the app: ${error.message}`, code: error.code, action: installAgain(shop) };
+    return {
+      status: 403,
+      title: 'Installation cancelled',
+      message: `The store did not authorize the app: ${error.message}`,
+      code: error.code,
+      action: installAgain(shop),
+    };
   }
   if (error instanceof TokenExchangeError) {
-    return { status: 502, title: 'The platform refused the code exchange', message: `${error.message}. Codes are single-use and expire after a minute: start the install again.`, code: error.code, action: installAgain(shop) };
+    return {
+      status: 502,
+      title: 'The platform refused the code exchange',
+      message: `${error.message}. Codes are single-use and expire after a minute: start the install again.`,
+      code: error.code,
+      action: installAgain(shop),
+    };
   }
   if (error instanceof SessionNotFoundError) {
-    return { status: 404, title: 'Not installed', message: `The app is not installed in ${error.shop} (or was uninstalled).`, code: error.code, action: installAgain(error.shop) };
+    return {
+      status: 404,
+      title: 'Not installed',
+      message: `The app is not installed in ${error.shop} (or was uninstalled).`,
+      code: error.code,
+      action: installAgain(error.shop),
+    };
   }
   if (error instanceof ReauthorizationRequiredError || error instanceof AuthError) {
-    return { status: 401, title: 'Authorize the app again', message: `The platform no longer accepts this app's tokens for ${shop ?? 'the store'}: ${error.message}`, code: error.code, action: installAgain(shop) };
+    return {
+      status: 401,
+      title: 'Authorize the app again',
+      message: `The platform no longer accepts this app's tokens for ${shop ?? 'the store'}: ${error.message}`,
+      code: error.code,
+      action: installAgain(shop),
+    };
   }
   if (error instanceof ScopeError) {
     return { status: 403, title: 'Missing permission', message: error.message, code: error.code, action: installAgain(shop) };
   }
   if (error instanceof RateLimitError) {
     const retryAfter = String(Math.max(1, Math.ceil(error.retryAfter ?? 1)));
-    return { status: 429, title: 'Too many requests', message: `The platform asks to wait ${retryAfter} s before the next call.`, code: error.code, headers: { 'retry-after': retryAfter } };
+    return {
+      status: 429,
+      title: 'Too many requests',
+      message: `The platform asks to wait ${retryAfter} s before the next call.`,
+      code: error.code,
+      headers: { 'retry-after': retryAfter },
+    };
   }
   if (error instanceof NetworkError || error instanceof TokenRefreshError) {
-    return { status: 502, title: 'The platform did not answer', message: `Could not reach the platform at ${platform}: ${error.message}. Is \`npm start\` running?`, code: error.code };
+    return {
+      status: 502,
+      title: 'The platform did not answer',
+      message: `Could not reach the platform at ${platform}: ${error.message}. Is \`npm start\` running?`,
+      code: error.code,
+    };
   }
   if (error instanceof ApiError && error.platformCode === 'InvalidCursor') {
-    return { status: 400, title: 'Invalid cursor', message: 'The cursor in this link is not one the platform issued for this list (or for this API version).', code: error.platformCode, action: shop ? { href: `/products?shop=${encodeURIComponent(shop)}`, label: 'First page' } : undefined };
+    return {
+      status: 400,
+      title: 'Invalid cursor',
+      message: 'The cursor in this link is not one the platform issued for this list (or for this API version).',
+      code: error.platformCode,
+      action: shop ? { href: `/products?shop=${encodeURIComponent(shop)}`, label: 'First page' } : undefined,
+    };
   }
   if (error instanceof NotFoundError) return { status: 404, title: 'Not found', message: error.message, code: error.code };
-  if (error instanceof StoregateError) return { status: 502, title: 'The platform answered with an error', message: error.message, code: error.code };
+  if (error instanceof StoregateError)
+    return { status: 502, title: 'The platform answered with an error', message: error.message, code: error.code };
   return undefined;
 }
 
@@ -186,7 +240,14 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
   const clientFor = (shop: string, version: ApiVersion): AdminClient =>
     version === config.apiVersion
       ? app.client(shop)
-      : createAdminClient({ shop, accessToken: (signal) => app.getAccessToken(shop, signal ? { signal } : {}), apiVersion: version, apiOrigin: config.apiOrigin, storeDomain: config.storeDomain, fetch: fetchImpl });
+      : createAdminClient({
+          shop,
+          accessToken: (signal) => app.getAccessToken(shop, signal ? { signal } : {}),
+          apiVersion: version,
+          apiOrigin: config.apiOrigin,
+          storeDomain: config.storeDomain,
+          fetch: fetchImpl,
+        });
 
   /** `demo` or `demo.localhost` → `demo.localhost`, refused unless it is a shop of the store domain. */
   const shopParam = (query: URLSearchParams): string => {
@@ -196,7 +257,10 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     }
     const shop = raw.includes('.') ? raw : `${raw}.${config.storeDomain}`;
     if (!app.isValidShop(shop)) {
-      throw new RequestError(400, `"${raw}" is not a store of ${config.storeDomain}: a store name is letters, digits and hyphens (e.g. "demo"), a hostname is {store}.${config.storeDomain}.`);
+      throw new RequestError(
+        400,
+        `"${raw}" is not a store of ${config.storeDomain}: a store name is letters, digits and hyphens (e.g. "demo"), a hostname is {store}.${config.storeDomain}.`,
+      );
     }
     return shop;
   };
@@ -204,10 +268,14 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
   /** The shop, when this browser was granted it by a signed request (install or open from the admin). */
   const requireAccess = (req: Request, shop: string): void => {
     if (access.read(req.headers.cookie) !== shop) {
-      throw new RequestError(403, `This browser has not opened the app for ${shop}. Open it from the store admin (Apps → Open), or install it again.`, {
-        href: `/auth?shop=${encodeURIComponent(shop)}`,
-        label: 'Install / open the app',
-      });
+      throw new RequestError(
+        403,
+        `This browser has not opened the app for ${shop}. Open it from the store admin (Apps → Open), or install it again.`,
+        {
+          href: `/auth?shop=${encodeURIComponent(shop)}`,
+          label: 'Install / open the app',
+        },
+      );
     }
   };
 
@@ -246,10 +314,14 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
         return;
       }
       if (query.has('shop') || query.has('timestamp')) {
-        throw new RequestError(400, 'This install request carries no hmac, so it cannot be from the platform. Install from the store admin, or use the form on this page.', {
-          href: '/',
-          label: 'Home',
-        });
+        throw new RequestError(
+          400,
+          'This install request carries no hmac, so it cannot be from the platform. Install from the store admin, or use the form on this page.',
+          {
+            href: '/',
+            label: 'Home',
+          },
+        );
       }
       const shop = access.read(req.headers.cookie);
       res.type('html').send(homePage({ shop, storeDomain: config.storeDomain, appUrl: config.appUrl, scopes: config.scopes }));
@@ -284,18 +356,28 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       const shop = shopParam(query);
       requireAccess(req, shop);
       const version = single(query, 'version') ?? config.apiVersion;
-      if (!(API_VERSIONS as readonly string[]).includes(version)) throw new RequestError(400, `Unknown API version "${version}": use one of ${API_VERSIONS.join(', ')}.`);
+      if (!(API_VERSIONS as readonly string[]).includes(version))
+        throw new RequestError(400, `Unknown API version "${version}": use one of ${API_VERSIONS.join(', ')}.`);
       const direction = single(query, 'direction') ?? 'forward';
-      if (direction !== 'forward' && direction !== 'backward') throw new RequestError(400, `direction must be "forward" or "backward" (got "${direction}").`);
+      if (direction !== 'forward' && direction !== 'backward')
+        throw new RequestError(400, `direction must be "forward" or "backward" (got "${direction}").`);
       const cursor = single(query, 'cursor');
-      if (cursor !== undefined && !CURSOR_PATTERN.test(cursor)) throw new RequestError(400, 'The cursor must be the opaque text a previous page gave (1 to 2048 visible characters).');
-      if (direction === 'backward' && version !== '2022-01') throw new RequestError(400, `Going backwards needs API version 2022-01 (its pages carry pre_cursor); ${version} pages only go forward.`);
-      if (direction === 'backward' && cursor === undefined) throw new RequestError(400, 'Going backwards starts from a page\'s pre_cursor: pass it as "cursor".');
+      if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
+        throw new RequestError(400, 'The cursor must be the opaque text a previous page gave (1 to 2048 visible characters).');
+      if (direction === 'backward' && version !== '2022-01')
+        throw new RequestError(
+          400,
+          `Going backwards needs API version 2022-01 (its pages carry pre_cursor); ${version} pages only go forward.`,
+        );
+      if (direction === 'backward' && cursor === undefined)
+        throw new RequestError(400, 'Going backwards starts from a page\'s pre_cursor: pass it as "cursor".');
       const installed = single(query, 'installed');
       if (installed !== undefined && installed !== '1') throw new RequestError(400, 'installed must be 1 when given.');
 
       const client = clientFor(shop, version as ApiVersion);
-      const [page] = await client.pages<ProductRow>('products', { limit: config.pageSize, cursor: cursor ?? null, direction, maxPages: 1 }).toArray({ max: 1 });
+      const [page] = await client
+        .pages<ProductRow>('products', { limit: config.pageSize, cursor: cursor ?? null, direction, maxPages: 1 })
+        .toArray({ max: 1 });
       if (!page) throw new Error('the paginator returned no page');
       const link = (c: string, dir: 'forward' | 'backward') =>
         `/products?${new URLSearchParams({ shop, version, ...(dir === 'backward' ? { direction: dir } : {}), cursor: c }).toString()}`;
@@ -322,7 +404,11 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     .get(async (req, res) => {
       const shop = shopParam(queryOf(req));
       requireAccess(req, shop);
-      res.type('html').send(eventsPage({ shop, events: webhooks.forShop(shop), capacity: config.webhookLogSize, subscriptions: subscriptions.get(shop) }));
+      res
+        .type('html')
+        .send(
+          eventsPage({ shop, events: webhooks.forShop(shop), capacity: config.webhookLogSize, subscriptions: subscriptions.get(shop) }),
+        );
     })
     .all(methodNotAllowed('GET'));
 
@@ -333,7 +419,10 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       const rawBody: unknown = req.body;
       const event = await app.verifyWebhook({ rawBody: rawBody instanceof Uint8Array ? rawBody : '', headers: req.headers });
       if (!event.shop || !app.isValidShop(event.shop) || !event.topic) {
-        res.status(400).type('text/plain').send('The webhook is signed but names no valid shop or topic (X-Service-Shop-Domain, X-Service-Topic).');
+        res
+          .status(400)
+          .type('text/plain')
+          .send('The webhook is signed but names no valid shop or topic (X-Service-Shop-Domain, X-Service-Topic).');
         return;
       }
       const fresh = webhooks.add(event);
@@ -342,7 +431,10 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
         await app.sessions.delete(event.shop);
         subscriptions.delete(event.shop);
       }
-      res.status(200).type('text/plain').send(fresh ? 'ok' : 'ok (already received)');
+      res
+        .status(200)
+        .type('text/plain')
+        .send(fresh ? 'ok' : 'ok (already received)');
     })
     .all(methodNotAllowed('POST'));
 
@@ -351,7 +443,10 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
   });
 
   server.use((req, res) => {
-    res.status(404).type('html').send(messagePage({ title: 'Not found', message: `Nothing at ${req.method} ${req.path}.`, action: { href: '/', label: 'Home' } }));
+    res
+      .status(404)
+      .type('html')
+      .send(messagePage({ title: 'Not found', message: `Nothing at ${req.method} ${req.path}.`, action: { href: '/', label: 'Home' } }));
   });
 
   server.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -363,7 +458,10 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       }
       const status = (error as { status?: unknown }).status;
       if (typeof status === 'number' && status >= 400 && status < 500) {
-        res.status(status).type('text/plain').send(`The webhook body could not be read: ${(error as Error).message}`);
+        res
+          .status(status)
+          .type('text/plain')
+          .send(`The webhook body could not be read: ${(error as Error).message}`);
         return;
       }
     }
@@ -378,11 +476,19 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     if (!answer) {
       deps.logger?.error?.('example app: unexpected error', { path: req.path, message: (error as Error).message });
       if (!deps.logger) console.error(`example app: ${req.method} ${req.path}:`, error);
-      res.status(500).type('html').send(messagePage({ title: 'Something went wrong', message: 'The example app failed to answer this request; its console shows why.' }));
+      res
+        .status(500)
+        .type('html')
+        .send(
+          messagePage({ title: 'Something went wrong', message: 'The example app failed to answer this request; its console shows why.' }),
+        );
       return;
     }
     for (const [name, value] of Object.entries(answer.headers ?? {})) res.setHeader(name, value);
-    res.status(answer.status).type('html').send(messagePage({ title: answer.title, message: answer.message, code: answer.code, action: answer.action, shop }));
+    res
+      .status(answer.status)
+      .type('html')
+      .send(messagePage({ title: answer.title, message: answer.message, code: answer.code, action: answer.action, shop }));
   });
 
   return { server, app, webhooks, close: sessions.close };

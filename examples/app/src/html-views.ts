@@ -79,10 +79,17 @@ export interface ProductsView {
 
 export function productsPage(view: ProductsView): string {
   const rows = view.products
-    .map((p) => `<tr><td>${escapeHtml(p.id)}</td><td>${escapeHtml(p.title)}</td><td>${escapeHtml(p.vendor ?? '')}</td><td>${escapeHtml(p.status ?? '')}</td><td>${escapeHtml(p.price ?? '')}</td><td class="muted">${escapeHtml(p.updated_at ?? '')}</td></tr>`)
+    .map(
+      (p) =>
+        `<tr><td>${escapeHtml(p.id)}</td><td>${escapeHtml(p.title)}</td><td>${escapeHtml(p.vendor ?? '')}</td><td>${escapeHtml(p.status ?? '')}</td><td>${escapeHtml(p.price ?? '')}</td><td class="muted">${escapeHtml(p.updated_at ?? '')}</td></tr>`,
+    )
     .join('\n');
   const versionLinks = view.versions
-    .map((v) => (v === view.apiVersion ? `<strong>${escapeHtml(v)}</strong>` : `<a href="/products?shop=${encodeURIComponent(view.shop)}&amp;version=${encodeURIComponent(v)}">${escapeHtml(v)}</a>`))
+    .map((v) =>
+      v === view.apiVersion
+        ? `<strong>${escapeHtml(v)}</strong>`
+        : `<a href="/products?shop=${encodeURIComponent(view.shop)}&amp;version=${encodeURIComponent(v)}">${escapeHtml(v)}</a>`,
+    )
     .join(' · ');
   const pager = `<nav class="pager">
   ${view.previousHref ? `<a class="button" rel="prev" href="${escapeHtml(view.previousHref)}">← Previous page</a>` : ''}
@@ -102,13 +109,19 @@ ${pager}
   );
 }
 
-export function eventsPage(input: { shop: string; events: readonly LoggedWebhook[]; capacity: number; subscriptions: ReadonlyMap<string, string> | undefined }): string {
+export function eventsPage(input: {
+  shop: string;
+  events: readonly LoggedWebhook[];
+  capacity: number;
+  subscriptions: ReadonlyMap<string, string> | undefined;
+}): string {
   const subs = input.subscriptions
     ? `<p class="muted">Subscriptions: ${[...input.subscriptions].map(([topic, status]) => `${escapeHtml(topic)} (${escapeHtml(status)})`).join(', ')}</p>`
     : '<p class="muted">No subscriptions made by this process (they are made right after an install).</p>';
   const items = input.events
     .map(
-      (e) => `<tr><td>${escapeHtml(e.receivedAt.toISOString())}</td><td><strong>${escapeHtml(e.topic)}</strong><br><span class="muted">id ${escapeHtml(e.id ?? '(none)')}${e.apiVersion ? ` · ${escapeHtml(e.apiVersion)}` : ''}</span></td><td><pre>${escapeHtml(e.body)}</pre></td></tr>`,
+      (e) =>
+        `<tr><td>${escapeHtml(e.receivedAt.toISOString())}</td><td><strong>${escapeHtml(e.topic)}</strong><br><span class="muted">id ${escapeHtml(e.id ?? '(none)')}${e.apiVersion ? ` · ${escapeHtml(e.apiVersion)}` : ''}</span></td><td><pre>${escapeHtml(e.body)}</pre></td></tr>`,
     )
     .join('\n');
   return layout(
@@ -121,7 +134,13 @@ ${input.events.length === 0 ? '<p>No webhooks yet. Create or change a product in
   );
 }
 
-export function messagePage(input: { title: string; message: string; code?: string | undefined; action?: { href: string; label: string } | undefined; shop?: string | undefined }): string {
+export function messagePage(input: {
+  title: string;
+  message: string;
+  code?: string | undefined;
+  action?: { href: string; label: string } | undefined;
+  shop?: string | undefined;
+}): string {
   return layout(
     input.title,
     `<h1>${escapeHtml(input.title)}</h1>

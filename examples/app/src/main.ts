@@ -5,7 +5,9 @@ import { createExampleServer } from './example-server.ts';
 
 function consoleLogger(): Logger {
   const line = (level: string) => (message: string, details?: Record<string, unknown>) =>
-    process.stderr.write(`[example app] ${level} ${message}${details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : ''}\n`);
+    process.stderr.write(
+      `[example app] ${level} ${message}${details && Object.keys(details).length > 0 ? ` ${JSON.stringify(details)}` : ''}\n`,
+    );
   return { info: line('info'), warn: line('warn'), error: line('error') };
 }
 

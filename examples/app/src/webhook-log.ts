@@ -31,7 +31,14 @@ export class WebhookLog {
     } catch {
       // Not JSON: keep the text as it came.
     }
-    this.#entries.unshift({ id: event.id, topic: event.topic ?? '(no topic)', shop: event.shop ?? '(no shop)', apiVersion: event.apiVersion, receivedAt, body });
+    this.#entries.unshift({
+      id: event.id,
+      topic: event.topic ?? '(no topic)',
+      shop: event.shop ?? '(no shop)',
+      apiVersion: event.apiVersion,
+      receivedAt,
+      body,
+    });
     this.#entries.length = Math.min(this.#entries.length, this.#capacity);
     return true;
   }

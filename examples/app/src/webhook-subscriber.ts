@@ -12,12 +12,22 @@ export async function subscribeWebhooks(client: AdminClient, address: string, to
       await client.post('webhooks', { address, topic });
       status.set(topic, 'subscribed');
     } catch (error) {
-      if (error instanceof ValidationError && Object.values(error.errors).flat().some((m) => m.includes('already subscribed'))) {
+      if (
+        error instanceof ValidationError &&
+        Object.values(error.errors)
+          .flat()
+          .some((m) => m.includes('already subscribed'))
+      ) {
         status.set(topic, 'already subscribed');
       } else if (error instanceof ScopeError) {
         status.set(topic, 'refused: the app lacks the scope this topic needs');
       } else if (error instanceof ValidationError) {
-        status.set(topic, `refused: ${Object.entries(error.errors).map(([field, messages]) => `${field} ${messages.join(', ')}`).join('; ')}`);
+        status.set(
+          topic,
+          `refused: ${Object.entries(error.errors)
+            .map(([field, messages]) => `${field} ${messages.join(', ')}`)
+            .join('; ')}`,
+        );
       } else if (error instanceof StoregateError) {
         status.set(topic, `failed: ${error.code}`);
       } else {

@@ -77,7 +77,13 @@ describe('session storage', () => {
     expect(config.sessionStorage).toEqual({ sqlitePath });
     try {
       const first = createExampleServer(config);
-      await first.app.sessions.set({ shop: SHOP, accessToken: 'sg_at_1', refreshToken: 'sg_rt_1', expiresAt: 2_000_000_000, scope: 'read_products' });
+      await first.app.sessions.set({
+        shop: SHOP,
+        accessToken: 'sg_at_1',
+        refreshToken: 'sg_rt_1',
+        expiresAt: 2_000_000_000,
+        scope: 'read_products',
+      });
       first.close();
       const second = createExampleServer(config);
       expect(await second.app.sessions.get(SHOP)).toMatchObject({ accessToken: 'sg_at_1' });
@@ -96,7 +102,13 @@ describe('the example app', () => {
   const platformCalls: URL[] = [];
 
   const config: ExampleConfig = {
-    ...loadExampleConfig({ STOREGATE_CLIENT_ID: 'client-1', STOREGATE_CLIENT_SECRET: SECRET, APP_SESSION_STORAGE: 'memory', APP_WEBHOOK_LOG_SIZE: '3', APP_PAGE_SIZE: '2' }),
+    ...loadExampleConfig({
+      STOREGATE_CLIENT_ID: 'client-1',
+      STOREGATE_CLIENT_SECRET: SECRET,
+      APP_SESSION_STORAGE: 'memory',
+      APP_WEBHOOK_LOG_SIZE: '3',
+      APP_PAGE_SIZE: '2',
+    }),
   };
 
   beforeAll(async () => {
@@ -125,7 +137,13 @@ describe('the example app', () => {
   const get = (path: string, headers: Record<string, string> = {}) => fetch(`${base}${path}`, { redirect: 'manual', headers });
 
   async function installSession(): Promise<void> {
-    await example.app.sessions.set({ shop: SHOP, accessToken: 'sg_at_test', refreshToken: 'sg_rt_test', expiresAt: Math.floor(Date.now() / 1000) + 3600, scope: config.scopes });
+    await example.app.sessions.set({
+      shop: SHOP,
+      accessToken: 'sg_at_test',
+      refreshToken: 'sg_rt_test',
+      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      scope: config.scopes,
+    });
   }
 
   /** Opens the app the way the store admin does (a signed App-URL request); returns the app's cookie. */
@@ -137,7 +155,10 @@ describe('the example app', () => {
   }
 
   async function webhook(topic: string | undefined, payload: string, options: { id?: string; secret?: string; shop?: string } = {}) {
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'x-service-hmac-sha256': await signWebhook(payload, options.secret ?? SECRET) };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'x-service-hmac-sha256': await signWebhook(payload, options.secret ?? SECRET),
+    };
     if (topic) headers['x-service-topic'] = topic;
     if (options.shop !== '') headers['x-service-shop-domain'] = options.shop ?? SHOP;
     if (options.id) headers['x-service-webhook-id'] = options.id;
@@ -174,7 +195,11 @@ describe('the example app', () => {
     it.each([
       ['a wrong hmac', async () => `shop=${SHOP}&timestamp=${Math.floor(Date.now() / 1000)}&hmac=${'0'.repeat(64)}`, 'HMAC'],
       ['a stale timestamp', async () => signedQuery({ shop: SHOP, timestamp: '1000000000' }, SECRET), 'TIMESTAMP'],
-      ['a shop of another domain', async () => signedQuery({ shop: 'demo.example.com', timestamp: String(Math.floor(Date.now() / 1000)) }, SECRET), 'SHOP'],
+      [
+        'a shop of another domain',
+        async () => signedQuery({ shop: 'demo.example.com', timestamp: String(Math.floor(Date.now() / 1000)) }, SECRET),
+        'SHOP',
+      ],
       ['no hmac at all', async () => `shop=${SHOP}&timestamp=1`, 'no hmac'],
     ])('refuses %s with 400 and says why', async (_name, query, reason) => {
       const res = await get(`/?${await query()}`);
@@ -222,7 +247,9 @@ describe('the example app', () => {
       const begin = await get('/auth?shop=demo');
       const state = new URL(begin.headers.get('location')!).searchParams.get('state')!;
       const cookie = begin.headers.get('set-cookie')!.split(';')[0]!;
-      const res = await get(`/auth/callback?error=access_denied&error_description=cancelled&state=${encodeURIComponent(state)}`, { cookie });
+      const res = await get(`/auth/callback?error=access_denied&error_description=cancelled&state=${encodeURIComponent(state)}`, {
+        cookie,
+      });
       expect(res.status).toBe(403);
       expect(await res.text()).toContain('Installation cancelled');
     });
@@ -247,13 +274,25 @@ describe('the example app', () => {
       const subscribed: unknown[] = [];
       platform = async (url, init) => {
         if (url.pathname === '/admin/oauth/token') {
-          return Response.json({ token_type: 'Bearer', access_token: 'sg_at_new', refresh_token: 'sg_rt_new', expires_at: Math.floor(Date.now() / 1000) + 3600, expires_in: 3600, store_id: '1', store_name: 'demo', scope: config.scopes });
+          return Response.json({
+            token_type: 'Bearer',
+            access_token: 'sg_at_new',
+            refresh_token: 'sg_rt_new',
+            expires_at: Math.floor(Date.now() / 1000) + 3600,
+            expires_in: 3600,
+            store_id: '1',
+            store_name: 'demo',
+            scope: config.scopes,
+          });
         }
         if (url.pathname === '/openapi/2026-01/webhooks') {
           const body = JSON.parse(String(init?.body)) as { topic: string };
           subscribed.push(body);
           return body.topic === 'app/uninstalled'
-            ? Response.json({ code: 'ValidationFailed', message: 'invalid', errors: { address: ['is already subscribed to app/uninstalled'] } }, { status: 422 })
+            ? Response.json(
+                { code: 'ValidationFailed', message: 'invalid', errors: { address: ['is already subscribed to app/uninstalled'] } },
+                { status: 422 },
+              )
             : Response.json({ data: { id: '1', ...body } }, { status: 201 });
         }
         return Response.json({ code: 'NotFound', message: 'no' }, { status: 404 });
@@ -311,7 +350,21 @@ describe('the example app', () => {
       await installSession();
       const cookie = await openFromAdmin();
       platform = (url) =>
-        Response.json({ data: [{ id: '3', title: '<script>alert(1)</script>', vendor: 'V', status: 'active', price: '1.00', updated_at: '2026-01-01T00:00:00Z' }], cursor: 'next-c', pre_cursor: 'prev-c', echo: url.search });
+        Response.json({
+          data: [
+            {
+              id: '3',
+              title: '<script>alert(1)</script>',
+              vendor: 'V',
+              status: 'active',
+              price: '1.00',
+              updated_at: '2026-01-01T00:00:00Z',
+            },
+          ],
+          cursor: 'next-c',
+          pre_cursor: 'prev-c',
+          echo: url.search,
+        });
       const res = await get(`/products?shop=${SHOP}&version=2022-01&cursor=start-c`, { cookie });
       expect(res.status).toBe(200);
       expect(platformCalls[0]!.pathname).toBe('/openapi/2022-01/products');
@@ -330,7 +383,12 @@ describe('the example app', () => {
     it('2026-01: a next link while has_more, none on the last page, never a previous link', async () => {
       await installSession();
       const cookie = await openFromAdmin();
-      platform = (url) => Response.json(url.searchParams.has('cursor') ? { data: [{ id: '9', title: 'Last' }], cursor: '', has_more: false } : { data: [{ id: '1', title: 'First' }], cursor: 'c1', has_more: true });
+      platform = (url) =>
+        Response.json(
+          url.searchParams.has('cursor')
+            ? { data: [{ id: '9', title: 'Last' }], cursor: '', has_more: false }
+            : { data: [{ id: '1', title: 'First' }], cursor: 'c1', has_more: true },
+        );
       const first = await (await get(`/products?shop=${SHOP}`, { cookie })).text();
       expect(first).toContain('cursor=c1');
       expect(first).not.toContain('Previous page');
@@ -362,7 +420,11 @@ describe('the example app', () => {
       expect(await unsigned.text()).toMatch(/^WEBHOOK_/);
       expect((await webhook('products/update', '{"id":"1"}', { secret: 'wrong' })).status).toBe(401);
       expect((await fetch(`${base}/webhooks`, { method: 'POST' })).status).toBe(401);
-      const huge = await fetch(`${base}/webhooks`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `"${'x'.repeat(1_100_000)}"` });
+      const huge = await fetch(`${base}/webhooks`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: `"${'x'.repeat(1_100_000)}"`,
+      });
       expect(huge.status).toBe(413);
       expect((await webhook('products/update', '{"id":"1"}', { shop: '' })).status).toBe(400);
       expect((await webhook(undefined, '{"id":"1"}')).status).toBe(400);
@@ -373,7 +435,10 @@ describe('the example app', () => {
       await installSession();
       const cookie = await openFromAdmin();
       expect((await get(`/events?shop=${SHOP}`)).status).toBe(403);
-      for (let i = 1; i <= 4; i++) expect((await webhook('products/create', JSON.stringify({ id: String(i), title: `Product ${i}` }), { id: `wh_${i}` })).status).toBe(200);
+      for (let i = 1; i <= 4; i++)
+        expect((await webhook('products/create', JSON.stringify({ id: String(i), title: `Product ${i}` }), { id: `wh_${i}` })).status).toBe(
+          200,
+        );
       const again = await webhook('products/create', JSON.stringify({ id: '4', title: 'Product 4' }), { id: 'wh_4' });
       expect(await again.text()).toContain('already received');
       const html = await (await get(`/events?shop=${SHOP}`, { cookie })).text();

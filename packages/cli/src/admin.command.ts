@@ -56,8 +56,18 @@ export function registerAdminCommands(program: Command): void {
           if (!partner) throw new CliError(`--partner: no partner account with email ${opts.partner}`);
           partnerId = partner.id;
         }
-        const { app, clientSecret } = await services.apps.createApp({ name: opts.name, appUrl: opts.appUrl, redirectUri: opts.redirectUri, scopes: opts.scopes, partnerId });
-        print(opts.json, { client_id: app.client_id, client_secret: clientSecret }, `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`);
+        const { app, clientSecret } = await services.apps.createApp({
+          name: opts.name,
+          appUrl: opts.appUrl,
+          redirectUri: opts.redirectUri,
+          scopes: opts.scopes,
+          partnerId,
+        });
+        print(
+          opts.json,
+          { client_id: app.client_id, client_secret: clientSecret },
+          `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`,
+        );
       });
     });
 
@@ -71,7 +81,11 @@ export function registerAdminCommands(program: Command): void {
         const app = await services.apps.findByClientId(opts.clientId);
         if (!app) throw new CliError(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
         await services.apps.uninstall(store.id, app.id);
-        print(opts.json, { store: store.name, client_id: app.client_id, uninstalled: true }, `uninstalled "${app.name}" from ${store.name}`);
+        print(
+          opts.json,
+          { store: store.name, client_id: app.client_id, uninstalled: true },
+          `uninstalled "${app.name}" from ${store.name}`,
+        );
       });
     });
 
@@ -99,12 +113,22 @@ export function registerAdminCommands(program: Command): void {
     .addOption(new Option('--orders <n>', 'number of orders').default('0'))
     .addOption(new Option('--customers <n>', 'number of customers').default('0'))
     .action(async (opts: Common & { store: string; products: string; orders: string; customers: string }) => {
-      const counts: SeedCounts = { products: count('products', opts.products, 0), orders: count('orders', opts.orders, 0), customers: count('customers', opts.customers, 0) };
+      const counts: SeedCounts = {
+        products: count('products', opts.products, 0),
+        orders: count('orders', opts.orders, 0),
+        customers: count('customers', opts.customers, 0),
+      };
       await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
         if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
         const total = counts.products + counts.orders + counts.customers;
-        const bar = process.stderr.isTTY && !opts.json ? new cliProgress.SingleBar({ format: 'seeding {bar} {percentage}% | {value}/{total} rows | {eta}s left', stream: process.stderr }, cliProgress.Presets.shades_classic) : undefined;
+        const bar =
+          process.stderr.isTTY && !opts.json
+            ? new cliProgress.SingleBar(
+                { format: 'seeding {bar} {percentage}% | {value}/{total} rows | {eta}s left', stream: process.stderr },
+                cliProgress.Presets.shades_classic,
+              )
+            : undefined;
         bar?.start(total, 0);
         const doneBy: SeedCounts = { products: 0, orders: 0, customers: 0 };
         const started = performance.now();
@@ -115,7 +139,11 @@ export function registerAdminCommands(program: Command): void {
         bar?.stop();
         const seconds = (performance.now() - started) / 1000;
         const rate = Math.round(total / Math.max(seconds, 1e-6));
-        print(opts.json, { store: store.name, ...counts, seconds: Number(seconds.toFixed(3)), rows_per_second: rate }, `seeded ${store.name}: ${counts.products} products, ${counts.orders} orders, ${counts.customers} customers in ${seconds.toFixed(2)} s (${rate} rows/s)`);
+        print(
+          opts.json,
+          { store: store.name, ...counts, seconds: Number(seconds.toFixed(3)), rows_per_second: rate },
+          `seeded ${store.name}: ${counts.products} products, ${counts.orders} orders, ${counts.customers} customers in ${seconds.toFixed(2)} s (${rate} rows/s)`,
+        );
       });
     });
 }

@@ -14,7 +14,11 @@ export function adminConfig(database: string | undefined, extra: RawConfig = {})
   });
 }
 
-export async function withServices<T>(database: string | undefined, fn: (services: Services) => Promise<T>, options: { migrate?: boolean } = {}): Promise<T> {
+export async function withServices<T>(
+  database: string | undefined,
+  fn: (services: Services) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
   const platform = await createPlatform(adminConfig(database), { http: false, migrate: options.migrate !== false });
   try {
     return await fn(platform.services);

@@ -15,6 +15,7 @@ export function reasonOf(err: unknown): string {
       .join('; ')}`;
   }
   if (err instanceof ConfigError || err instanceof CliError) return err.message;
-  if (err instanceof Error && 'code' in err && (err as { code?: string }).code === 'ECONNREFUSED') return `cannot connect to the database: ${err.message}`;
+  if (err instanceof Error && 'code' in err && (err as { code?: string }).code === 'ECONNREFUSED')
+    return `cannot connect to the database: ${err.message}`;
   return err instanceof Error ? err.message : String(err);
 }

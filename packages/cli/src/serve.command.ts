@@ -1,6 +1,14 @@
 // storegate serve / migrate.
 import { Option, type Command } from 'commander';
-import { createPlatform, loadConfig, platformBaseUrl, seedDemo, storeBaseUrl, type Config, type DemoCredentials } from '@storegate/platform';
+import {
+  createPlatform,
+  loadConfig,
+  platformBaseUrl,
+  seedDemo,
+  storeBaseUrl,
+  type Config,
+  type DemoCredentials,
+} from '@storegate/platform';
 import { adminConfig } from './database.ts';
 import { common } from './options.ts';
 import { print } from './output.ts';
@@ -72,11 +80,13 @@ export function registerServeCommands(program: Command): void {
       process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));
     });
 
-  common(program.command('migrate').description('apply pending database migrations')).action(async (opts: { database?: string; json: boolean }) => {
-    const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
-    const applied = await platform.storage.migrate().finally(() => platform.close());
-    print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
-  });
+  common(program.command('migrate').description('apply pending database migrations')).action(
+    async (opts: { database?: string; json: boolean }) => {
+      const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
+      const applied = await platform.storage.migrate().finally(() => platform.close());
+      print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
+    },
+  );
 }
 
 function banner(config: Config, demo: DemoCredentials | undefined): string {

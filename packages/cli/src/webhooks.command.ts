@@ -20,7 +20,11 @@ interface WorkerOptions {
 export function webhookOptions(cmd: Command): Command {
   return cmd
     .addOption(new Option('--webhook-timeout <ms>', 'deadline of one delivery attempt (default 5000)').env('WEBHOOK_TIMEOUT_MS'))
-    .addOption(new Option('--webhook-retry-schedule <waits>', 'waits before each retry, e.g. "1s,10s,1m" (default: 19 retries over about 48 h)').env('WEBHOOK_RETRY_SCHEDULE'));
+    .addOption(
+      new Option('--webhook-retry-schedule <waits>', 'waits before each retry, e.g. "1s,10s,1m" (default: 19 retries over about 48 h)').env(
+        'WEBHOOK_RETRY_SCHEDULE',
+      ),
+    );
 }
 
 /** JSON lines on stderr; never given a secret or a signature (the worker logs ids and outcomes). */
@@ -70,23 +74,48 @@ export function registerWebhookCommands(program: Command): void {
     .option('--status <status>', 'pending, delivered, dead or cancelled')
     .option('--limit <n>', 'at most this many (default 50)')
     .option('--attempts', 'include every attempt of each delivery', false)
-    .action(async (opts: { database?: string; json: boolean; app?: string; store?: string; status?: string; limit?: string; attempts: boolean }) => {
-      if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit)) throw new CliError(`--limit: expected a whole number, got "${opts.limit}"`);
-      await withServices(opts.database, async (services) => {
-        const list = await services.deliveries.list({ appClientId: opts.app, storeName: opts.store, status: opts.status, limit: opts.limit === undefined ? undefined : Number(opts.limit) });
-        const out = opts.attempts ? await Promise.all(list.map(async (d) => ({ ...d, attempt_log: await services.deliveries.attempts(Number(d.id)) }))) : list;
-        const human =
-          list.length === 0
-            ? 'no deliveries'
-            : list.map((d) => `${d.id.padStart(6)}  ${d.status.padEnd(9)}  ${d.topic.padEnd(16)}  ${d.store}  ${d.app}  attempts ${d.attempts}${d.last_status !== null ? `  last ${d.last_status}` : ''}${d.last_error ? `  (${d.last_error})` : ''}  ${d.webhook_id}`).join('\n');
-        print(opts.json, out, human);
-      });
-    });
+    .action(
+      async (opts: {
+        database?: string;
+        json: boolean;
+        app?: string;
+        store?: string;
+        status?: string;
+        limit?: string;
+        attempts: boolean;
+      }) => {
+        if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit))
+          throw new CliError(`--limit: expected a whole number, got "${opts.limit}"`);
+        await withServices(opts.database, async (services) => {
+          const list = await services.deliveries.list({
+            appClientId: opts.app,
+            storeName: opts.store,
+            status: opts.status,
+            limit: opts.limit === undefined ? undefined : Number(opts.limit),
+          });
+          const out = opts.attempts
+            ? await Promise.all(list.map(async (d) => ({ ...d, attempt_log: await services.deliveries.attempts(Number(d.id)) })))
+            : list;
+          const human =
+            list.length === 0
+              ? 'no deliveries'
+              : list
+                  .map(
+                    (d) =>
+                      `${d.id.padStart(6)}  ${d.status.padEnd(9)}  ${d.topic.padEnd(16)}  ${d.store}  ${d.app}  attempts ${d.attempts}${d.last_status !== null ? `  last ${d.last_status}` : ''}${d.last_error ? `  (${d.last_error})` : ''}  ${d.webhook_id}`,
+                  )
+                  .join('\n');
+          print(opts.json, out, human);
+        });
+      },
+    );
 
-  common(webhooks.command('redeliver <delivery_id>').description('send a delivery again now (same webhook id)')).action(async (id: string, opts: { database?: string; json: boolean }) => {
-    await withServices(opts.database, async (services) => {
-      const view = await services.deliveries.redeliver(id);
-      print(opts.json, view, `delivery ${view.id} (${view.webhook_id}) is queued again`);
-    });
-  });
+  common(webhooks.command('redeliver <delivery_id>').description('send a delivery again now (same webhook id)')).action(
+    async (id: string, opts: { database?: string; json: boolean }) => {
+      await withServices(opts.database, async (services) => {
+        const view = await services.deliveries.redeliver(id);
+        print(opts.json, view, `delivery ${view.id} (${view.webhook_id}) is queued again`);
+      });
+    },
+  );
 }

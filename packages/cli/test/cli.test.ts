@@ -14,7 +14,10 @@ const database = join(dir, 'cli.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[], db = database) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', db], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '' } });
+  const res = spawnSync(process.execPath, [BIN, ...args, '--database', db], {
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: '' },
+  });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
@@ -32,13 +35,20 @@ describe('storegate CLI on SQLite', () => {
     const m = run(['migrate', '--json']);
     expect(m.code).toBe(0);
     // Every dated migration file, in order.
-    const files = readdirSync(new URL('../../platform/src/storage/migrations/', import.meta.url)).filter((f) => f.endsWith('.ts')).map((f) => f.slice(0, -3)).sort();
+    const files = readdirSync(new URL('../../platform/src/storage/migrations/', import.meta.url))
+      .filter((f) => f.endsWith('.ts'))
+      .map((f) => f.slice(0, -3))
+      .sort();
     expect(files[0]).toBe('2026-11-22T00-initial');
     expect(JSON.parse(m.stdout)).toEqual({ applied: files });
     expect(JSON.parse(run(['migrate', '--json']).stdout)).toEqual({ applied: [] });
     const res = run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
     expect(res.code).toBe(0);
-    expect(JSON.parse(res.stdout)).toEqual({ store_id: expect.stringMatching(/^\d+$/), store_name: 'acme', base_url: 'http://acme.localhost:8080' });
+    expect(JSON.parse(res.stdout)).toEqual({
+      store_id: expect.stringMatching(/^\d+$/),
+      store_name: 'acme',
+      base_url: 'http://acme.localhost:8080',
+    });
     expect(res.stderr).toBe('');
   });
 
@@ -47,7 +57,10 @@ describe('storegate CLI on SQLite', () => {
     const cases: [string[], RegExp][] = [
       [['stores', 'create', 'acme', '--owner-email', 'x@acme.test', '--owner-password', 'acme-password'], /name is already taken/],
       [['stores', 'create', 'Bad Name!', '--owner-email', 'x@acme.test', '--owner-password', 'acme-password'], /name must start/],
-      [['stores', 'create', 'ok-name', '--owner-email', 'not-an-email', '--owner-password', 'short'], /email must be an email address; password must be at least 8/],
+      [
+        ['stores', 'create', 'ok-name', '--owner-email', 'not-an-email', '--owner-password', 'short'],
+        /email must be an email address; password must be at least 8/,
+      ],
       [['stores', 'create', 'ok-name'], /required option '--owner-email/],
       [['seed', '--store', 'acme', '--products', '-5'], /--products: expected a whole number/],
       [['seed', '--store', 'nope', '--products', '5'], /no store named "nope"/],
@@ -74,24 +87,61 @@ describe('storegate CLI on SQLite', () => {
       expect(res.code).not.toBe(0);
       expect(res.stderr).toMatch(reason);
     }
-    const res = run(['apps', 'create', '--name', 'Good app', '--app-url', 'http://localhost:3000/', '--redirect-uri', 'http://localhost:3000/cb', '--scopes', 'read_products', '--json']);
+    const res = run([
+      'apps',
+      'create',
+      '--name',
+      'Good app',
+      '--app-url',
+      'http://localhost:3000/',
+      '--redirect-uri',
+      'http://localhost:3000/cb',
+      '--scopes',
+      'read_products',
+      '--json',
+    ]);
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
     expect(out).toEqual({ client_id: expect.stringMatching(/^[0-9a-f]{32}$/), client_secret: expect.stringMatching(/^sg_cs_/) });
     const stored = rows(`select client_secret_enc from apps where client_id = '${out.client_id}'`) as { client_secret_enc: string }[];
     expect(stored[0]!.client_secret_enc).not.toContain(out.client_secret);
-    const missingPartner = run(['apps', 'create', '--name', 'B', '--app-url', 'http://localhost:3000/', '--redirect-uri', 'http://localhost:3000/cb', '--partner', 'ghost@x.test']);
+    const missingPartner = run([
+      'apps',
+      'create',
+      '--name',
+      'B',
+      '--app-url',
+      'http://localhost:3000/',
+      '--redirect-uri',
+      'http://localhost:3000/cb',
+      '--partner',
+      'ghost@x.test',
+    ]);
     expect(missingPartner.stderr).toMatch(/no partner account with email ghost@x.test/);
   });
 
   it('partners create, private-apps create: token shown once, only its hash stored', () => {
-    expect(JSON.parse(run(['partners', 'create', '--email', 'p@x.test', '--password', 'partner-pass', '--json']).stdout)).toMatchObject({ email: 'p@x.test' });
-    const res = run(['private-apps', 'create', '--store', 'acme', '--name', 'Inventory sync', '--scopes', 'read_products write_product', '--json']);
+    expect(JSON.parse(run(['partners', 'create', '--email', 'p@x.test', '--password', 'partner-pass', '--json']).stdout)).toMatchObject({
+      email: 'p@x.test',
+    });
+    const res = run([
+      'private-apps',
+      'create',
+      '--store',
+      'acme',
+      '--name',
+      'Inventory sync',
+      '--scopes',
+      'read_products write_product',
+      '--json',
+    ]);
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
     expect(out.access_token).toMatch(/^sg_pt_[A-Za-z0-9_-]{43}$/);
     expect(out.webhook_secret).toMatch(/^sg_whs_/);
-    expect(rows('select scopes, token_hash from private_apps')).toEqual([{ scopes: 'read_products,write_products', token_hash: hashToken(out.access_token) }]);
+    expect(rows('select scopes, token_hash from private_apps')).toEqual([
+      { scopes: 'read_products,write_products', token_hash: hashToken(out.access_token) },
+    ]);
   });
 
   it('seed inserts in batches and reports its rate', () => {
@@ -131,7 +181,9 @@ describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', () => {
       expect(JSON.parse(res.stdout)).toMatchObject({ store_name: 'pgshop' });
       const seeded = run(['seed', '--store', 'pgshop', '--products', '1500', '--json'], pg.url);
       expect(JSON.parse(seeded.stdout)).toMatchObject({ products: 1500 });
-      expect(run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password'], pg.url).stderr).toMatch(/already taken/);
+      expect(run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password'], pg.url).stderr).toMatch(
+        /already taken/,
+      );
     } finally {
       await pg.drop();
     }

@@ -19,14 +19,24 @@ let deliveryId = 0;
 let webhookId = '';
 
 function run(args: string[]) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database], { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey } });
+  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database], {
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey },
+  });
   return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
 async function snapshot(): Promise<string> {
   const db = openDatabase({ dialect: 'sqlite', path: database });
   try {
-    const rows = await Promise.all(['webhook_deliveries', 'installations', 'access_tokens', 'webhook_events'].map((t) => db.kysely.selectFrom(t as 'webhook_deliveries').selectAll().execute()));
+    const rows = await Promise.all(
+      ['webhook_deliveries', 'installations', 'access_tokens', 'webhook_events'].map((t) =>
+        db.kysely
+          .selectFrom(t as 'webhook_deliveries')
+          .selectAll()
+          .execute(),
+      ),
+    );
     return JSON.stringify(rows);
   } finally {
     await db.close();
@@ -38,12 +48,29 @@ beforeAll(async () => {
   const platform = await createPlatform(config, { http: false });
   const { db, services: s } = platform;
   const store = await s.accounts.createStore({ name: 'hooks', ownerEmail: 'o@hooks.test', ownerPassword: 'hooks-password' });
-  const { app } = await s.apps.createApp({ name: 'Hooked', appUrl: 'http://localhost:3000/', redirectUri: 'http://localhost:3000/cb', scopes: 'read_products' });
+  const { app } = await s.apps.createApp({
+    name: 'Hooked',
+    appUrl: 'http://localhost:3000/',
+    redirectUri: 'http://localhost:3000/cb',
+    scopes: 'read_products',
+  });
   clientId = app.client_id;
   await s.apps.grant(store.id, app.id, ['read_products']);
   await db.kysely
     .insertInto('webhook_subscriptions')
-    .values({ store_id: store.id, owner: `app:${app.id}`, app_id: app.id, private_app_id: null, topic: 'app/uninstalled', address: 'http://127.0.0.1:9/hook', api_version: '2026-01', created_at: 0, updated_at: 0, disabled_at: null, disabled_reason: null })
+    .values({
+      store_id: store.id,
+      owner: `app:${app.id}`,
+      app_id: app.id,
+      private_app_id: null,
+      topic: 'app/uninstalled',
+      address: 'http://127.0.0.1:9/hook',
+      api_version: '2026-01',
+      created_at: 0,
+      updated_at: 0,
+      disabled_at: null,
+      disabled_reason: null,
+    })
     .execute();
   await platform.close();
 });
@@ -57,7 +84,14 @@ describe('storegate webhooks and apps uninstall', () => {
     const list = run(['webhooks', 'deliveries', '--app', clientId, '--json']);
     expect(list.code).toBe(0);
     const [d] = JSON.parse(list.stdout);
-    expect(d).toMatchObject({ topic: 'app/uninstalled', status: 'pending', store: 'hooks', app: clientId, attempts: 0, address: 'http://127.0.0.1:9/hook' });
+    expect(d).toMatchObject({
+      topic: 'app/uninstalled',
+      status: 'pending',
+      store: 'hooks',
+      app: clientId,
+      attempts: 0,
+      address: 'http://127.0.0.1:9/hook',
+    });
     deliveryId = Number(d.id);
     webhookId = d.webhook_id;
     // Finish it by hand (no worker here), then send it again.

@@ -90,14 +90,16 @@ export function parseDatabase(value: string | undefined): DatabaseConfig {
     }
     return { dialect: 'postgres', url: v };
   }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v)) throw new ConfigError(`--database: unsupported scheme; use a file path (SQLite) or a postgres:// URL`);
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(v))
+    throw new ConfigError(`--database: unsupported scheme; use a file path (SQLite) or a postgres:// URL`);
   return { dialect: 'sqlite', path: v === ':memory:' ? v : resolve(v) };
 }
 
 function int(name: string, value: string | number | undefined, fallback: number, min: number, max: number): number {
   if (value === undefined || value === '') return fallback;
   const n = typeof value === 'number' ? value : /^\d+$/.test(value) ? Number(value) : NaN;
-  if (!Number.isInteger(n) || n < min || n > max) throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got "${value}"`);
+  if (!Number.isInteger(n) || n < min || n > max)
+    throw new ConfigError(`${name}: expected an integer from ${min} to ${max}, got "${value}"`);
   return n;
 }
 
@@ -145,9 +147,11 @@ export function loadConfig(raw: RawConfig): Config {
   const host = raw.host ?? '127.0.0.1';
   if (!/^[0-9a-zA-Z.:-]+$/.test(host)) throw new ConfigError(`--host: not a valid address: "${host}"`);
   const database = parseDatabase(raw.database);
-  if (raw.redisUrl !== undefined && raw.redisUrl !== '' && !/^rediss?:\/\/\S+$/.test(raw.redisUrl)) throw new ConfigError('--redis: expected a redis:// URL');
+  if (raw.redisUrl !== undefined && raw.redisUrl !== '' && !/^rediss?:\/\/\S+$/.test(raw.redisUrl))
+    throw new ConfigError('--redis: expected a redis:// URL');
   const logLevel = raw.logLevel ?? 'info';
-  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel)) throw new ConfigError(`--log-level: unknown level "${logLevel}"`);
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
+    throw new ConfigError(`--log-level: unknown level "${logLevel}"`);
   return {
     port,
     host,
@@ -185,7 +189,8 @@ export function parseRetrySchedule(value: string | undefined): readonly number[]
     const m = /^(\d{1,9})(ms|s|m|h)?$/.exec(part);
     if (!m) throw new ConfigError(`--webhook-retry-schedule: expected waits such as "100ms,1s,5m,2h", got "${part}"`);
     const ms = Number(m[1]) * units[m[2] ?? 'ms']!;
-    if (ms < 1 || ms > 7 * 86_400_000) throw new ConfigError(`--webhook-retry-schedule: each wait must be from 1 ms to 7 days, got "${part}"`);
+    if (ms < 1 || ms > 7 * 86_400_000)
+      throw new ConfigError(`--webhook-retry-schedule: each wait must be from 1 ms to 7 days, got "${part}"`);
     out.push(ms);
   }
   if (out.length > 50) throw new ConfigError('--webhook-retry-schedule: at most 50 retries');

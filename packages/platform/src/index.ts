@@ -1,7 +1,16 @@
 // The platform package's public surface: the composition root, configuration, and what the CLI,
 // the benchmarks and the tests need to drive it.
 export { createPlatform, type Platform, type PlatformOptions, type WorkerSettings } from './platform.ts';
-export { loadConfig, rawConfigFromEnv, parseDatabase, storeBaseUrl, platformBaseUrl, DEFAULT_DATABASE, type Config, type RawConfig } from './config.ts';
+export {
+  loadConfig,
+  rawConfigFromEnv,
+  parseDatabase,
+  storeBaseUrl,
+  platformBaseUrl,
+  DEFAULT_DATABASE,
+  type Config,
+  type RawConfig,
+} from './config.ts';
 export { ConfigError, PlatformError, ValidationFailedError, NotFoundError, ConflictError } from './domain/errors.ts';
 export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from './domain/query-signature.ts';
 export type { Services } from './services/services.ts';

@@ -3,12 +3,26 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { api, appToken, codeFor, createFixture, createTestPlatform, DIALECTS, exchange, privateToken, type Fixture, type TestPlatform } from './harness.ts';
+import {
+  api,
+  appToken,
+  codeFor,
+  createFixture,
+  createTestPlatform,
+  DIALECTS,
+  exchange,
+  privateToken,
+  type Fixture,
+  type TestPlatform,
+} from './harness.ts';
 
 const V = '/openapi/2026-01';
 
 async function count(t: TestPlatform, table: 'products' | 'orders' | 'customers' | 'webhook_subscriptions'): Promise<number> {
-  const r = await t.db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  const r = await t.db.kysely
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 
@@ -36,7 +50,11 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
       for (const tok of cases) {
         const res = await api(t, f, tok, 'GET', `${V}/products`);
         expect(res.statusCode, String(tok)).toBe(401);
-        expect(res.json()).toEqual({ code: 'Unauthorized', message: 'Missing or invalid Access-Token', request_id: res.headers['x-request-id'] });
+        expect(res.json()).toEqual({
+          code: 'Unauthorized',
+          message: 'Missing or invalid Access-Token',
+          request_id: res.headers['x-request-id'],
+        });
       }
       // The same foreign token works on its own store.
       expect((await api(t, other, foreign, 'GET', `${V}/products`)).statusCode).toBe(200);
@@ -46,7 +64,11 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
       const priv = await privateToken(t, f.storeName, 'read_products');
       expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(200);
       expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(200);
-      await t.db.kysely.updateTable('private_apps').set({ revoked_at: t.clock.now }).where('token_hash', '=', (await import('../src/domain/tokens.ts')).hashToken(priv)).execute();
+      await t.db.kysely
+        .updateTable('private_apps')
+        .set({ revoked_at: t.clock.now })
+        .where('token_hash', '=', (await import('../src/domain/tokens.ts')).hashToken(priv))
+        .execute();
       expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(401);
       const g = await createFixture(t, { scopes: 'read_products' });
       const pair = await exchange(t, g, await codeFor(t, g, { scope: 'read_products' }));
@@ -78,7 +100,12 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
         method: 'POST',
         url: '/admin/oauth/token',
         headers: { host: g.host, 'content-type': 'application/json' },
-        payload: JSON.stringify({ client_id: g.clientId, client_secret: g.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token }),
+        payload: JSON.stringify({
+          client_id: g.clientId,
+          client_secret: g.clientSecret,
+          grant_type: 'refresh_token',
+          refresh_token: pair.refresh_token,
+        }),
       });
       expect((await api(t, g, refreshed.json().access_token, 'GET', `${V}/products`)).statusCode).toBe(200);
       t.clock.advance(-3600_000);
@@ -124,10 +151,23 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
 
   describe('products', () => {
     it('create, get, update, list, delete', async () => {
-      const created = await api(t, f, full, 'POST', `${V}/products`, { title: 'Blue Mug', price: '12.5', inventory_quantity: 3, tags: 'kitchen' });
+      const created = await api(t, f, full, 'POST', `${V}/products`, {
+        title: 'Blue Mug',
+        price: '12.5',
+        inventory_quantity: 3,
+        tags: 'kitchen',
+      });
       expect(created.statusCode).toBe(201);
       const p = created.json().data;
-      expect(p).toMatchObject({ id: expect.stringMatching(/^\d+$/), title: 'Blue Mug', price: '12.50', status: 'active', inventory_quantity: 3, body_html: '', vendor: '' });
+      expect(p).toMatchObject({
+        id: expect.stringMatching(/^\d+$/),
+        title: 'Blue Mug',
+        price: '12.50',
+        status: 'active',
+        inventory_quantity: 3,
+        body_html: '',
+        vendor: '',
+      });
       expect(new Date(p.created_at).toISOString()).toBe(p.created_at);
       expect((await api(t, f, full, 'GET', `${V}/products/${p.id}`)).json().data).toEqual(p);
       t.clock.advance(1000);
@@ -151,20 +191,30 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
         [{ title: 'x', inventory_quantity: '5' }, { inventory_quantity: ['must be integer'] }],
         [{ title: 'x', status: 'gone' }, { status: ['must be one of: "active", "draft", "archived"'] }],
         [{ title: 'x', owner: 'me' }, { owner: ['is not a known field'] }],
-        [{ title: 'x'.repeat(256), id: '5' }, { title: ['must NOT have more than 255 characters'], id: ['is not a known field'] }],
+        [
+          { title: 'x'.repeat(256), id: '5' },
+          { title: ['must NOT have more than 255 characters'], id: ['is not a known field'] },
+        ],
       ];
       for (const [body, errors] of cases) {
         const res = await api(t, f, full, 'POST', `${V}/products`, body);
         expect(res.statusCode, JSON.stringify(body)).toBe(422);
         expect(res.json()).toMatchObject({ code: 'ValidationFailed', errors });
       }
-      expect((await api(t, f, full, 'PUT', `${V}/products/1`, {})).json().errors).toEqual({ body: ['must NOT have fewer than 1 properties'] });
+      expect((await api(t, f, full, 'PUT', `${V}/products/1`, {})).json().errors).toEqual({
+        body: ['must NOT have fewer than 1 properties'],
+      });
       expect(await count(t, 'products')).toBe(before);
     });
 
     it('non-JSON, garbage JSON, arrays and huge bodies are refused', async () => {
       const before = await count(t, 'products');
-      const form = await t.app.inject({ method: 'POST', url: `${V}/products`, headers: { host: f.host, 'access-token': full, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'title=x' });
+      const form = await t.app.inject({
+        method: 'POST',
+        url: `${V}/products`,
+        headers: { host: f.host, 'access-token': full, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: 'title=x',
+      });
       expect(form.statusCode).toBe(415);
       expect(form.json().code).toBe('UnsupportedMediaType');
       expect((await api(t, f, full, 'POST', `${V}/products`, '{"title": ')).statusCode).toBe(400);
@@ -183,7 +233,8 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
         expect(res.statusCode).toBe(404);
         expect(res.body).not.toContain('Theirs');
       }
-      for (const id of ['0', 'abc', '99999999999', '1;drop', '-1', '1e3']) expect((await api(t, f, full, 'GET', `${V}/products/${encodeURIComponent(id)}`)).statusCode).toBe(404);
+      for (const id of ['0', 'abc', '99999999999', '1;drop', '-1', '1e3'])
+        expect((await api(t, f, full, 'GET', `${V}/products/${encodeURIComponent(id)}`)).statusCode).toBe(404);
       expect((await api(t, other, theirs, 'GET', `${V}/products/${p.id}`)).json().data.title).toBe('Theirs');
     });
   });
@@ -203,19 +254,45 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
 
     it('orders: line items, computed total, customer in the same store, no delete', async () => {
       const customer = (await api(t, f, full, 'POST', `${V}/customers`, { email: 'buyer@example.com' })).json().data;
-      const res = await api(t, f, full, 'POST', `${V}/orders`, { email: 'buyer@example.com', customer_id: customer.id, line_items: [{ title: 'Mug', quantity: 2, price: '12.5' }, { title: 'Tea', quantity: 1, price: '3.99' }] });
+      const res = await api(t, f, full, 'POST', `${V}/orders`, {
+        email: 'buyer@example.com',
+        customer_id: customer.id,
+        line_items: [
+          { title: 'Mug', quantity: 2, price: '12.5' },
+          { title: 'Tea', quantity: 1, price: '3.99' },
+        ],
+      });
       expect(res.statusCode).toBe(201);
       const o = res.json().data;
-      expect(o).toMatchObject({ customer_id: customer.id, currency: 'USD', financial_status: 'pending', fulfillment_status: null, total_price: '28.99' });
-      expect(o.line_items).toEqual([{ title: 'Mug', quantity: 2, price: '12.50' }, { title: 'Tea', quantity: 1, price: '3.99' }]);
+      expect(o).toMatchObject({
+        customer_id: customer.id,
+        currency: 'USD',
+        financial_status: 'pending',
+        fulfillment_status: null,
+        total_price: '28.99',
+      });
+      expect(o.line_items).toEqual([
+        { title: 'Mug', quantity: 2, price: '12.50' },
+        { title: 'Tea', quantity: 1, price: '3.99' },
+      ]);
       const paid = await api(t, f, token, 'PATCH', `${V}/orders/${o.id}`, { financial_status: 'paid', fulfillment_status: 'fulfilled' });
       expect(paid.json().data).toMatchObject({ financial_status: 'paid', fulfillment_status: 'fulfilled', total_price: '28.99' });
-      expect((await api(t, f, token, 'PATCH', `${V}/orders/${o.id}`, { total_price: '0.00' })).json().errors).toEqual({ total_price: ['is not a known field'] });
-      const theirCustomer = (await api(t, other, await privateToken(t, other.storeName, 'write_customers'), 'POST', `${V}/customers`, { email: 'z@z.z' })).json().data;
-      const bad = await api(t, f, full, 'POST', `${V}/orders`, { email: 'a@b.c', customer_id: theirCustomer.id, line_items: [{ title: 'x', quantity: 1, price: '1' }] });
+      expect((await api(t, f, token, 'PATCH', `${V}/orders/${o.id}`, { total_price: '0.00' })).json().errors).toEqual({
+        total_price: ['is not a known field'],
+      });
+      const theirCustomer = (
+        await api(t, other, await privateToken(t, other.storeName, 'write_customers'), 'POST', `${V}/customers`, { email: 'z@z.z' })
+      ).json().data;
+      const bad = await api(t, f, full, 'POST', `${V}/orders`, {
+        email: 'a@b.c',
+        customer_id: theirCustomer.id,
+        line_items: [{ title: 'x', quantity: 1, price: '1' }],
+      });
       expect(bad.statusCode).toBe(422);
       expect(bad.json().errors).toEqual({ customer_id: ['does not exist in this store'] });
-      expect((await api(t, f, full, 'POST', `${V}/orders`, { email: 'a@b.c', line_items: [] })).json().errors).toEqual({ line_items: ['must NOT have fewer than 1 items'] });
+      expect((await api(t, f, full, 'POST', `${V}/orders`, { email: 'a@b.c', line_items: [] })).json().errors).toEqual({
+        line_items: ['must NOT have fewer than 1 items'],
+      });
     });
   });
 
@@ -236,17 +313,32 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
 
     it('refuses a topic without its scope (403), malformed or plain-http remote URLs (422), duplicates (422), unknown topics', async () => {
       const before = await count(t, 'webhook_subscriptions');
-      const noScope = await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'customers/create' });
+      const noScope = await api(t, f, token, 'POST', `${V}/webhooks`, {
+        address: 'https://hooks.example.com/x',
+        topic: 'customers/create',
+      });
       expect(noScope.statusCode).toBe(403);
       expect(noScope.json().message).toBe('The topic customers/create needs the read_customers scope');
-      for (const address of ['not a url', 'ftp://hooks.example.com/', 'http://hooks.example.com/x', 'https://user:pw@hooks.example.com/', 'https://hooks.example.com/#x', '']) {
+      for (const address of [
+        'not a url',
+        'ftp://hooks.example.com/',
+        'http://hooks.example.com/x',
+        'https://user:pw@hooks.example.com/',
+        'https://hooks.example.com/#x',
+        '',
+      ]) {
         const res = await api(t, f, token, 'POST', `${V}/webhooks`, { address, topic: 'orders/create' });
         expect(res.statusCode, address).toBe(422);
         expect(res.json().errors.address).toHaveLength(1);
       }
-      expect((await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'orders/explode' })).json().errors.topic).toBeDefined();
+      expect(
+        (await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'orders/explode' })).json().errors
+          .topic,
+      ).toBeDefined();
       expect(await count(t, 'webhook_subscriptions')).toBe(before);
-      expect((await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'app/uninstalled' })).statusCode).toBe(201);
+      expect(
+        (await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'app/uninstalled' })).statusCode,
+      ).toBe(201);
       const dup = await api(t, f, token, 'POST', `${V}/webhooks`, { address: 'https://hooks.example.com/x', topic: 'app/uninstalled' });
       expect(dup.statusCode).toBe(422);
       expect(dup.json().errors).toEqual({ address: ['is already subscribed to app/uninstalled'] });
@@ -258,7 +350,15 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
     expect(docRes.statusCode).toBe(200);
     const doc = docRes.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/openapi/{version}/products', '/openapi/{version}/products/{id}', '/openapi/{version}/orders', '/openapi/{version}/customers/{id}', '/openapi/{version}/webhooks']));
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/openapi/{version}/products',
+        '/openapi/{version}/products/{id}',
+        '/openapi/{version}/orders',
+        '/openapi/{version}/customers/{id}',
+        '/openapi/{version}/webhooks',
+      ]),
+    );
     expect(doc.paths['/openapi/{version}/orders/{id}'].delete).toBeUndefined();
     const ajv = new Ajv({ strict: false });
     addFormats.default(ajv);
@@ -276,7 +376,12 @@ describe.each(DIALECTS)('Admin API on %s', (dialect) => {
     check('/openapi/{version}/customers', 'get', '200', (await api(t, f, full, 'GET', `${V}/customers`)).json());
     check('/openapi/{version}/webhooks', 'get', '200', (await api(t, f, token, 'GET', `${V}/webhooks`)).json());
     check('/openapi/{version}/products', 'post', '422', (await api(t, f, full, 'POST', `${V}/products`, {})).json());
-    check('/openapi/{version}/products', 'get', '403', (await api(t, f, await privateToken(t, f.storeName, 'read_orders'), 'GET', `${V}/products`)).json());
+    check(
+      '/openapi/{version}/products',
+      'get',
+      '403',
+      (await api(t, f, await privateToken(t, f.storeName, 'read_orders'), 'GET', `${V}/products`)).json(),
+    );
     const docs = await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } });
     expect(docs.statusCode).toBe(200);
     expect(docs.body).toContain('GET /openapi/{version}/products');

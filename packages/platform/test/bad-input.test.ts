@@ -1,12 +1,35 @@
 // Every endpoint answers malformed, missing, oversized or hostile input with a clear 4xx and
 // changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authorizeUrl, codeFor, createFixture, createTestPlatform, DIALECTS, exchange, formBody, Jar, login, tokenRequest, type Fixture, type TestPlatform } from './harness.ts';
+import {
+  authorizeUrl,
+  codeFor,
+  createFixture,
+  createTestPlatform,
+  DIALECTS,
+  exchange,
+  formBody,
+  Jar,
+  login,
+  tokenRequest,
+  type Fixture,
+  type TestPlatform,
+} from './harness.ts';
 
 async function countRows(t: TestPlatform): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
-  for (const table of ['authorization_codes', 'access_tokens', 'refresh_tokens', 'installations', 'token_families', 'web_sessions'] as const) {
-    const row = await t.db.kysely.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+  for (const table of [
+    'authorization_codes',
+    'access_tokens',
+    'refresh_tokens',
+    'installations',
+    'token_families',
+    'web_sessions',
+  ] as const) {
+    const row = await t.db.kysely
+      .selectFrom(table)
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     out[table] = Number(row.n);
   }
   return out;
@@ -37,7 +60,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         const before = await countRows(t);
         const params = new URLSearchParams(authorizeUrl(f).split('?')[1]);
         for (const [k, v] of Object.entries(change)) v === undefined ? params.delete(k) : params.set(k, v);
-        const res = await t.app.inject({ method: 'GET', url: `/admin/oauth/authorize?${params}`, headers: { host: f.host, cookie: jar.header(), accept: 'text/html' } });
+        const res = await t.app.inject({
+          method: 'GET',
+          url: `/admin/oauth/authorize?${params}`,
+          headers: { host: f.host, cookie: jar.header(), accept: 'text/html' },
+        });
         expect(res.statusCode).toBe(400);
         expect(res.headers.location).toBeUndefined();
         expect(res.headers['content-type']).toContain('text/html');
@@ -62,7 +89,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         const before = await countRows(t);
         const params = new URLSearchParams(authorizeUrl(f).split('?')[1]);
         for (const [k, v] of Object.entries(change)) v === undefined ? params.delete(k) : params.set(k, v);
-        const res = await t.app.inject({ method: 'GET', url: `/admin/oauth/authorize?${params}`, headers: { host: f.host, cookie: jar.header() } });
+        const res = await t.app.inject({
+          method: 'GET',
+          url: `/admin/oauth/authorize?${params}`,
+          headers: { host: f.host, cookie: jar.header() },
+        });
         expect(res.statusCode).toBe(303);
         const url = new URL(res.headers.location as string);
         expect(url.origin + url.pathname).toBe(f.redirectUri);
@@ -94,7 +125,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
 
   describe('login', () => {
     it('wrong password, unknown email and missing fields: back to the form, no session', async () => {
-      for (const body of [{ email: f.email, password: 'wrong password' }, { email: 'nobody@example.test', password: f.password }, {}] as Record<string, string>[]) {
+      for (const body of [
+        { email: f.email, password: 'wrong password' },
+        { email: 'nobody@example.test', password: f.password },
+        {},
+      ] as Record<string, string>[]) {
         const j = new Jar();
         const page = await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host: f.host } });
         j.take(page);
@@ -120,14 +155,24 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         method: 'POST',
         url: '/admin/login',
         headers: { host: f.host, cookie: j.header(), 'content-type': 'application/x-www-form-urlencoded' },
-        payload: formBody({ _csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!, email: f.email, password: f.password, return_to: 'https://evil.example/' }),
+        payload: formBody({
+          _csrf: /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!,
+          email: f.email,
+          password: f.password,
+          return_to: 'https://evil.example/',
+        }),
       });
       expect(res.headers.location).toBe('/admin');
     });
   });
 
   describe('token endpoint', () => {
-    const good = () => ({ client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+    const good = () => ({
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    });
     const expectError = async (res: Awaited<ReturnType<typeof tokenRequest>>, status: number, error: string) => {
       expect(res.statusCode).toBe(status);
       expect(res.json().error).toBe(error);
@@ -157,7 +202,17 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       const other = await createFixture(t);
       const foreign = await codeFor(t, other);
       await expectError(await tokenRequest(t, f, { ...good(), code: foreign }), 400, 'invalid_grant');
-      expect((await tokenRequest(t, other, { client_id: other.clientId, client_secret: other.clientSecret, grant_type: 'authorization_code', redirect_uri: other.redirectUri, code: foreign })).statusCode).toBe(200);
+      expect(
+        (
+          await tokenRequest(t, other, {
+            client_id: other.clientId,
+            client_secret: other.clientSecret,
+            grant_type: 'authorization_code',
+            redirect_uri: other.redirectUri,
+            code: foreign,
+          })
+        ).statusCode,
+      ).toBe(200);
       expect((await tokenRequest(t, f, { ...good(), code })).statusCode).toBe(200);
     });
 
@@ -178,7 +233,12 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         method: 'POST',
         url: '/admin/oauth/token',
         headers: { host: elsewhere.host, 'content-type': 'application/json' },
-        payload: JSON.stringify({ client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token }),
+        payload: JSON.stringify({
+          client_id: f.clientId,
+          client_secret: f.clientSecret,
+          grant_type: 'refresh_token',
+          refresh_token: pair.refresh_token,
+        }),
       });
       expect(refreshOther.json().error).toBe('invalid_grant');
       const revokeOther = await t.app.inject({
@@ -188,7 +248,16 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         payload: JSON.stringify({ client_id: f.clientId, client_secret: f.clientSecret, token: pair.refresh_token }),
       });
       expect(revokeOther.statusCode).toBe(200);
-      expect((await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token })).statusCode).toBe(200);
+      expect(
+        (
+          await tokenRequest(t, f, {
+            client_id: f.clientId,
+            client_secret: f.clientSecret,
+            grant_type: 'refresh_token',
+            refresh_token: pair.refresh_token,
+          })
+        ).statusCode,
+      ).toBe(200);
     });
 
     it('missing, wrong and unsupported grant types', async () => {
@@ -205,14 +274,28 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       await expectError(await tokenRequest(t, f, base), 400, 'invalid_request');
       await expectError(await tokenRequest(t, f, { ...base, refresh_token: 'garbage' }), 400, 'invalid_grant');
       // The other client's token was not burnt by the attempt.
-      expect((await tokenRequest(t, other, { client_id: other.clientId, client_secret: other.clientSecret, grant_type: 'refresh_token', refresh_token: pair.refresh_token })).statusCode).toBe(200);
+      expect(
+        (
+          await tokenRequest(t, other, {
+            client_id: other.clientId,
+            client_secret: other.clientSecret,
+            grant_type: 'refresh_token',
+            refresh_token: pair.refresh_token,
+          })
+        ).statusCode,
+      ).toBe(200);
     });
 
     it('garbage JSON, a JSON array, repeated parameters, an unsupported content type', async () => {
-      const send = (payload: string, type: string) => t.app.inject({ method: 'POST', url: '/admin/oauth/token', headers: { host: f.host, 'content-type': type }, payload });
+      const send = (payload: string, type: string) =>
+        t.app.inject({ method: 'POST', url: '/admin/oauth/token', headers: { host: f.host, 'content-type': type }, payload });
       await expectError(await send('{"grant_type": "authorization_code",', 'application/json'), 400, 'invalid_request');
       await expectError(await send('[1,2]', 'application/json'), 400, 'invalid_request');
-      await expectError(await send('grant_type=refresh_token&grant_type=authorization_code', 'application/x-www-form-urlencoded'), 400, 'invalid_request');
+      await expectError(
+        await send('grant_type=refresh_token&grant_type=authorization_code', 'application/x-www-form-urlencoded'),
+        400,
+        'invalid_request',
+      );
       await expectError(await send('<xml/>', 'application/xml'), 415, 'invalid_request');
       await expectError(await send('', 'application/json'), 400, 'invalid_request');
     });
@@ -221,11 +304,20 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       const res = await t.app.inject({
         method: 'POST',
         url: '/admin/oauth/token',
-        headers: { host: f.host, 'content-type': 'application/json', authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}` },
+        headers: {
+          host: f.host,
+          'content-type': 'application/json',
+          authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}`,
+        },
         payload: JSON.stringify({ ...good(), code: 'x' }),
       });
       await expectError(res, 400, 'invalid_request');
-      const bearer = await t.app.inject({ method: 'POST', url: '/admin/oauth/token', headers: { host: f.host, 'content-type': 'application/json', authorization: 'Bearer abc' }, payload: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'x' }) });
+      const bearer = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/token',
+        headers: { host: f.host, 'content-type': 'application/json', authorization: 'Bearer abc' },
+        payload: JSON.stringify({ grant_type: 'refresh_token', refresh_token: 'x' }),
+      });
       await expectError(bearer, 401, 'invalid_client');
     });
 
@@ -236,34 +328,61 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         ['application/json', JSON.stringify({ grant_type: 'refresh_token', refresh_token: big })],
         ['application/x-www-form-urlencoded', `grant_type=refresh_token&refresh_token=${big}`],
       ] as const) {
-        const res = await t.app.inject({ method: 'POST', url: '/admin/oauth/token', headers: { host: f.host, 'content-type': type }, payload });
+        const res = await t.app.inject({
+          method: 'POST',
+          url: '/admin/oauth/token',
+          headers: { host: f.host, 'content-type': type },
+          payload,
+        });
         expect(res.statusCode).toBe(413);
         expect(res.json().error).toBe('invalid_request');
       }
-      const login = await t.app.inject({ method: 'POST', url: '/admin/login', headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' }, payload: `email=${big}` });
+      const login = await t.app.inject({
+        method: 'POST',
+        url: '/admin/login',
+        headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `email=${big}`,
+      });
       expect(login.statusCode).toBe(413);
       expect(await countRows(t)).toEqual(before);
     });
 
     it('revocation endpoint refuses a wrong secret, a missing token and an unknown hint', async () => {
-      const send = (fields: Record<string, string>) => t.app.inject({ method: 'POST', url: '/admin/oauth/revoke', headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody(fields) });
+      const send = (fields: Record<string, string>) =>
+        t.app.inject({
+          method: 'POST',
+          url: '/admin/oauth/revoke',
+          headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' },
+          payload: formBody(fields),
+        });
       expect((await send({ client_id: f.clientId, client_secret: 'nope', token: 'x' })).statusCode).toBe(401);
       expect((await send({ client_id: f.clientId, client_secret: f.clientSecret })).json().error).toBe('invalid_request');
-      expect((await send({ client_id: f.clientId, client_secret: f.clientSecret, token: 'x', token_type_hint: 'id_token' })).json().error).toBe('unsupported_token_type');
+      expect(
+        (await send({ client_id: f.clientId, client_secret: f.clientSecret, token: 'x', token_type_hint: 'id_token' })).json().error,
+      ).toBe('unsupported_token_type');
     });
   });
 
   describe('hosts', () => {
     it('a Host that is not a store: 404; malformed: 400; platform pages only on the bare domain', async () => {
-      const unknown = await t.app.inject({ method: 'POST', url: '/admin/oauth/token', headers: { host: 'nostore.localhost:8080', 'content-type': 'application/json' }, payload: '{}' });
+      const unknown = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/token',
+        headers: { host: 'nostore.localhost:8080', 'content-type': 'application/json' },
+        payload: '{}',
+      });
       expect(unknown.statusCode).toBe(404);
       for (const host of ['evil.example', 'a.b.localhost', 'sh_op.localhost', 'demo.localhost:99999x', 'localhost.evil.example']) {
         const res = await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host } });
         expect(res.statusCode).toBe(400);
         expect(res.json()).toMatchObject({ code: 'BadRequest', request_id: expect.stringMatching(/^req_/) });
       }
-      expect((await t.app.inject({ method: 'GET', url: '/healthz', headers: { host: 'localhost:8080' } })).json()).toEqual({ status: 'ok' });
-      expect((await t.app.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } })).json()).toEqual({ status: 'ready' });
+      expect((await t.app.inject({ method: 'GET', url: '/healthz', headers: { host: 'localhost:8080' } })).json()).toEqual({
+        status: 'ok',
+      });
+      expect((await t.app.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } })).json()).toEqual({
+        status: 'ready',
+      });
       expect((await t.app.inject({ method: 'GET', url: '/healthz', headers: { host: f.host } })).statusCode).toBe(404);
       expect((await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host: 'localhost:8080' } })).statusCode).toBe(404);
     });
@@ -280,7 +399,11 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
     await broken.db.kysely.destroy();
     const res = await broken.app.inject({ method: 'GET', url: '/admin/login', headers: { host: g.host } });
     expect(res.statusCode).toBe(500);
-    expect(res.json()).toEqual({ code: 'ServerError', message: 'Internal error; quote the request id when reporting it', request_id: res.headers['x-request-id'] });
+    expect(res.json()).toEqual({
+      code: 'ServerError',
+      message: 'Internal error; quote the request id when reporting it',
+      request_id: res.headers['x-request-id'],
+    });
     expect(res.body).not.toMatch(/destroy|kysely|sqlite|pool/i);
     const logged = broken.logs.find((l) => l.includes('unexpected error'));
     expect(logged).toBeDefined();

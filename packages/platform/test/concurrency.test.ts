@@ -1,7 +1,17 @@
 // Races: 50 simultaneous redemptions of one code, 50 simultaneous refreshes of one refresh token.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../src/domain/tokens.ts';
-import { accessTokenActive, codeFor, createFixture, createTestPlatform, DIALECTS, exchange, refreshRequest, tokenRequest, type TestPlatform } from './harness.ts';
+import {
+  accessTokenActive,
+  codeFor,
+  createFixture,
+  createTestPlatform,
+  DIALECTS,
+  exchange,
+  refreshRequest,
+  tokenRequest,
+  type TestPlatform,
+} from './harness.ts';
 
 describe.each(DIALECTS)('concurrency on %s', (dialect) => {
   let t: TestPlatform;
@@ -13,7 +23,13 @@ describe.each(DIALECTS)('concurrency on %s', (dialect) => {
   it('50 simultaneous redemptions of one code issue exactly one token pair', async () => {
     const f = await createFixture(t);
     const code = await codeFor(t, f);
-    const fields = { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri };
+    const fields = {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    };
     const results = await Promise.all(Array.from({ length: 50 }, () => tokenRequest(t, f, fields)));
     const ok = results.filter((r) => r.statusCode === 200);
     expect(ok).toHaveLength(1);
@@ -35,7 +51,21 @@ describe.each(DIALECTS)('concurrency on %s', (dialect) => {
     expect(new Set(bodies.map((b) => b.refresh_token)).size).toBe(1);
     expect(new Set(bodies.map((b) => b.access_token)).size).toBe(1);
     expect(new Set(bodies.map((b) => b.expires_at)).size).toBe(1);
-    const family = await t.db.kysely.selectFrom('refresh_tokens').select(['token_hash', 'rotated_at']).where('family_id', '=', (await t.db.kysely.selectFrom('refresh_tokens').select('family_id').where('token_hash', '=', hashToken(pair.refresh_token)).executeTakeFirstOrThrow()).family_id).execute();
+    const family = await t.db.kysely
+      .selectFrom('refresh_tokens')
+      .select(['token_hash', 'rotated_at'])
+      .where(
+        'family_id',
+        '=',
+        (
+          await t.db.kysely
+            .selectFrom('refresh_tokens')
+            .select('family_id')
+            .where('token_hash', '=', hashToken(pair.refresh_token))
+            .executeTakeFirstOrThrow()
+        ).family_id,
+      )
+      .execute();
     expect(family).toHaveLength(2);
     expect(await accessTokenActive(t, bodies[0].access_token)).toBe(true);
     // The successor itself rotates normally afterwards.

@@ -42,7 +42,17 @@ describe('hosts (seed §5.3, PRODUCT.md §2)', () => {
     expect(routeHost('demo.localhost:8080', 'localhost')).toEqual({ kind: 'store', storeName: 'demo' });
     expect(routeHost('DEMO.localhost', 'localhost')).toEqual({ kind: 'store', storeName: 'demo' });
     expect(routeHost('localhost:8080', 'localhost')).toEqual({ kind: 'platform' });
-    for (const bad of [undefined, '', 'a.b.localhost', 'evil.com', 'demo.localhost.evil.com', 'de_mo.localhost', 'demo.localhost:abc', '-x.localhost', 'x'.repeat(400)]) {
+    for (const bad of [
+      undefined,
+      '',
+      'a.b.localhost',
+      'evil.com',
+      'demo.localhost.evil.com',
+      'de_mo.localhost',
+      'demo.localhost:abc',
+      '-x.localhost',
+      'x'.repeat(400),
+    ]) {
       expect(routeHost(bad, 'localhost').kind).toBe('invalid');
     }
   });
@@ -61,7 +71,8 @@ describe('scopes (PRODUCT.md §4)', () => {
     expect(formatScopes(['write_orders', 'read_products'])).toBe('read_products,write_orders');
   });
   it('refuses unknown scopes', () => {
-    for (const bad of ['read_everything', 'delete_products', 'read', 'READ_PRODUCTS', 'read_products;drop']) expect(() => parseScopes(bad)).toThrow(ScopeParseError);
+    for (const bad of ['read_everything', 'delete_products', 'read', 'READ_PRODUCTS', 'read_products;drop'])
+      expect(() => parseScopes(bad)).toThrow(ScopeParseError);
   });
   it('write implies read', () => {
     expect(allows(['write_products'], 'read', 'products')).toBe(true);
@@ -122,7 +133,8 @@ describe('tokens', () => {
       return `v1.${raw.toString('base64url')}`;
     };
     const rawLength = Buffer.from(sealed.slice(3), 'base64url').length;
-    for (const index of [rawLength - 1, 12]) { // the last ciphertext byte, then the first tag byte
+    for (const index of [rawLength - 1, 12]) {
+      // the last ciphertext byte, then the first tag byte
       const flipped = flipBit(sealed, index);
       expect(flipped).not.toBe(sealed);
       expect(() => box.open(flipped)).toThrow();

@@ -34,7 +34,9 @@ describe('SqliteGroupCommit', () => {
       ),
     );
     expect(results.filter((r) => r.status === 'rejected')).toHaveLength(4);
-    expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<number>).value)).toEqual(ids.map((_, i) => i).filter((i) => i % 10 !== 3));
+    expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<number>).value)).toEqual(
+      ids.map((_, i) => i).filter((i) => i % 10 !== 3),
+    );
     const rows = await db.kysely.selectFrom('token_families').select('id').execute();
     expect(new Set(rows.map((r) => r.id))).toEqual(new Set(ids.filter((_, i) => i % 10 !== 3)));
     expect(db.sqlite!.inTransaction).toBe(false);
@@ -43,7 +45,18 @@ describe('SqliteGroupCommit', () => {
   it('each step sees the steps before it in the same batch', async () => {
     const gc = groupCommit(db);
     const id = randomUUID();
-    const pair = { familyId: id, installationId: 2, storeId: 1, appId: 1, scopes: 'read_products', accessHash: `a-${id}`, refreshHash: `r-${id}`, accessExpiresAt: 1, refreshExpiresAt: 2, now: 0 };
+    const pair = {
+      familyId: id,
+      installationId: 2,
+      storeId: 1,
+      appId: 1,
+      scopes: 'read_products',
+      accessHash: `a-${id}`,
+      refreshHash: `r-${id}`,
+      accessExpiresAt: 1,
+      refreshExpiresAt: 2,
+      now: 0,
+    };
     const [a, b] = await Promise.all([
       gc.run(async (q) => {
         await q.insertFamily(id, 2, 0);
@@ -55,7 +68,6 @@ describe('SqliteGroupCommit', () => {
     expect(a).toBe(true);
     expect(b).toBe(true);
   });
-
 
   it('on a file database: batches commit with the WAL flushed before answering, and synchronous=FULL is restored', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'storegate-gc-'));
@@ -82,17 +94,32 @@ describe('SqliteGroupCommit', () => {
     try {
       await migrateToLatest(file);
       const results = await Promise.all(
-        Array.from({ length: 10 }, (_, i) => durable(file).transaction(async (trx) => trx.insertInto('token_families').values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null }).execute().then(() => i))),
+        Array.from({ length: 10 }, (_, i) =>
+          durable(file).transaction(async (trx) =>
+            trx
+              .insertInto('token_families')
+              .values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null })
+              .execute()
+              .then(() => i),
+          ),
+        ),
       );
       expect(results).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
       expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
-      await expect(durable(file).transaction(async (trx) => {
-        await trx.insertInto('token_families').values({ id: 'rolled-back', installation_id: 5, created_at: 0, revoked_at: null }).execute();
-        throw new Error('no');
-      })).rejects.toThrow('no');
+      await expect(
+        durable(file).transaction(async (trx) => {
+          await trx
+            .insertInto('token_families')
+            .values({ id: 'rolled-back', installation_id: 5, created_at: 0, revoked_at: null })
+            .execute();
+          throw new Error('no');
+        }),
+      ).rejects.toThrow('no');
       expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
       const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'dt.db') });
-      expect((await other.kysely.selectFrom('token_families').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(results.map((i) => `f${i}`));
+      expect((await other.kysely.selectFrom('token_families').select('id').orderBy('id').execute()).map((r) => r.id)).toEqual(
+        results.map((i) => `f${i}`),
+      );
       await other.close();
     } finally {
       await file.close();
@@ -110,7 +137,11 @@ describe('SqliteGroupCommit', () => {
       await new Promise((r) => setTimeout(r, 600));
       const before = statSync(path).size;
       await durable(file).transaction(async (trx) => {
-        for (let i = 0; i < 2000; i++) await trx.insertInto('token_families').values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, created_at: 0, revoked_at: null }).execute();
+        for (let i = 0; i < 2000; i++)
+          await trx
+            .insertInto('token_families')
+            .values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, created_at: 0, revoked_at: null })
+            .execute();
       });
       const deadline = Date.now() + 5000;
       while (statSync(path).size <= before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));

@@ -91,7 +91,13 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
  * let a retry come due), unless the test passes a clock.
  */
 export async function testWorker(t: TestPlatform, settings: WorkerSettings = {}, options: { db?: Db } = {}) {
-  const p = await createPlatform(t.config, { clock: t.clock.fn, http: false, migrate: false, worker: { clock: Date.now, ...settings }, db: options.db ?? t.db });
+  const p = await createPlatform(t.config, {
+    clock: t.clock.fn,
+    http: false,
+    migrate: false,
+    worker: { clock: Date.now, ...settings },
+    db: options.db ?? t.db,
+  });
   return p.worker!;
 }
 
@@ -115,7 +121,12 @@ export async function createFixture(t: TestPlatform, options: { storeName?: stri
   await t.services.accounts.createStore({ name: storeName, ownerEmail: email, ownerPassword: password });
   const redirectUri = 'http://localhost:3000/auth/callback';
   const appUrl = 'http://localhost:3000/';
-  const { app, clientSecret } = await t.services.apps.createApp({ name: `App ${counter}`, appUrl, redirectUri, scopes: options.scopes ?? 'read_products write_orders' });
+  const { app, clientSecret } = await t.services.apps.createApp({
+    name: `App ${counter}`,
+    appUrl,
+    redirectUri,
+    scopes: options.scopes ?? 'read_products write_orders',
+  });
   return { storeName, host: `${storeName}.localhost:8080`, email, password, clientId: app.client_id, clientSecret, redirectUri, appUrl };
 }
 
@@ -124,7 +135,8 @@ export class Jar {
   private readonly cookies = new Map<string, string>();
   take(res: LightMyRequestResponse): void {
     for (const c of res.cookies) {
-      if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0) || (c.expires && c.expires.getTime() < Date.now())) this.cookies.delete(c.name);
+      if (c.value === '' || (c.maxAge !== undefined && c.maxAge <= 0) || (c.expires && c.expires.getTime() < Date.now()))
+        this.cookies.delete(c.name);
       else this.cookies.set(c.name, c.value);
     }
   }
@@ -156,13 +168,21 @@ export async function login(t: TestPlatform, f: Fixture, jar = new Jar()): Promi
     headers: { host: f.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
     payload: formBody({ _csrf: csrfFrom(page.body), email: f.email, password: f.password, return_to: '/admin' }),
   });
-  if (res.statusCode !== 303 || res.headers.location !== '/admin') throw new Error(`login failed: ${res.statusCode} ${res.headers.location}`);
+  if (res.statusCode !== 303 || res.headers.location !== '/admin')
+    throw new Error(`login failed: ${res.statusCode} ${res.headers.location}`);
   jar.take(res);
   return jar;
 }
 
 export function authorizeUrl(f: Fixture, extra: Record<string, string> = {}): string {
-  const params = new URLSearchParams({ client_id: f.clientId, scope: 'read_products write_orders', redirect_uri: f.redirectUri, response_type: 'code', state: 'st-123', ...extra });
+  const params = new URLSearchParams({
+    client_id: f.clientId,
+    scope: 'read_products write_orders',
+    redirect_uri: f.redirectUri,
+    response_type: 'code',
+    state: 'st-123',
+    ...extra,
+  });
   return `/admin/oauth/authorize?${params}`;
 }
 
@@ -186,7 +206,12 @@ export async function consent(t: TestPlatform, f: Fixture, extra: Record<string,
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 export async function codeFor(t: TestPlatform, f: Fixture, extra: Record<string, string> = {}): Promise<string> {
@@ -206,13 +231,34 @@ export function tokenRequest(t: TestPlatform, f: Fixture, fields: Record<string,
 }
 
 export async function exchange(t: TestPlatform, f: Fixture, code: string) {
-  const res = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+  const res = await tokenRequest(t, f, {
+    client_id: f.clientId,
+    client_secret: f.clientSecret,
+    code,
+    grant_type: 'authorization_code',
+    redirect_uri: f.redirectUri,
+  });
   if (res.statusCode !== 200) throw new Error(`exchange: ${res.statusCode} ${res.body}`);
-  return res.json() as { access_token: string; refresh_token: string; expires_at: number; expires_in: number; scope: string; store_id: string; store_name: string; token_type: string };
+  return res.json() as {
+    access_token: string;
+    refresh_token: string;
+    expires_at: number;
+    expires_in: number;
+    scope: string;
+    store_id: string;
+    store_name: string;
+    token_type: string;
+  };
 }
 
 export function refreshRequest(t: TestPlatform, f: Fixture, refreshToken: string) {
-  return tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, refresh_token: refreshToken, grant_type: 'refresh_token', redirect_uri: f.redirectUri });
+  return tokenRequest(t, f, {
+    client_id: f.clientId,
+    client_secret: f.clientSecret,
+    refresh_token: refreshToken,
+    grant_type: 'refresh_token',
+    redirect_uri: f.redirectUri,
+  });
 }
 
 /** Whether an access token is currently usable (not revoked, not expired). */
@@ -238,11 +284,22 @@ export async function privateToken(t: TestPlatform, storeName: string, scopes: s
   return (await t.services.apps.createPrivateApp({ storeId: store!.id, name: 'Private', scopes })).accessToken;
 }
 
-export function api(t: TestPlatform, f: { host: string }, token: string | undefined, method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE', path: string, body?: unknown) {
+export function api(
+  t: TestPlatform,
+  f: { host: string },
+  token: string | undefined,
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE',
+  path: string,
+  body?: unknown,
+) {
   return t.app.inject({
     method,
     url: path,
-    headers: { host: f.host, ...(token !== undefined ? { 'access-token': token } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: {
+      host: f.host,
+      ...(token !== undefined ? { 'access-token': token } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+    },
     ...(body !== undefined ? { payload: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
 }

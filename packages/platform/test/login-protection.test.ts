@@ -77,7 +77,11 @@ describe.each(DIALECTS)('login protection (%s)', (dialect) => {
     const store = (await t.services.accounts.findStoreByName(f.storeName))!;
     const otherNode = new LoginThrottle(storageOn(t.db).throttles, t.clock.fn);
     expect(await otherNode.lockedFor({ account: `merchant:${store.id}:${f.email}`, address: '203.0.113.1' })).toBe(15 * 60_000);
-    const rows = await t.db.kysely.selectFrom('login_attempts').selectAll().where('key', '=', `acct:merchant:${store.id}:${f.email}`).execute();
+    const rows = await t.db.kysely
+      .selectFrom('login_attempts')
+      .selectAll()
+      .where('key', '=', `acct:merchant:${store.id}:${f.email}`)
+      .execute();
     expect(rows).toHaveLength(1);
     expect(Number(rows[0]!.locked_until)).toBe(t.clock.now + 15 * 60_000);
   });
@@ -92,7 +96,9 @@ describe.each(DIALECTS)('login protection (%s)', (dialect) => {
     for (let i = 0; i < 4; i++) expect((await attempt('not it at all')).headers.location).toContain('/partner/login?error=1');
     const fifth = await attempt('not it at all');
     expect(fifth.headers.location).toContain('/partner/login?locked=15');
-    expect((await get(t, PLATFORM_HOST, String(fifth.headers.location), new Jar())).body).toContain('Too many failed attempts; try again in 15 minutes.');
+    expect((await get(t, PLATFORM_HOST, String(fifth.headers.location), new Jar())).body).toContain(
+      'Too many failed attempts; try again in 15 minutes.',
+    );
     expect((await attempt(p.password)).headers.location).toContain('locked=');
     t.clock.advance(15 * 60_000 + 1);
     expect((await attempt(p.password)).headers.location).toBe('/partner');
@@ -107,7 +113,14 @@ describe.each(DIALECTS)('login protection (%s)', (dialect) => {
     await expectCsrfRefused(t, f.host, '/admin/login', jar, { _csrf: csrfFrom(page.body), email: f.email, password: f.password }, sessions);
     const pjar = new Jar();
     const ppage = await get(t, PLATFORM_HOST, '/partner/login', pjar);
-    await expectCsrfRefused(t, PLATFORM_HOST, '/partner/login', pjar, { _csrf: csrfFrom(ppage.body), email: p.email, password: p.password }, sessions);
+    await expectCsrfRefused(
+      t,
+      PLATFORM_HOST,
+      '/partner/login',
+      pjar,
+      { _csrf: csrfFrom(ppage.body), email: p.email, password: p.password },
+      sessions,
+    );
     await merchantAttempt(f, f.email, 'a-wrong-password-xyz');
     await merchantAttempt(f, f.email, f.password);
     const logs = t.logs.join('');
@@ -120,7 +133,12 @@ describe.each(DIALECTS)('login protection (%s)', (dialect) => {
     const jar = new Jar();
     const page = await get(t, PLATFORM_HOST, '/partner/login?return_to=https%3A%2F%2Fevil.example%2F', jar);
     expect(page.body).toContain('name="return_to" value="/partner"');
-    const res = await post(t, PLATFORM_HOST, '/partner/login', jar, { _csrf: csrfFrom(page.body), email: p.email, password: p.password, return_to: '//evil.example/partner' });
+    const res = await post(t, PLATFORM_HOST, '/partner/login', jar, {
+      _csrf: csrfFrom(page.body),
+      email: p.email,
+      password: p.password,
+      return_to: '//evil.example/partner',
+    });
     expect(res.headers.location).toBe('/partner');
   });
 });

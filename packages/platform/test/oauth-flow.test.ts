@@ -28,7 +28,11 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
   it('install from the admin: 303 to the App URL with shop, timestamp and a valid hmac', async () => {
     const f = await createFixture(t);
     const jar = await login(t, f);
-    const res = await t.app.inject({ method: 'GET', url: `/admin/apps/${f.clientId}/install`, headers: { host: f.host, cookie: jar.header() } });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/admin/apps/${f.clientId}/install`,
+      headers: { host: f.host, cookie: jar.header() },
+    });
     expect(res.statusCode).toBe(303);
     const url = new URL(res.headers.location as string);
     expect(url.origin + url.pathname).toBe(f.appUrl);
@@ -78,7 +82,13 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     // The signed values are URL-safe: signing the raw or the percent-encoded form gives the same.
     expect(url.searchParams.get('code')).toMatch(/^sg_ac_[A-Za-z0-9_-]+$/);
 
-    const res = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code: url.searchParams.get('code')!, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+    const res = await tokenRequest(t, f, {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code: url.searchParams.get('code')!,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    });
     expect(res.statusCode).toBe(200);
     expect(res.headers['cache-control']).toBe('no-store');
     expect(res.headers.pragma).toBe('no-cache');
@@ -92,12 +102,27 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
 
   it('accepts a JSON body and HTTP Basic client credentials', async () => {
     const f = await createFixture(t);
-    const json = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code: await codeFor(t, f), grant_type: 'authorization_code', redirect_uri: f.redirectUri }, 'json');
+    const json = await tokenRequest(
+      t,
+      f,
+      {
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        code: await codeFor(t, f),
+        grant_type: 'authorization_code',
+        redirect_uri: f.redirectUri,
+      },
+      'json',
+    );
     expect(json.statusCode).toBe(200);
     const basic = await t.app.inject({
       method: 'POST',
       url: '/admin/oauth/token',
-      headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded', authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}` },
+      headers: {
+        host: f.host,
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: `Basic ${Buffer.from(`${f.clientId}:${f.clientSecret}`).toString('base64')}`,
+      },
       payload: formBody({ code: await codeFor(t, f), grant_type: 'authorization_code', redirect_uri: f.redirectUri }),
     });
     expect(basic.statusCode).toBe(200);
@@ -122,19 +147,32 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     expect(url.searchParams.get('error')).toBe('access_denied');
     expect(url.searchParams.get('state')).toBe('st-123');
     expect(url.searchParams.get('code')).toBeNull();
-    expect(await t.services.apps.findInstallation((await t.services.accounts.findStoreByName(f.storeName))!.id, (await t.services.apps.findByClientId(f.clientId))!.id)).toBeUndefined();
+    expect(
+      await t.services.apps.findInstallation(
+        (await t.services.accounts.findStoreByName(f.storeName))!.id,
+        (await t.services.apps.findByClientId(f.clientId))!.id,
+      ),
+    ).toBeUndefined();
   });
 
   it('skips the consent page when every scope is already granted, and shows the change otherwise', async () => {
     const f = await createFixture(t);
     const jar = await login(t, f);
     await consent(t, f, {}, jar);
-    const again = await t.app.inject({ method: 'GET', url: authorizeUrl(f, { scope: 'read_products', state: 's2' }), headers: { host: f.host, cookie: jar.header() } });
+    const again = await t.app.inject({
+      method: 'GET',
+      url: authorizeUrl(f, { scope: 'read_products', state: 's2' }),
+      headers: { host: f.host, cookie: jar.header() },
+    });
     expect(again.statusCode).toBe(303);
     const url = new URL(again.headers.location as string);
     expect(url.searchParams.get('code')).toMatch(/^sg_ac_/);
     expect(url.searchParams.get('state')).toBe('s2');
-    const more = await t.app.inject({ method: 'GET', url: authorizeUrl(f, { scope: 'read_products write_orders read_customers' }), headers: { host: f.host, cookie: jar.header() } });
+    const more = await t.app.inject({
+      method: 'GET',
+      url: authorizeUrl(f, { scope: 'read_products write_orders read_customers' }),
+      headers: { host: f.host, cookie: jar.header() },
+    });
     expect(more.statusCode).toBe(200);
     expect(more.body).toContain('already installed');
     expect(more.body).toContain('read_customers, new');
@@ -191,7 +229,12 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     let pair = await exchange(t, f, await codeFor(t, f));
     for (let i = 0; i < 3; i++) {
       t.clock.advance(60_000);
-      const res = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, refresh_token: pair.refresh_token, grant_type: 'refresh_token' });
+      const res = await tokenRequest(t, f, {
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        refresh_token: pair.refresh_token,
+        grant_type: 'refresh_token',
+      });
       expect(res.statusCode).toBe(200);
       pair = res.json();
       expect(pair.expires_at).toBe(Math.floor(t.clock.now / 1000) + 3600);
@@ -213,7 +256,13 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const f = await createFixture(t);
     const code = await codeFor(t, f);
     t.clock.advance(60_000);
-    const res = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+    const res = await tokenRequest(t, f, {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json()).toEqual({ error: 'invalid_grant', error_description: 'authorization code has expired' });
   });
@@ -222,7 +271,13 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const f = await createFixture(t);
     const code = await codeFor(t, f);
     const pair = await exchange(t, f, code);
-    const replay = await tokenRequest(t, f, { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri });
+    const replay = await tokenRequest(t, f, {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    });
     expect(replay.statusCode).toBe(400);
     expect(replay.json().error).toBe('invalid_grant');
     expect(await accessTokenActive(t, pair.access_token)).toBe(false);
@@ -233,7 +288,13 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const f = await createFixture(t);
     const verifier = 'a'.repeat(20) + 'B'.repeat(23) + '-._~';
     const code = await codeFor(t, f, { code_challenge: pkceChallenge(verifier), code_challenge_method: 'S256' });
-    const base = { client_id: f.clientId, client_secret: f.clientSecret, code, grant_type: 'authorization_code', redirect_uri: f.redirectUri };
+    const base = {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    };
     expect((await tokenRequest(t, f, { ...base, code_verifier: 'wrong-verifier' })).json().error).toBe('invalid_grant');
     // The failed attempt did not burn the code? It did not claim it: verification happens before the claim.
     const ok = await tokenRequest(t, f, { ...base, code_verifier: verifier });
@@ -244,7 +305,12 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const f = await createFixture(t);
     const pair = await exchange(t, f, await codeFor(t, f));
     const revoke = (token: string) =>
-      t.app.inject({ method: 'POST', url: '/admin/oauth/revoke', headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ client_id: f.clientId, client_secret: f.clientSecret, token }) });
+      t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/revoke',
+        headers: { host: f.host, 'content-type': 'application/x-www-form-urlencoded' },
+        payload: formBody({ client_id: f.clientId, client_secret: f.clientSecret, token }),
+      });
     expect((await revoke('sg_rt_unknown')).statusCode).toBe(200);
     expect(await accessTokenActive(t, pair.access_token)).toBe(true);
     const res = await revoke(pair.refresh_token);
@@ -264,7 +330,12 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const csrf = /name="_csrf" value="([^"]+)"/.exec(admin.body)![1]!;
     const stolen = jar.header();
     jar.take(admin);
-    const out = await t.app.inject({ method: 'POST', url: '/admin/logout', headers: { host: f.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: formBody({ _csrf: csrf }) });
+    const out = await t.app.inject({
+      method: 'POST',
+      url: '/admin/logout',
+      headers: { host: f.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: formBody({ _csrf: csrf }),
+    });
     expect(out.statusCode).toBe(303);
     const after = await t.app.inject({ method: 'GET', url: '/admin', headers: { host: f.host, cookie: stolen } });
     expect(after.statusCode).toBe(303);

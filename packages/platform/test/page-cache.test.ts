@@ -26,13 +26,21 @@ describe('page cache', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const titles = async () => ((await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data as { title: string }[]).map((p) => p.title);
+  const titles = async () =>
+    ((await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data as { title: string }[]).map((p) => p.title);
 
   it('serves repeated reads from the cache and sees writes made through the API at once', async () => {
     await api(t, f, token, 'POST', '/openapi/2026-01/products', { title: 'one' });
     expect(await titles()).toEqual(['one']);
     expect(await titles()).toEqual(['one']);
-    await api(t, f, token, 'PUT', `/openapi/2026-01/products/${(await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data[0].id}`, { title: 'uno' });
+    await api(
+      t,
+      f,
+      token,
+      'PUT',
+      `/openapi/2026-01/products/${(await api(t, f, token, 'GET', '/openapi/2026-01/products')).json().data[0].id}`,
+      { title: 'uno' },
+    );
     expect(await titles()).toEqual(['uno']);
   });
 
@@ -41,7 +49,20 @@ describe('page cache', () => {
     const store = await t.services.accounts.findStoreByName(f.storeName);
     await t.db.kysely
       .insertInto('products')
-      .values({ store_id: store!.id, title: 'returned', body_html: '', vendor: '', product_type: '', status: 'active', price: '1.00', sku: '', inventory_quantity: 0, tags: '', created_at: 0, updated_at: 0 })
+      .values({
+        store_id: store!.id,
+        title: 'returned',
+        body_html: '',
+        vendor: '',
+        product_type: '',
+        status: 'active',
+        price: '1.00',
+        sku: '',
+        inventory_quantity: 0,
+        tags: '',
+        created_at: 0,
+        updated_at: 0,
+      })
       .returningAll()
       .execute();
     expect(await titles()).toEqual([...before, 'returned']);
@@ -77,7 +98,9 @@ describe('page cache', () => {
     const outside = new Database(join(dir, 'cache.db'));
     const store = outside.prepare('select id from stores where name = ?').get(f.storeName) as { id: number };
     outside
-      .prepare("insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at) values (?, ?, '', '', '', 'active', '1.00', '', 0, '', 0, 0)")
+      .prepare(
+        "insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at) values (?, ?, '', '', '', 'active', '1.00', '', 0, '', 0, 0)",
+      )
       .run(store.id, 'from the CLI');
     outside.close();
     expect(await overHttp()).toEqual([...before, 'from the CLI']);

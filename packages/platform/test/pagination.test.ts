@@ -25,12 +25,24 @@ describe('cursor codec', () => {
     const c = codec.encode(pos);
     const [body, mac] = c.split('.') as [string, string];
     const forged = Buffer.from(Buffer.from(body, 'base64url').toString().replace('1234', '1')).toString('base64url');
-    const bad = [`${forged}.${mac}`, `${body}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`, `${body}.${mac.slice(0, -2)}${mac.endsWith('QQ') ? 'gg' : 'QQ'}`, 'abc', '', 'a.b.c', '.x', `${body}.`, 'x'.repeat(300)];
+    const bad = [
+      `${forged}.${mac}`,
+      `${body}.${mac.slice(0, -1)}${mac.endsWith('A') ? 'B' : 'A'}`,
+      `${body}.${mac.slice(0, -2)}${mac.endsWith('QQ') ? 'gg' : 'QQ'}`,
+      'abc',
+      '',
+      'a.b.c',
+      '.x',
+      `${body}.`,
+      'x'.repeat(300),
+    ];
     for (const b of bad) expect(() => codec.decode(b, { storeId: 7, resource: 'products', direction: 'next' })).toThrow();
     expect(() => codec.decode(c, { storeId: 8, resource: 'products', direction: 'next' })).toThrow(/another list/);
     expect(() => codec.decode(c, { storeId: 7, resource: 'orders', direction: 'next' })).toThrow(/another list/);
     expect(() => codec.decode(c, { storeId: 7, resource: 'products', direction: 'prev' })).toThrow(/not a pre_cursor/);
-    expect(() => new CursorCodec(Buffer.alloc(32, 4)).decode(c, { storeId: 7, resource: 'products', direction: 'next' })).toThrow(/altered/);
+    expect(() => new CursorCodec(Buffer.alloc(32, 4)).decode(c, { storeId: 7, resource: 'products', direction: 'next' })).toThrow(
+      /altered/,
+    );
   });
 });
 
@@ -51,7 +63,9 @@ describe.each(DIALECTS)('pagination on %s', (dialect) => {
     const store = await t.services.accounts.findStoreByName(f.storeName);
     await t.services.seeds.seed(store!.id, { products: 23, orders: 0, customers: 0 });
     token = await privateToken(t, f.storeName, 'write_products read_orders');
-    ids = (await t.db.kysely.selectFrom('products').select('id').where('store_id', '=', store!.id).orderBy('id').execute()).map((r) => String(r.id));
+    ids = (await t.db.kysely.selectFrom('products').select('id').where('store_id', '=', store!.id).orderBy('id').execute()).map((r) =>
+      String(r.id),
+    );
   });
   afterAll(async () => t.close());
 
@@ -96,7 +110,9 @@ describe.each(DIALECTS)('pagination on %s', (dialect) => {
     expect(backAgain.data.map((p) => p.id)).toEqual(ids.slice(0, 10));
     expect(backAgain.pre_cursor).toBeNull();
     // Forward again from a page reached backwards.
-    expect((await get(`/openapi/2022-01/products?limit=10&cursor=${encodeURIComponent(backAgain.cursor)}`)).data.map((p) => p.id)).toEqual(ids.slice(10, 20));
+    expect((await get(`/openapi/2022-01/products?limit=10&cursor=${encodeURIComponent(backAgain.cursor)}`)).data.map((p) => p.id)).toEqual(
+      ids.slice(10, 20),
+    );
   });
 
   it('bad limits, bad cursors, foreign cursors: 422/400, never a page', async () => {
@@ -115,7 +131,9 @@ describe.each(DIALECTS)('pagination on %s', (dialect) => {
     }
     // A products cursor on orders, and a cursor used as pre_cursor.
     expect((await api(t, f, token, 'GET', `/openapi/2026-01/orders?cursor=${encodeURIComponent(good)}`)).json().code).toBe('InvalidCursor');
-    expect((await api(t, f, token, 'GET', `/openapi/2022-01/products?pre_cursor=${encodeURIComponent(good)}`)).json().code).toBe('InvalidCursor');
+    expect((await api(t, f, token, 'GET', `/openapi/2022-01/products?pre_cursor=${encodeURIComponent(good)}`)).json().code).toBe(
+      'InvalidCursor',
+    );
     expect((await api(t, f, token, 'GET', `/openapi/2026-01/products?pre_cursor=${encodeURIComponent(good)}`)).statusCode).toBe(422);
     // A cursor of another store.
     const g = await createFixture(t);

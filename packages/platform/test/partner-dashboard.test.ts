@@ -4,7 +4,17 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIALECTS, Jar, createFixture, createTestPlatform, csrfFrom, type TestPlatform } from './harness.ts';
-import { PLATFORM_HOST, createPartner, decode, expectCsrfRefused, expectGoodPage, get, partnerLogin, post, secretValue } from './web-pages.ts';
+import {
+  PLATFORM_HOST,
+  createPartner,
+  decode,
+  expectCsrfRefused,
+  expectGoodPage,
+  get,
+  partnerLogin,
+  post,
+  secretValue,
+} from './web-pages.ts';
 
 const H = PLATFORM_HOST;
 let n = 0;
@@ -16,10 +26,23 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
   });
   afterAll(async () => t?.close());
 
-  const appRow = (clientId: string) => t.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', clientId).executeTakeFirstOrThrow();
-  const appsOf = (partnerId: number) => t.db.kysely.selectFrom('apps').select(['client_id', 'name', 'app_url', 'redirect_uri']).where('partner_id', '=', partnerId).orderBy('id').execute();
+  const appRow = (clientId: string) =>
+    t.db.kysely.selectFrom('apps').selectAll().where('client_id', '=', clientId).executeTakeFirstOrThrow();
+  const appsOf = (partnerId: number) =>
+    t.db.kysely
+      .selectFrom('apps')
+      .select(['client_id', 'name', 'app_url', 'redirect_uri'])
+      .where('partner_id', '=', partnerId)
+      .orderBy('id')
+      .execute();
   const partnerApp = async (partnerId: number, name = 'Partner app') =>
-    (await t.services.apps.createApp({ name, appUrl: 'https://app.example.test/', redirectUri: 'https://app.example.test/callback', scopes: 'read_products', partnerId }));
+    await t.services.apps.createApp({
+      name,
+      appUrl: 'https://app.example.test/',
+      redirectUri: 'https://app.example.test/callback',
+      scopes: 'read_products',
+      partnerId,
+    });
 
   it('serves the login page and, logged in, every page with the security headers; store hosts do not serve it', async () => {
     const p = await createPartner(t, ++n);
@@ -52,13 +75,23 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const jar = await partnerLogin(t, p);
     const form = await get(t, H, '/partner/apps/new', jar);
     expectGoodPage(form);
-    const fields = { _csrf: csrfFrom(form.body), name: 'Reviews', app_url: 'http://localhost:4000/', redirect_uri: 'http://localhost:4000/auth/callback', scopes: ['read_products', 'read_customers'] };
+    const fields = {
+      _csrf: csrfFrom(form.body),
+      name: 'Reviews',
+      app_url: 'http://localhost:4000/',
+      redirect_uri: 'http://localhost:4000/auth/callback',
+      scopes: ['read_products', 'read_customers'],
+    };
     await expectCsrfRefused(t, H, '/partner/apps', jar, fields, () => appsOf(p.id));
     expect(await appsOf(p.id)).toHaveLength(0);
     const res = await post(t, H, '/partner/apps', jar, fields);
     expect(res.statusCode).toBe(303);
     const [created] = await appsOf(p.id);
-    expect(created).toMatchObject({ name: 'Reviews', app_url: 'http://localhost:4000/', redirect_uri: 'http://localhost:4000/auth/callback' });
+    expect(created).toMatchObject({
+      name: 'Reviews',
+      app_url: 'http://localhost:4000/',
+      redirect_uri: 'http://localhost:4000/auth/callback',
+    });
     expect(res.headers.location).toMatch(new RegExp(`^/partner/apps/${created!.client_id}/secret\\?reveal=`));
     const shown = await get(t, H, String(res.headers.location), jar);
     expectGoodPage(shown);
@@ -100,7 +133,11 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     // Editing an existing app: the same checks, and a refused edit changes nothing.
     const { app } = await partnerApp(p.id);
     const settings = await get(t, H, `/partner/apps/${app.client_id}`, jar);
-    const bad = await post(t, H, `/partner/apps/${app.client_id}`, jar, { _csrf: csrfFrom(settings.body), app_url: 'https://ok.example.test/', redirect_uri: 'https://ok.example.test/cb#x' });
+    const bad = await post(t, H, `/partner/apps/${app.client_id}`, jar, {
+      _csrf: csrfFrom(settings.body),
+      app_url: 'https://ok.example.test/',
+      redirect_uri: 'https://ok.example.test/cb#x',
+    });
     expect(bad.statusCode).toBe(303);
     const shown = await get(t, H, String(bad.headers.location), jar);
     expect(shown.body).toContain('must not contain &quot;#&quot;');
@@ -118,7 +155,10 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const res = await post(t, H, `/partner/apps/${app.client_id}`, jar, fields);
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe(`/partner/apps/${app.client_id}?done=saved`);
-    expect(await appRow(app.client_id)).toMatchObject({ app_url: 'https://new.example.test/', redirect_uri: 'https://new.example.test/cb' });
+    expect(await appRow(app.client_id)).toMatchObject({
+      app_url: 'https://new.example.test/',
+      redirect_uri: 'https://new.example.test/cb',
+    });
     const after = await get(t, H, String(res.headers.location), jar);
     expect(after.body).toContain('were saved');
     expect(after.body).toContain('value="https://new.example.test/cb"');
@@ -132,7 +172,9 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     expect(settings.body).not.toContain(clientSecret);
     const csrf = csrfFrom(settings.body);
 
-    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/reveal-secret`, jar, { _csrf: csrf }, () => t.db.kysely.selectFrom('one_time_reveals').select('id_hash').execute());
+    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/reveal-secret`, jar, { _csrf: csrf }, () =>
+      t.db.kysely.selectFrom('one_time_reveals').select('id_hash').execute(),
+    );
     const reveal = await post(t, H, `/partner/apps/${app.client_id}/reveal-secret`, jar, { _csrf: csrf });
     expect(reveal.statusCode).toBe(303);
     const revealed = await get(t, H, String(reveal.headers.location), jar);
@@ -172,10 +214,23 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const csrf = csrfFrom(page.body);
     const before = await appRow(app.client_id);
     for (const id of [app.client_id, 'unknown-client-id']) {
-      for (const path of [`/partner/apps/${id}`, `/partner/apps/${id}/deliveries`, `/partner/apps/${id}/deliveries/1`, `/partner/apps/${id}/secret?reveal=x`]) {
+      for (const path of [
+        `/partner/apps/${id}`,
+        `/partner/apps/${id}/deliveries`,
+        `/partner/apps/${id}/deliveries/1`,
+        `/partner/apps/${id}/secret?reveal=x`,
+      ]) {
         expect((await get(t, H, path, jar)).statusCode, path).toBe(404);
       }
-      expect((await post(t, H, `/partner/apps/${id}`, jar, { _csrf: csrf, app_url: 'https://evil.example/', redirect_uri: 'https://evil.example/cb' })).statusCode).toBe(404);
+      expect(
+        (
+          await post(t, H, `/partner/apps/${id}`, jar, {
+            _csrf: csrf,
+            app_url: 'https://evil.example/',
+            redirect_uri: 'https://evil.example/cb',
+          })
+        ).statusCode,
+      ).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/reveal-secret`, jar, { _csrf: csrf })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/rotate-secret`, jar, { _csrf: csrf })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/deliveries/1/redeliver`, jar, { _csrf: csrf })).statusCode).toBe(404);
@@ -190,18 +245,63 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const now = t.clock.now;
     const sub = await t.db.kysely
       .insertInto('webhook_subscriptions')
-      .values({ store_id: store.id, owner: `app:${appId}`, app_id: appId, private_app_id: null, topic, address: 'https://hooks.example.test/in', api_version: '2026-01', created_at: now, updated_at: now, disabled_at: null, disabled_reason: null })
+      .values({
+        store_id: store.id,
+        owner: `app:${appId}`,
+        app_id: appId,
+        private_app_id: null,
+        topic,
+        address: 'https://hooks.example.test/in',
+        api_version: '2026-01',
+        created_at: now,
+        updated_at: now,
+        disabled_at: null,
+        disabled_reason: null,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const eventId = randomBytes(8).toString('hex');
-    await t.db.kysely.insertInto('webhook_events').values({ id: eventId, store_id: store.id, topic, payload: '{}', created_at: now }).execute();
+    await t.db.kysely
+      .insertInto('webhook_events')
+      .values({ id: eventId, store_id: store.id, topic, payload: '{}', created_at: now })
+      .execute();
     const d = await t.db.kysely
       .insertInto('webhook_deliveries')
-      .values({ webhook_id: randomBytes(8).toString('hex'), event_id: eventId, subscription_id: Number(sub.id), store_id: store.id, app_id: appId, private_app_id: null, topic, status: 'dead', attempts: 2, next_attempt_at: now, claimed_by: null, claimed_until: null, last_status: 500, last_error: 'HTTP 500', created_at: now, updated_at: now })
+      .values({
+        webhook_id: randomBytes(8).toString('hex'),
+        event_id: eventId,
+        subscription_id: Number(sub.id),
+        store_id: store.id,
+        app_id: appId,
+        private_app_id: null,
+        topic,
+        status: 'dead',
+        attempts: 2,
+        next_attempt_at: now,
+        claimed_by: null,
+        claimed_until: null,
+        last_status: 500,
+        last_error: 'HTTP 500',
+        created_at: now,
+        updated_at: now,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
-    for (const [status, latency] of [[500, 12], [503, 34]]) {
-      await t.db.kysely.insertInto('webhook_attempts').values({ delivery_id: Number(d.id), attempted_at: now, status_code: status!, latency_ms: latency!, response_body: 'receiver <broke>', error: null }).execute();
+    for (const [status, latency] of [
+      [500, 12],
+      [503, 34],
+    ]) {
+      await t.db.kysely
+        .insertInto('webhook_attempts')
+        .values({
+          delivery_id: Number(d.id),
+          attempted_at: now,
+          status_code: status!,
+          latency_ms: latency!,
+          response_body: 'receiver <broke>',
+          error: null,
+        })
+        .execute();
     }
     return { subscriptionId: Number(sub.id), deliveryId: Number(d.id) };
   }
@@ -238,7 +338,8 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     expect(detail.body).toContain('receiver &lt;broke&gt;');
     expect((await get(t, H, `${base}/999999`, jar)).statusCode).toBe(404);
 
-    const status = () => t.db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('id', '=', deliveryId).executeTakeFirstOrThrow();
+    const status = () =>
+      t.db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts']).where('id', '=', deliveryId).executeTakeFirstOrThrow();
     await expectCsrfRefused(t, H, `${base}/${deliveryId}/redeliver`, jar, { _csrf: csrfFrom(detail.body) }, status);
     expect((await status()).status).toBe('dead');
     const res = await post(t, H, `${base}/${deliveryId}/redeliver`, jar, { _csrf: csrfFrom(detail.body), back: 'detail' });
@@ -259,7 +360,11 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const { app } = await partnerApp(p.id, 'Flaky app');
     const f = await createFixture(t);
     const { subscriptionId, deliveryId } = await deadDelivery(app.id, f.storeName);
-    await t.db.kysely.updateTable('webhook_subscriptions').set({ disabled_at: t.clock.now, disabled_reason: '5 deliveries in a row failed every retry' }).where('id', '=', subscriptionId).execute();
+    await t.db.kysely
+      .updateTable('webhook_subscriptions')
+      .set({ disabled_at: t.clock.now, disabled_reason: '5 deliveries in a row failed every retry' })
+      .where('id', '=', subscriptionId)
+      .execute();
     const jar = await partnerLogin(t, p);
     const home = await get(t, H, '/partner', jar);
     expect(home.body).toContain('Webhook subscription disabled:');
@@ -268,7 +373,9 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     expect(list.body).toContain('Subscription disabled:');
     const res = await post(t, H, `/partner/apps/${app.client_id}/deliveries/${deliveryId}/redeliver`, jar, { _csrf: csrfFrom(list.body) });
     expect(res.headers.location).toBe(`/partner/apps/${app.client_id}/deliveries?done=disabled`);
-    expect((await t.db.kysely.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).executeTakeFirstOrThrow()).status).toBe('dead');
+    expect(
+      (await t.db.kysely.selectFrom('webhook_deliveries').select('status').where('id', '=', deliveryId).executeTakeFirstOrThrow()).status,
+    ).toBe('dead');
   });
 
   it('log out needs the CSRF token and ends the session on the server', async () => {
@@ -276,7 +383,8 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     const jar = await partnerLogin(t, p);
     const page = await get(t, H, '/partner', jar);
     const cookie = jar.header();
-    const sessions = () => t.db.kysely.selectFrom('web_sessions').select('id_hash').where('kind', '=', 'partner').where('subject_id', '=', p.id).execute();
+    const sessions = () =>
+      t.db.kysely.selectFrom('web_sessions').select('id_hash').where('kind', '=', 'partner').where('subject_id', '=', p.id).execute();
     await expectCsrfRefused(t, H, '/partner/logout', jar, { _csrf: csrfFrom(page.body) }, sessions);
     expect(await sessions()).toHaveLength(1);
     const out = await post(t, H, '/partner/logout', jar, { _csrf: csrfFrom(page.body) });

@@ -2,13 +2,13 @@
 // in memory and shared through Redis by several platform instances.
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { take } from '../src/domain/leaky-bucket.ts';
+import { type BucketState, take } from '../src/domain/leaky-bucket.ts';
 import { createPlatform } from '../src/platform.ts';
 import { api, createFixture, createTestPlatform, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 describe('leaky bucket math', () => {
   it('fills one drop a request, leaks per second, refuses the 41st in a burst', () => {
-    let state;
+    let state: BucketState | undefined;
     for (let i = 1; i <= 40; i++) {
       const d = take(state, 1000, 40, 2);
       expect(d).toMatchObject({ allowed: true, used: i });
@@ -85,7 +85,11 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('rate limit shared through Redis', 
         seen.push(res.headers['x-service-api-call-limit'] as string);
       }
       expect(seen).toEqual(['1/4', '2/4', '3/4', '4/4']);
-      const limited = await second.inject({ method: 'GET', url: '/openapi/2026-01/products', headers: { host: f.host, 'access-token': token } });
+      const limited = await second.inject({
+        method: 'GET',
+        url: '/openapi/2026-01/products',
+        headers: { host: f.host, 'access-token': token },
+      });
       expect(limited.statusCode).toBe(429);
       expect(limited.headers['retry-after']).toBe('1');
     } finally {

@@ -3,7 +3,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { products } from '../src/domain/resources.ts';
 import { SESSION_TTL_MS } from '../src/services/account-service.ts';
-import { DIALECTS, Jar, accessTokenActive, api, appToken, createFixture, createTestPlatform, csrfFrom, login, type TestPlatform } from './harness.ts';
+import {
+  DIALECTS,
+  Jar,
+  accessTokenActive,
+  api,
+  appToken,
+  createFixture,
+  createTestPlatform,
+  csrfFrom,
+  login,
+  type TestPlatform,
+} from './harness.ts';
 import { decode, expectCsrfRefused, expectGoodPage, get, post, secretValue } from './web-pages.ts';
 
 describe.each(DIALECTS)('store admin (%s)', (dialect) => {
@@ -14,19 +25,35 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
   afterAll(async () => t?.close());
 
   const storeOf = async (name: string) => (await t.services.accounts.findStoreByName(name))!;
-  const privateApps = async (storeId: number) => t.db.kysely.selectFrom('private_apps').select(['id', 'name', 'revoked_at']).where('store_id', '=', storeId).orderBy('id').execute();
+  const privateApps = async (storeId: number) =>
+    t.db.kysely.selectFrom('private_apps').select(['id', 'name', 'revoked_at']).where('store_id', '=', storeId).orderBy('id').execute();
 
   it('serves every page with the security headers, under 50 KB, labelled, and sends logged-out visitors to the login page', async () => {
     const f = await createFixture(t);
     const anon = new Jar();
-    for (const path of ['/admin', '/admin/private-apps', '/admin/private-apps/new', '/admin/products', '/admin/orders', '/admin/customers', '/admin/private-apps/created']) {
+    for (const path of [
+      '/admin',
+      '/admin/private-apps',
+      '/admin/private-apps/new',
+      '/admin/products',
+      '/admin/orders',
+      '/admin/customers',
+      '/admin/private-apps/created',
+    ]) {
       const res = await get(t, f.host, path, anon);
       expect(res.statusCode, path).toBe(303);
       expect(res.headers.location).toBe(`/admin/login?return_to=${encodeURIComponent(path)}`);
     }
     expectGoodPage(await get(t, f.host, '/admin/login', anon));
     const jar = await login(t, f);
-    for (const path of ['/admin', '/admin/private-apps', '/admin/private-apps/new', '/admin/products', '/admin/orders', '/admin/customers']) {
+    for (const path of [
+      '/admin',
+      '/admin/private-apps',
+      '/admin/private-apps/new',
+      '/admin/products',
+      '/admin/orders',
+      '/admin/customers',
+    ]) {
       const res = await get(t, f.host, path, jar);
       expectGoodPage(res);
       expect(res.headers['cache-control']).toBe('no-store');
@@ -51,9 +78,13 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect(page.body).toContain(`href="/admin/apps/${f.clientId}/install">Open</a>`);
     expect(page.body).toContain('<h2>App list</h2>');
     const store = await storeOf(f.storeName);
-    const installation = () => t.db.kysely.selectFrom('installations').select(['uninstalled_at', 'scopes']).where('store_id', '=', store.id).execute();
+    const installation = () =>
+      t.db.kysely.selectFrom('installations').select(['uninstalled_at', 'scopes']).where('store_id', '=', store.id).execute();
     const url = `/admin/apps/${f.clientId}/uninstall`;
-    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrfFrom(page.body) }, async () => ({ inst: await installation(), active: await accessTokenActive(t, token) }));
+    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrfFrom(page.body) }, async () => ({
+      inst: await installation(),
+      active: await accessTokenActive(t, token),
+    }));
     expect(await accessTokenActive(t, token)).toBe(true);
 
     const res = await post(t, f.host, url, jar, { _csrf: csrfFrom(page.body) });
@@ -72,7 +103,7 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect((await get(t, f.host, '/admin/apps/nope/install', jar)).statusCode).toBe(404);
   });
 
-  it("an app installed in another store cannot be uninstalled from this one", async () => {
+  it('an app installed in another store cannot be uninstalled from this one', async () => {
     const a = await createFixture(t);
     const b = await createFixture(t);
     const tokenA = await appToken(t, a);
@@ -222,7 +253,12 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     const jar = await login(t, f);
     const page = await get(t, f.host, '/admin', jar);
     const send = (url: string, csrf: string) =>
-      t.app.inject({ method: 'POST', url, headers: { host: f.host, cookie: jar.header(), accept: 'text/html,*/*', 'content-type': 'application/x-www-form-urlencoded' }, payload: `_csrf=${encodeURIComponent(csrf)}` });
+      t.app.inject({
+        method: 'POST',
+        url,
+        headers: { host: f.host, cookie: jar.header(), accept: 'text/html,*/*', 'content-type': 'application/x-www-form-urlencoded' },
+        payload: `_csrf=${encodeURIComponent(csrf)}`,
+      });
     const missing = await send('/admin/apps/nope/uninstall', csrfFrom(page.body));
     expect(missing.statusCode).toBe(404);
     expect(missing.headers['content-type']).toContain('text/html');

@@ -35,10 +35,21 @@ export async function get(t: TestPlatform, host: string, url: string, jar: Jar):
   return res;
 }
 
-export async function post(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | readonly string[]>): Promise<LightMyRequestResponse> {
+export async function post(
+  t: TestPlatform,
+  host: string,
+  url: string,
+  jar: Jar,
+  fields: Record<string, string | readonly string[]>,
+): Promise<LightMyRequestResponse> {
   const body = new URLSearchParams();
   for (const [k, v] of Object.entries(fields)) for (const x of typeof v === 'string' ? [v] : v) body.append(k, x);
-  const res = await t.app.inject({ method: 'POST', url, headers: { host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' }, payload: body.toString() });
+  const res = await t.app.inject({
+    method: 'POST',
+    url,
+    headers: { host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+    payload: body.toString(),
+  });
   jar.take(res);
   return res;
 }
@@ -47,7 +58,14 @@ export async function post(t: TestPlatform, host: string, url: string, jar: Jar,
  * A form POST without a CSRF token and with a wrong one: both 403, and `state()` (a read of the
  * database) is the same before and after.
  */
-export async function expectCsrfRefused(t: TestPlatform, host: string, url: string, jar: Jar, fields: Record<string, string | readonly string[]>, state: () => Promise<unknown>): Promise<void> {
+export async function expectCsrfRefused(
+  t: TestPlatform,
+  host: string,
+  url: string,
+  jar: Jar,
+  fields: Record<string, string | readonly string[]>,
+  state: () => Promise<unknown>,
+): Promise<void> {
   const before = await state();
   const { _csrf: _ignored, ...rest } = fields;
   const missing = await post(t, host, url, jar, rest);
@@ -71,13 +89,24 @@ export async function createPartner(t: TestPlatform, n: number): Promise<{ id: n
 
 export async function partnerLogin(t: TestPlatform, p: { email: string; password: string }, jar = new Jar()): Promise<Jar> {
   const page = await get(t, PLATFORM_HOST, '/partner/login', jar);
-  const res = await post(t, PLATFORM_HOST, '/partner/login', jar, { _csrf: csrfFrom(page.body), email: p.email, password: p.password, return_to: '/partner' });
-  if (res.statusCode !== 303 || res.headers.location !== '/partner') throw new Error(`partner login failed: ${res.statusCode} ${res.headers.location}`);
+  const res = await post(t, PLATFORM_HOST, '/partner/login', jar, {
+    _csrf: csrfFrom(page.body),
+    email: p.email,
+    password: p.password,
+    return_to: '/partner',
+  });
+  if (res.statusCode !== 303 || res.headers.location !== '/partner')
+    throw new Error(`partner login failed: ${res.statusCode} ${res.headers.location}`);
   return jar;
 }
 
 export function decode(s: string): string {
-  return s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }
 
 /** The value of a read-only secret field on a page. */

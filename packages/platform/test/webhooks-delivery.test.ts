@@ -7,7 +7,17 @@ import { products } from '../src/domain/resources.ts';
 import type { WorkerSettings } from '../src/platform.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
-import { api, appToken, createFixture, createTestPlatform, DIALECTS, privateToken, testWorker, type Fixture, type TestPlatform } from './harness.ts';
+import {
+  api,
+  appToken,
+  createFixture,
+  createTestPlatform,
+  DIALECTS,
+  privateToken,
+  testWorker,
+  type Fixture,
+  type TestPlatform,
+} from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
 const V = '/openapi/2026-01';
@@ -67,7 +77,20 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     const got = rx.on('/signed')[0]!;
     expect(JSON.parse(got.body)).toEqual(created.json().data);
     expect(got.headers['x-service-hmac-sha256']).toBe(createHmac('sha256', f.clientSecret).update(got.body).digest('base64'));
-    expect(got.rawNames).toEqual(expect.arrayContaining(['X-Service-Hmac-Sha256', 'X-Service-Topic', 'X-Service-Shop-Domain', 'X-Service-Api-Version', 'X-Service-Webhook-Id', 'X-Service-Event-Id', 'X-Service-Triggered-At', 'webhook-id', 'webhook-timestamp', 'webhook-signature']));
+    expect(got.rawNames).toEqual(
+      expect.arrayContaining([
+        'X-Service-Hmac-Sha256',
+        'X-Service-Topic',
+        'X-Service-Shop-Domain',
+        'X-Service-Api-Version',
+        'X-Service-Webhook-Id',
+        'X-Service-Event-Id',
+        'X-Service-Triggered-At',
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
+      ]),
+    );
     expect(got.headers).toMatchObject({
       'content-type': 'application/json',
       'x-service-topic': 'products/create',
@@ -80,18 +103,35 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     expect(got.headers['webhook-id']).toBe(got.headers['x-service-webhook-id']);
     const ts = got.headers['webhook-timestamp']!;
     expect(Math.abs(Number(ts) - Date.now() / 1000)).toBeLessThan(10);
-    expect(got.headers['webhook-signature']).toBe(`v1,${createHmac('sha256', f.clientSecret).update(`${got.headers['webhook-id']}.${ts}.${got.body}`).digest('base64')}`);
+    expect(got.headers['webhook-signature']).toBe(
+      `v1,${createHmac('sha256', f.clientSecret).update(`${got.headers['webhook-id']}.${ts}.${got.body}`).digest('base64')}`,
+    );
     // The private app signs with its webhook secret: a different signature, same event.
     const priv = rx.on('/signed-private')[0]!;
     expect(priv.headers['x-service-event-id']).toBe(got.headers['x-service-event-id']);
     expect(priv.headers['x-service-webhook-id']).not.toBe(got.headers['x-service-webhook-id']);
-    const privApp = await t.db.kysely.selectFrom('private_apps').select('webhook_secret_enc').orderBy('id', 'desc').executeTakeFirstOrThrow();
-    expect(priv.headers['x-service-hmac-sha256']).toBe(createHmac('sha256', t.services.box.open(privApp.webhook_secret_enc)).update(priv.body).digest('base64'));
+    const privApp = await t.db.kysely
+      .selectFrom('private_apps')
+      .select('webhook_secret_enc')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    expect(priv.headers['x-service-hmac-sha256']).toBe(
+      createHmac('sha256', t.services.box.open(privApp.webhook_secret_enc)).update(priv.body).digest('base64'),
+    );
     await until(async () => (await deliveries()).every((d) => d.status === 'delivered'), 3000, 'delivered status');
     const log = await t.services.deliveries.list({ appClientId: f.clientId });
-    expect(log[0]).toMatchObject({ topic: 'products/create', status: 'delivered', attempts: 1, last_status: 200, app: f.clientId, store: f.storeName });
+    expect(log[0]).toMatchObject({
+      topic: 'products/create',
+      status: 'delivered',
+      attempts: 1,
+      last_status: 200,
+      app: f.clientId,
+      store: f.storeName,
+    });
     const attempts = await t.services.deliveries.attempts(Number(log[0]!.id));
-    expect(attempts).toEqual([{ attempted_at: expect.any(String), status: 200, latency_ms: expect.any(Number), response_body: 'ok', error: null }]);
+    expect(attempts).toEqual([
+      { attempted_at: expect.any(String), status: 200, latency_ms: expect.any(Number), response_body: 'ok', error: null },
+    ]);
     // Secrets and signatures never reach the logs.
     const logs = t.logs.join('');
     expect(logs).not.toContain(f.clientSecret);
@@ -115,7 +155,9 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     await expect(resources.create(customers, store.id, { email: 'rolled@back.test' })).rejects.toThrow('boom');
     outbox.record = saved;
     expect((await deliveries()).length).toBe(before);
-    expect(await t.db.kysely.selectFrom('customers').select('id').where('email', '=', 'rolled@back.test').executeTakeFirst()).toBeUndefined();
+    expect(
+      await t.db.kysely.selectFrom('customers').select('id').where('email', '=', 'rolled@back.test').executeTakeFirst(),
+    ).toBeUndefined();
     // A bad request changes nothing either: no customer, no event.
     expect((await api(t, f, privToken, 'POST', `${V}/customers`, { email: 'not-an-email' })).statusCode).toBe(422);
     await new Promise((r) => setTimeout(r, 150));
@@ -166,7 +208,11 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     const p = (await api(t, f, privToken, 'POST', `${V}/products`, { title: 'to update' })).json().data;
     await api(t, f, privToken, 'PUT', `${V}/products/${p.id}`, { title: 'updated' });
     const finished = async (sub: string) => ['delivered', 'dead'].includes((await deliveries({ subscription: sub }))[0]?.status ?? '');
-    await until(async () => (await finished(hang)) && (await finished(slowOk)) && (await finished(reset)) && (await finished(redirect)), 10_000, 'all finished');
+    await until(
+      async () => (await finished(hang)) && (await finished(slowOk)) && (await finished(reset)) && (await finished(redirect)),
+      10_000,
+      'all finished',
+    );
     const state = async (sub: string) => {
       const [d] = await deliveries({ subscription: sub });
       return { status: d!.status, attempts: await t.services.deliveries.attempts(d!.id) };
@@ -201,7 +247,10 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       }, 250);
     };
     try {
-      for (const [path, r] of [['/slow', slowRx], ['/fast', rx]] as const) {
+      for (const [path, r] of [
+        ['/slow', slowRx],
+        ['/fast', rx],
+      ] as const) {
         const res = await api(t, f, privToken, 'POST', `${V}/webhooks`, { address: r.url(path), topic: 'customers/create' });
         expect(res.statusCode).toBe(201);
       }
@@ -219,7 +268,10 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
       expect(maxInFlight).toBe(3);
     } finally {
       await slowRx.close();
-      await t.db.kysely.deleteFrom('webhook_subscriptions').where('address', 'in', [slowRx.url('/slow'), rx.url('/fast')]).execute();
+      await t.db.kysely
+        .deleteFrom('webhook_subscriptions')
+        .where('address', 'in', [slowRx.url('/slow'), rx.url('/fast')])
+        .execute();
     }
   });
 
@@ -234,7 +286,8 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     const w = await worker();
     await w.start();
     const c = (await api(t, f, privToken, 'POST', `${V}/customers`, { email: 'streak@x.test' })).json().data;
-    const sub = (id: string) => t.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('id', '=', Number(id)).executeTakeFirstOrThrow();
+    const sub = (id: string) =>
+      t.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('id', '=', Number(id)).executeTakeFirstOrThrow();
     for (let i = 0; i < 2; i++) {
       await api(t, f, privToken, 'PUT', `${V}/customers/${c.id}`, { first_name: `n${i}` });
       await until(async () => (await deliveries({ subscription: broken })).every((d) => d.status === 'dead'), 5000, 'dead');
@@ -318,11 +371,21 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     await until(() => rx.on('/uninstalled').length === 1, 5000, 'app/uninstalled');
     const u = rx.on('/uninstalled')[0]!;
     expect(u.headers['x-service-topic']).toBe('app/uninstalled');
-    expect(JSON.parse(u.body)).toMatchObject({ id: String(store.id), name: g.storeName, domain: `${g.storeName}.localhost`, client_id: g.clientId });
+    expect(JSON.parse(u.body)).toMatchObject({
+      id: String(store.id),
+      name: g.storeName,
+      domain: `${g.storeName}.localhost`,
+      client_id: g.clientId,
+    });
     expect(u.headers['x-service-hmac-sha256']).toBe(createHmac('sha256', g.clientSecret).update(u.body).digest('base64'));
     await new Promise((r) => setTimeout(r, 150));
     expect(rx.on('/after-uninstall')).toHaveLength(0);
-    const cancelled = await t.db.kysely.selectFrom('webhook_deliveries').selectAll().where('app_id', '=', app.id).where('topic', '=', 'products/create').execute();
+    const cancelled = await t.db.kysely
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('app_id', '=', app.id)
+      .where('topic', '=', 'products/create')
+      .execute();
     expect(cancelled.map((d) => d.status)).toEqual(['cancelled']);
   });
 
@@ -351,7 +414,15 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     await t.db.kysely.updateTable('webhook_attempts').set({ attempted_at: old }).where('delivery_id', '=', finished.id).execute();
     const pending = await t.db.kysely
       .insertInto('webhook_deliveries')
-      .values({ ...finished, id: undefined as never, webhook_id: 'wh_pending_old', status: 'pending', next_attempt_at: Date.now() + 86_400_000, updated_at: old, created_at: old })
+      .values({
+        ...finished,
+        id: undefined as never,
+        webhook_id: 'wh_pending_old',
+        status: 'pending',
+        next_attempt_at: Date.now() + 86_400_000,
+        updated_at: old,
+        created_at: old,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const pruned = await t.services.deliveries.prune();
@@ -369,7 +440,13 @@ describe('production mode SSRF rules (SQLite)', () => {
   let t: TestPlatform;
   let rx: Receiver;
   beforeAll(async () => {
-    t = await createTestPlatform('sqlite', { rateLimit: 'off', mode: 'production', storeDomain: 'shops.example', publicScheme: 'https', webhooks: FAST });
+    t = await createTestPlatform('sqlite', {
+      rateLimit: 'off',
+      mode: 'production',
+      storeDomain: 'shops.example',
+      publicScheme: 'https',
+      webhooks: FAST,
+    });
     t.clock.now = Date.now() - 1000;
     rx = await Receiver.start();
   });
@@ -382,12 +459,23 @@ describe('production mode SSRF rules (SQLite)', () => {
     const f = await createFixture(t, { scopes: 'read_products' });
     const tok = await privateToken(t, f.storeName, 'read_products');
     const host = `${f.storeName}.shops.example`;
-    for (const address of ['https://10.0.0.5/hook', 'https://127.0.0.1/hook', 'https://[::1]/hook', 'https://169.254.169.254/latest', 'https://localhost/hook', 'http://hooks.example.com/x', 'https://192.168.1.20:8443/x']) {
+    for (const address of [
+      'https://10.0.0.5/hook',
+      'https://127.0.0.1/hook',
+      'https://[::1]/hook',
+      'https://169.254.169.254/latest',
+      'https://localhost/hook',
+      'http://hooks.example.com/x',
+      'https://192.168.1.20:8443/x',
+    ]) {
       const res = await api(t, { host }, tok, 'POST', `${V}/webhooks`, { address, topic: 'products/create' });
       expect(res.statusCode, address).toBe(422);
       expect(res.json().errors.address).toHaveLength(1);
     }
-    const n = await t.db.kysely.selectFrom('webhook_subscriptions').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+    const n = await t.db.kysely
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .executeTakeFirstOrThrow();
     expect(Number(n.n)).toBe(0);
   });
 
@@ -400,19 +488,43 @@ describe('production mode SSRF rules (SQLite)', () => {
     for (const address of ['https://rebound.example.com/hook', rx.url('/loopback')]) {
       await t.db.kysely
         .insertInto('webhook_subscriptions')
-        .values({ store_id: store.id, owner: `private:${priv.id}`, app_id: null, private_app_id: priv.id, topic: 'products/create', address, api_version: '2026-01', created_at: 0, updated_at: 0, disabled_at: null, disabled_reason: null })
+        .values({
+          store_id: store.id,
+          owner: `private:${priv.id}`,
+          app_id: null,
+          private_app_id: priv.id,
+          topic: 'products/create',
+          address,
+          api_version: '2026-01',
+          created_at: 0,
+          updated_at: 0,
+          disabled_at: null,
+          disabled_reason: null,
+        })
         .execute();
     }
     const resolved: string[] = [];
-    const w = await testWorker(t, { pollMs: 25, random: () => 0.5, pruneEveryMs: 0, resolve: async (h) => (resolved.push(h), ['10.1.2.3']) });
+    const w = await testWorker(t, {
+      pollMs: 25,
+      random: () => 0.5,
+      pruneEveryMs: 0,
+      resolve: async (h) => (resolved.push(h), ['10.1.2.3']),
+    });
     await w.start();
     try {
       await api(t, { host: `${f.storeName}.shops.example` }, tok, 'POST', `${V}/products`, { title: 'ssrf' });
-      await until(async () => (await t.db.kysely.selectFrom('webhook_deliveries').select('status').execute()).every((d) => d.status === 'dead'), 5000, 'dead');
+      await until(
+        async () => (await t.db.kysely.selectFrom('webhook_deliveries').select('status').execute()).every((d) => d.status === 'dead'),
+        5000,
+        'dead',
+      );
       const attempts = await t.db.kysely.selectFrom('webhook_attempts').selectAll().execute();
       expect(attempts.length).toBe(8);
       expect(new Set(attempts.map((a) => a.error))).toEqual(
-        new Set(['refused: the address resolves to a private, loopback or link-local address', 'refused: the address must use https (http is allowed only for localhost in development)']),
+        new Set([
+          'refused: the address resolves to a private, loopback or link-local address',
+          'refused: the address must use https (http is allowed only for localhost in development)',
+        ]),
       );
       expect(resolved).toContain('rebound.example.com');
       expect(rx.received).toHaveLength(0);

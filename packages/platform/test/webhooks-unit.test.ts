@@ -4,7 +4,14 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseRetrySchedule } from '../src/config.ts';
 import { ConfigError } from '../src/domain/errors.ts';
-import { DEFAULT_RETRY_SCHEDULE_MS, jitteredDelay, nextState, parseRetryAfter, RETRY_AFTER_CAP_MS, classifyStatus } from '../src/domain/webhook-backoff.ts';
+import {
+  DEFAULT_RETRY_SCHEDULE_MS,
+  jitteredDelay,
+  nextState,
+  parseRetryAfter,
+  RETRY_AFTER_CAP_MS,
+  classifyStatus,
+} from '../src/domain/webhook-backoff.ts';
 import { topicFor } from '../src/domain/webhook-topics.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
 
@@ -22,7 +29,19 @@ describe('webhook signatures (shared vectors)', () => {
   });
   it('every header of PRODUCT.md §7, with the exact names', () => {
     const v = vectors.webhook_standard_signature[0];
-    const h = webhookHeaders(v.secret, { webhookId: v['webhook-id'], eventId: 'evt_1', topic: 'orders/create', shopDomain: 'demo.localhost', apiVersion: '2026-01', triggeredAt: Date.UTC(2026, 0, 2, 3, 4, 5, 6), body: v.body }, Number(v['webhook-timestamp']) * 1000 + 999);
+    const h = webhookHeaders(
+      v.secret,
+      {
+        webhookId: v['webhook-id'],
+        eventId: 'evt_1',
+        topic: 'orders/create',
+        shopDomain: 'demo.localhost',
+        apiVersion: '2026-01',
+        triggeredAt: Date.UTC(2026, 0, 2, 3, 4, 5, 6),
+        body: v.body,
+      },
+      Number(v['webhook-timestamp']) * 1000 + 999,
+    );
     expect(h).toEqual({
       'Content-Type': 'application/json',
       'User-Agent': 'storegate-webhooks/1',
@@ -55,7 +74,7 @@ describe('retry schedule', () => {
     expect(jitteredDelay(1000, () => 0.5)).toBe(1000);
     expect(jitteredDelay(1000, () => 0.9999)).toBe(1999);
     let seed = 42;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     let sum = 0;
     const runs = 2000;
     for (let r = 0; r < runs; r++) for (const nominal of DEFAULT_RETRY_SCHEDULE_MS) sum += jitteredDelay(nominal, random);
@@ -88,7 +107,8 @@ describe('retry schedule', () => {
 
   it('--webhook-retry-schedule parses durations and refuses bad values', () => {
     expect(parseRetrySchedule('100ms,1s,2m,1h,250')).toEqual([100, 1000, 120_000, 3_600_000, 250]);
-    for (const bad of ['1x', '1s,,2s', '-1s', '0', '8d', 'fast', Array(51).fill('1s').join(',')]) expect(() => parseRetrySchedule(bad), bad).toThrow(ConfigError);
+    for (const bad of ['1x', '1s,,2s', '-1s', '0', '8d', 'fast', Array(51).fill('1s').join(',')])
+      expect(() => parseRetrySchedule(bad), bad).toThrow(ConfigError);
     expect(() => loadConfig({ database: ':memory:', masterKey: 'a'.repeat(64), webhookTimeout: '10' })).toThrow(/--webhook-timeout/);
   });
 });

@@ -18,17 +18,34 @@ const BIN = new URL('../../cli/bin/storegate.js', import.meta.url).pathname;
 
 async function seedPending(t: Pick<Platform, 'services' | 'db' | 'storage'>, addresses: string[], events: number): Promise<void> {
   const s = t.services;
-  const store = await s.accounts.createStore({ name: `kill${randomBytes(3).toString('hex')}`, ownerEmail: `o${randomBytes(3).toString('hex')}@x.test`, ownerPassword: 'kill-test-password' });
+  const store = await s.accounts.createStore({
+    name: `kill${randomBytes(3).toString('hex')}`,
+    ownerEmail: `o${randomBytes(3).toString('hex')}@x.test`,
+    ownerPassword: 'kill-test-password',
+  });
   const priv = await s.apps.createPrivateApp({ storeId: store.id, name: 'receiver', scopes: 'read_products' });
   for (const address of addresses) {
     await t.db.kysely
       .insertInto('webhook_subscriptions')
-      .values({ store_id: store.id, owner: `private:${priv.id}`, app_id: null, private_app_id: priv.id, topic: 'products/create', address, api_version: '2026-01', created_at: 0, updated_at: 0, disabled_at: null, disabled_reason: null })
+      .values({
+        store_id: store.id,
+        owner: `private:${priv.id}`,
+        app_id: null,
+        private_app_id: priv.id,
+        topic: 'products/create',
+        address,
+        api_version: '2026-01',
+        created_at: 0,
+        updated_at: 0,
+        disabled_at: null,
+        disabled_reason: null,
+      })
       .execute();
   }
   const outbox = new WebhookOutbox(s.clock);
   await t.storage.transaction(async (tx) => {
-    for (let i = 0; i < events; i++) await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), title: `p${i + 1}` } });
+    for (let i = 0; i < events; i++)
+      await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), title: `p${i + 1}` } });
   });
 }
 
@@ -46,7 +63,11 @@ describe('storegate worker killed with SIGKILL mid-way (SQLite file)', () => {
     await seedPending(seeding, [rx.url('/k')], 2000);
     await seeding.close();
 
-    const start = (): ChildProcess => spawn(process.execPath, [BIN, 'worker', '--database', database, '--log-level', 'warn'], { env: { ...process.env, MASTER_KEY: masterKey, DATABASE_URL: '' }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const start = (): ChildProcess =>
+      spawn(process.execPath, [BIN, 'worker', '--database', database, '--log-level', 'warn'], {
+        env: { ...process.env, MASTER_KEY: masterKey, DATABASE_URL: '' },
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
     let first = start();
     let stderr = '';
     first.stderr!.on('data', (c) => (stderr += c));
@@ -72,7 +93,12 @@ describe('storegate worker killed with SIGKILL mid-way (SQLite file)', () => {
       // The restarted worker records every outcome; a graceful stop exits 0.
       const check = openDatabase(config.database);
       try {
-        await until(async () => (await check.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()).length === 0, 10_000, 'all delivered in the log');
+        await until(
+          async () =>
+            (await check.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()).length === 0,
+          10_000,
+          'all delivered in the log',
+        );
       } finally {
         await check.close();
       }
@@ -96,7 +122,11 @@ describe.runIf(!!process.env.TEST_PG_URL)('two workers on one PostgreSQL schema'
     t.clock.now = Date.now() - 1000;
     const receivers = await Promise.all([Receiver.start(), Receiver.start(), Receiver.start()]);
     for (const r of receivers) r.handler = (_req, res) => void setTimeout(() => res.end('ok'), 2);
-    await seedPending(t.platform, receivers.map((r) => r.url('/pg')), 300);
+    await seedPending(
+      t.platform,
+      receivers.map((r) => r.url('/pg')),
+      300,
+    );
     const other = openDatabase(t.config.database, { poolSize: 5 });
     const opts = { pollMs: 20, pruneEveryMs: 0, batchSize: 25 };
     const w1 = await testWorker(t, opts);
@@ -105,12 +135,20 @@ describe.runIf(!!process.env.TEST_PG_URL)('two workers on one PostgreSQL schema'
       await Promise.all([w1.start(), w2.start()]);
       const all = () => receivers.flatMap((r) => r.received);
       await until(() => all().length >= 900, 20_000, '900 deliveries');
-      await until(async () => (await t.db.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()).length === 0, 10_000, 'all delivered');
+      await until(
+        async () =>
+          (await t.db.kysely.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'delivered').execute()).length === 0,
+        10_000,
+        'all delivered',
+      );
       await new Promise((r) => setTimeout(r, 100));
       const ids = all().map((r) => r.headers['x-service-webhook-id']);
       expect(ids).toHaveLength(900);
       expect(new Set(ids).size).toBe(900);
-      const attempts = await t.db.kysely.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow();
+      const attempts = await t.db.kysely
+        .selectFrom('webhook_attempts')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow();
       expect(Number(attempts.n)).toBe(900);
       expect(w1.attemptsMade + w2.attemptsMade).toBe(900);
       expect(w1.attemptsMade).toBeGreaterThan(0);

@@ -142,7 +142,12 @@ export function createApp(config: AppConfig): StoregateApp {
     const nonce = bytesToBase64Url(c.randomBytes(18));
     const expiresAt = Math.floor(now() / 1000) + c.stateTtlSeconds;
     const state = await createState({ nonce, shop, expiresAt }, c.clientSecrets[0] as string);
-    const scopes = options.scopes === undefined ? c.scopes : typeof options.scopes === 'string' ? options.scopes.split(/[\s,]+/).filter(Boolean) : options.scopes;
+    const scopes =
+      options.scopes === undefined
+        ? c.scopes
+        : typeof options.scopes === 'string'
+          ? options.scopes.split(/[\s,]+/).filter(Boolean)
+          : options.scopes;
     const query = new URLSearchParams({
       client_id: c.clientId,
       scope: scopes.join(' '),
@@ -171,13 +176,17 @@ export function createApp(config: AppConfig): StoregateApp {
       const cookieSource = options.stateCookie ?? cookieHeader;
       const cookieNonce = cookieSource?.includes('=') ? readCookie(cookieSource, c.stateCookieName) : cookieSource;
       if (cookieNonce !== undefined && cookieNonce !== '' && cookieNonce !== state.nonce) {
-        throw new StateError('STATE_MISMATCH', 'the state cookie belongs to another authorization attempt (another tab or browser started one)');
+        throw new StateError(
+          'STATE_MISMATCH',
+          'the state cookie belongs to another authorization attempt (another tab or browser started one)',
+        );
       }
       if (params['error'] !== undefined) throw new AuthorizationDeniedError(params['error'], params['error_description']);
       await verifyQuery(redirectOwnParams.size === 0 ? query : withoutRedirectOwnParams(query), c.clientSecrets);
       const shop = requireParam(params, 'shop');
       if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);
-      if (shop !== state.shop) throw new StateError('STATE_MISMATCH', `the state was issued for ${state.shop}, the callback is for ${shop}`);
+      if (shop !== state.shop)
+        throw new StateError('STATE_MISMATCH', `the state was issued for ${state.shop}, the callback is for ${shop}`);
       if (params['timestamp'] !== undefined) checkTimestamp(params['timestamp'], c.timestampToleranceSeconds, now);
       const code = requireParam(params, 'code');
       log.addSecret(code);
@@ -186,7 +195,8 @@ export function createApp(config: AppConfig): StoregateApp {
         // Never retried: a code is single-use, and a replay revokes what it issued.
         result = await postTokenRequest(c, shop, { grant_type: 'authorization_code', code });
       } catch (error) {
-        if (error instanceof NetworkError) throw new TokenExchangeError(`code exchange with ${shop} got no answer: ${error.message}`, { cause: error });
+        if (error instanceof NetworkError)
+          throw new TokenExchangeError(`code exchange with ${shop} got no answer: ${error.message}`, { cause: error });
         throw error;
       }
       if (!result.ok) {
@@ -216,7 +226,9 @@ export function createApp(config: AppConfig): StoregateApp {
   }
 
   async function verifyAppWebhook<T>(input: WebhookInput): Promise<WebhookEvent<T>> {
-    const { rawBody, headers } = isWebRequest(input) ? { rawBody: new Uint8Array(await input.arrayBuffer()), headers: input.headers } : input;
+    const { rawBody, headers } = isWebRequest(input)
+      ? { rawBody: new Uint8Array(await input.arrayBuffer()), headers: input.headers }
+      : input;
     return verifyWebhook<T>({
       rawBody,
       headers,

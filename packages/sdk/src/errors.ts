@@ -60,7 +60,11 @@ export class ConfigError extends StoregateError {
 export class ParameterError extends StoregateError {
   readonly parameter: string;
   constructor(code: 'PARAMETER_MISSING' | 'PARAMETER_INVALID', parameter: string, message?: string) {
-    super(code, message ?? (code === 'PARAMETER_MISSING' ? `query parameter "${parameter}" is missing` : `query parameter "${parameter}" is malformed`));
+    super(
+      code,
+      message ??
+        (code === 'PARAMETER_MISSING' ? `query parameter "${parameter}" is missing` : `query parameter "${parameter}" is malformed`),
+    );
     this.parameter = parameter;
   }
 }

@@ -33,7 +33,13 @@ export {
 export type { ErrorCode, ApiErrorDetails } from './errors.ts';
 export { signQuery, verifyQuery, canonicalQuery, queryPairs, checkTimestamp } from './signature/query-signature.ts';
 export type { QueryInput, QueryValue, SecretInput, VerifyQueryOptions } from './signature/query-signature.ts';
-export { signWebhook, signStandardWebhook, verifyWebhook, webhookHeaderNames, DEFAULT_HEADER_PREFIX } from './signature/webhook-signature.ts';
+export {
+  signWebhook,
+  signStandardWebhook,
+  verifyWebhook,
+  webhookHeaderNames,
+  DEFAULT_HEADER_PREFIX,
+} from './signature/webhook-signature.ts';
 export type { HeadersInput, RawBody, VerifyWebhookOptions, WebhookEvent, WebhookHeaderNames } from './signature/webhook-signature.ts';
 export { isValidShop } from './shop/shop-hostname.ts';
 export type { ShopValidationOptions } from './shop/shop-hostname.ts';

@@ -64,7 +64,12 @@ describe('typed errors', () => {
   ];
   for (const [status, name, code, extra] of cases) {
     it(`${status} → ${name} with status and request id`, async () => {
-      const body = { code: 'Whatever', message: 'said the platform', request_id: 'body-req', errors: { title: ['is required'], price: 'must be positive' } };
+      const body = {
+        code: 'Whatever',
+        message: 'said the platform',
+        request_id: 'body-req',
+        errors: { title: ['is required'], price: 'must be positive' },
+      };
       const { client } = await setup(
         async (call) =>
           call.path === '/admin/oauth/token'
@@ -78,13 +83,22 @@ describe('typed errors', () => {
     });
   }
   it('prefers the X-Request-Id header, and reads OAuth-style bodies', async () => {
-    const { client } = await setup(async () => json({ error: 'invalid_token', error_description: 'expired' }, 403, { 'x-request-id': 'hdr-req' }));
-    await expect(client.get('products')).rejects.toMatchObject({ requestId: 'hdr-req', platformCode: 'invalid_token', message: expect.stringContaining('expired') });
+    const { client } = await setup(async () =>
+      json({ error: 'invalid_token', error_description: 'expired' }, 403, { 'x-request-id': 'hdr-req' }),
+    );
+    await expect(client.get('products')).rejects.toMatchObject({
+      requestId: 'hdr-req',
+      platformCode: 'invalid_token',
+      message: expect.stringContaining('expired'),
+    });
   });
   it('NetworkError (status 0) when nothing answers', async () => {
-    const { client } = await setup(async () => {
-      throw new TypeError('fetch failed');
-    }, { retry: { maxRetries: 0 } });
+    const { client } = await setup(
+      async () => {
+        throw new TypeError('fetch failed');
+      },
+      { retry: { maxRetries: 0 } },
+    );
     await expect(client.get('products')).rejects.toMatchObject({ name: 'NetworkError', code: 'NETWORK_ERROR', status: 0 });
   });
 });
@@ -92,7 +106,9 @@ describe('typed errors', () => {
 describe('retries', () => {
   it('429 with Retry-After in seconds waits that many seconds, for POST too', async () => {
     let n = 0;
-    const { client, delays, fake } = await setup(async () => (++n === 1 ? json({ code: 'TooManyRequests' }, 429, { 'retry-after': '2' }) : json({ ok: 1 })));
+    const { client, delays, fake } = await setup(async () =>
+      ++n === 1 ? json({ code: 'TooManyRequests' }, 429, { 'retry-after': '2' }) : json({ ok: 1 }),
+    );
     await client.post('products', { a: 1 });
     expect(delays).toEqual([2000]);
     expect(fake.calls).toHaveLength(2);
@@ -155,14 +171,20 @@ describe('401, timeout, abort, call limit', () => {
   });
   it('a second 401 after the refresh is an AuthError', async () => {
     const { client, fake } = await setup(async (call) =>
-      call.path === '/admin/oauth/token' ? json({ access_token: 'sg_at_2', refresh_token: 'sg_rt_2', expires_at: NOW + 3600 }) : json({ code: 'Unauthorized', request_id: 'r401' }, 401),
+      call.path === '/admin/oauth/token'
+        ? json({ access_token: 'sg_at_2', refresh_token: 'sg_rt_2', expires_at: NOW + 3600 })
+        : json({ code: 'Unauthorized', request_id: 'r401' }, 401),
     );
     await expect(client.get('products')).rejects.toMatchObject({ name: 'AuthError', status: 401, requestId: 'r401' });
     expect(fake.calls).toHaveLength(3);
   });
   it('per-request timeout → TimeoutError (retried for GET, then thrown)', async () => {
     const { client, fake } = await setup(() => new Promise<Response>(() => {}), { retry: { maxRetries: 1 } });
-    await expect(client.get('products', { timeoutMs: 20 })).rejects.toMatchObject({ name: 'TimeoutError', code: 'REQUEST_TIMEOUT', timeoutMs: 20 });
+    await expect(client.get('products', { timeoutMs: 20 })).rejects.toMatchObject({
+      name: 'TimeoutError',
+      code: 'REQUEST_TIMEOUT',
+      timeoutMs: 20,
+    });
     expect(fake.calls).toHaveLength(2);
   });
   it("the caller's AbortSignal ends the request and is never retried", async () => {
@@ -184,7 +206,9 @@ describe('401, timeout, abort, call limit', () => {
     expect(delays).toEqual([500]);
   });
   it('the leak rate is configurable and pacing can be turned off', async () => {
-    const slow = await setup(async () => json({}, 200, { 'x-service-api-call-limit': '40/40' }), { callLimit: { leakPerSecond: 1, reserve: 0 } });
+    const slow = await setup(async () => json({}, 200, { 'x-service-api-call-limit': '40/40' }), {
+      callLimit: { leakPerSecond: 1, reserve: 0 },
+    });
     await slow.client.get('products');
     await slow.client.get('products');
     expect(slow.delays).toEqual([1000]);

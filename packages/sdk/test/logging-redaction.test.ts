@@ -10,7 +10,8 @@ const SHOP = 'demo.localhost';
 
 function capture() {
   const lines: string[] = [];
-  const record = (level: string) => (message: string, details?: Record<string, unknown>) => void lines.push(`${level} ${message} ${JSON.stringify(details ?? {})}`);
+  const record = (level: string) => (message: string, details?: Record<string, unknown>) =>
+    void lines.push(`${level} ${message} ${JSON.stringify(details ?? {})}`);
   const logger: Logger = { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
   return { logger, lines };
 }
@@ -19,7 +20,13 @@ describe('logging hook', () => {
   it('never receives a token, code or secret during a full flow, failures included', async () => {
     const { logger, lines } = capture();
     const clock = frozenClock(1_700_000_000_000);
-    const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: 'https://app.example/cb', now: clock.now, accessTokenLifetime: 120 });
+    const platform = fakePlatform({
+      clientId: 'cid',
+      clientSecret: SECRET,
+      redirectUri: 'https://app.example/cb',
+      now: clock.now,
+      accessTokenLifetime: 120,
+    });
     const sessionStorage = memorySessionStorage();
     const app = createApp({
       clientId: 'cid',
@@ -77,13 +84,18 @@ describe('logging hook', () => {
       shop: 'demo.localhost',
     });
     const line = lines[0]!;
-    for (const s of ['s3cr3t-value', 'opaque-token-without-prefix', '"x"', '"y"', 'code=abc', 'hmac=ff', 'sg_at_12345', 'sg_rt_999']) expect(line).not.toContain(s);
+    for (const s of ['s3cr3t-value', 'opaque-token-without-prefix', '"x"', '"y"', 'code=abc', 'hmac=ff', 'sg_at_12345', 'sg_rt_999'])
+      expect(line).not.toContain(s);
     expect(line).toContain('shop=demo.localhost');
     expect(line).toContain('"shop":"demo.localhost"');
   });
 
   it('a throwing logger does not break the SDK', () => {
-    const log = redactingLogger({ info: () => { throw new Error('logger down'); } });
+    const log = redactingLogger({
+      info: () => {
+        throw new Error('logger down');
+      },
+    });
     expect(() => log.info('hello')).not.toThrow();
   });
 });

@@ -12,7 +12,12 @@ const SHOP = 'demo.localhost';
 
 function setup(overrides: Record<string, unknown> = {}) {
   const clock = frozenClock(1_700_000_000_000);
-  const platform = fakePlatform({ clientId: 'cid', clientSecret: SECRET, redirectUri: (overrides['redirectUri'] as string | undefined) ?? REDIRECT, now: clock.now });
+  const platform = fakePlatform({
+    clientId: 'cid',
+    clientSecret: SECRET,
+    redirectUri: (overrides['redirectUri'] as string | undefined) ?? REDIRECT,
+    now: clock.now,
+  });
   const sessionStorage = memorySessionStorage();
   const app = createApp({
     clientId: 'cid',
@@ -68,12 +73,26 @@ describe('auth.callback', () => {
     const { app, platform, begin, cookieHeader, sessionStorage } = await begun();
     const query = await platform.redirectQuery(SHOP, begin.state);
     const session = await app.auth.callback(query, { stateCookie: cookieHeader });
-    expect(session).toMatchObject({ shop: SHOP, accessToken: expect.stringMatching(/^sg_at_/), refreshToken: expect.stringMatching(/^sg_rt_/), expiresAt: 1_700_003_600, scope: 'read_products', storeId: '42', storeName: 'demo' });
+    expect(session).toMatchObject({
+      shop: SHOP,
+      accessToken: expect.stringMatching(/^sg_at_/),
+      refreshToken: expect.stringMatching(/^sg_rt_/),
+      expiresAt: 1_700_003_600,
+      scope: 'read_products',
+      storeId: '42',
+      storeName: 'demo',
+    });
     expect(await sessionStorage.get(SHOP)).toEqual(session);
     const [call] = platform.tokenCalls();
     expect(call!.url).toBe('http://demo.localhost:8080/admin/oauth/token');
     expect(call!.headers.get('content-type')).toBe('application/json');
-    expect(JSON.parse(call!.body!)).toEqual({ client_id: 'cid', client_secret: SECRET, code: expect.stringMatching(/^sg_ac_/), grant_type: 'authorization_code', redirect_uri: REDIRECT });
+    expect(JSON.parse(call!.body!)).toEqual({
+      client_id: 'cid',
+      client_secret: SECRET,
+      code: expect.stringMatching(/^sg_ac_/),
+      grant_type: 'authorization_code',
+      redirect_uri: REDIRECT,
+    });
   });
 
   it('works when the browser lost the cookie (the state is self-contained)', async () => {
@@ -84,39 +103,75 @@ describe('auth.callback', () => {
   it('reads the query and cookie from a web Request and from a Node-style request', async () => {
     const s1 = await begun();
     const q1 = await s1.platform.redirectQuery(SHOP, s1.begin.state);
-    await expect(s1.app.auth.callback(new Request(`${REDIRECT}?${q1}`, { headers: { cookie: s1.cookieHeader } }))).resolves.toMatchObject({ shop: SHOP });
+    await expect(s1.app.auth.callback(new Request(`${REDIRECT}?${q1}`, { headers: { cookie: s1.cookieHeader } }))).resolves.toMatchObject({
+      shop: SHOP,
+    });
     const s2 = await begun();
     const q2 = await s2.platform.redirectQuery(SHOP, s2.begin.state);
-    await expect(s2.app.auth.callback({ url: `/auth/callback?${q2}`, headers: { cookie: 'storegate_state=someone-else' } })).rejects.toMatchObject({ code: 'STATE_MISMATCH' });
+    await expect(
+      s2.app.auth.callback({ url: `/auth/callback?${q2}`, headers: { cookie: 'storegate_state=someone-else' } }),
+    ).rejects.toMatchObject({ code: 'STATE_MISMATCH' });
   });
 
   const refusals: Array<[string, (ctx: Awaited<ReturnType<typeof begun>>) => Promise<{ query: string; cookie?: string }>]> = [
     ['STATE_MISSING', async ({ platform }) => ({ query: (await platform.redirectQuery(SHOP, '')).replace('state=&', '') })],
     ['STATE_INVALID', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, `${begin.state.slice(0, -2)}AA`) })],
-    ['STATE_INVALID', async ({ platform }) => ({ query: await platform.redirectQuery(SHOP, await createState({ nonce: 'n', shop: SHOP, expiresAt: 2e9 }, 'another-secret')) })],
-    ['STATE_EXPIRED', async ({ platform, begin, clock }) => {
-      clock.advance(601);
-      return { query: await platform.redirectQuery(SHOP, begin.state) };
-    }],
-    ['STATE_MISMATCH', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state), cookie: 'storegate_state=not-mine' })],
+    [
+      'STATE_INVALID',
+      async ({ platform }) => ({
+        query: await platform.redirectQuery(SHOP, await createState({ nonce: 'n', shop: SHOP, expiresAt: 2e9 }, 'another-secret')),
+      }),
+    ],
+    [
+      'STATE_EXPIRED',
+      async ({ platform, begin, clock }) => {
+        clock.advance(601);
+        return { query: await platform.redirectQuery(SHOP, begin.state) };
+      },
+    ],
+    [
+      'STATE_MISMATCH',
+      async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state), cookie: 'storegate_state=not-mine' }),
+    ],
     ['STATE_MISMATCH', async ({ platform, begin }) => ({ query: await platform.redirectQuery('other.localhost', begin.state) })],
-    ['HMAC_MISSING', async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace(/&hmac=[0-9a-f]+/, '') })],
-    ['HMAC_INVALID', async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace('code=sg_ac_', 'code=sg_ac_x') })],
-    ['SHOP_INVALID', async ({ app, begin }) => {
-      void app;
-      const params = { code: 'c', shop: 'evil.com', state: begin.state, timestamp: '1700000000' };
-      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
-    }],
-    ['TIMESTAMP_OUT_OF_RANGE', async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { timestamp: '1699999000' }) })],
-    ['PARAMETER_MISSING', async ({ begin }) => {
-      const params = { shop: SHOP, state: begin.state };
-      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
-    }],
-    ['AUTHORIZATION_DENIED', async ({ begin }) => ({ query: `error=access_denied&error_description=Merchant+cancelled&state=${begin.state}` })],
-    ['TOKEN_EXCHANGE_FAILED', async ({ begin }) => {
-      const params = { code: 'sg_ac_unknown', shop: SHOP, state: begin.state, timestamp: '1700000000' };
-      return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
-    }],
+    [
+      'HMAC_MISSING',
+      async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace(/&hmac=[0-9a-f]+/, '') }),
+    ],
+    [
+      'HMAC_INVALID',
+      async ({ platform, begin }) => ({ query: (await platform.redirectQuery(SHOP, begin.state)).replace('code=sg_ac_', 'code=sg_ac_x') }),
+    ],
+    [
+      'SHOP_INVALID',
+      async ({ app, begin }) => {
+        void app;
+        const params = { code: 'c', shop: 'evil.com', state: begin.state, timestamp: '1700000000' };
+        return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+      },
+    ],
+    [
+      'TIMESTAMP_OUT_OF_RANGE',
+      async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { timestamp: '1699999000' }) }),
+    ],
+    [
+      'PARAMETER_MISSING',
+      async ({ begin }) => {
+        const params = { shop: SHOP, state: begin.state };
+        return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+      },
+    ],
+    [
+      'AUTHORIZATION_DENIED',
+      async ({ begin }) => ({ query: `error=access_denied&error_description=Merchant+cancelled&state=${begin.state}` }),
+    ],
+    [
+      'TOKEN_EXCHANGE_FAILED',
+      async ({ begin }) => {
+        const params = { code: 'sg_ac_unknown', shop: SHOP, state: begin.state, timestamp: '1700000000' };
+        return { query: new URLSearchParams({ ...params, hmac: await signQuery(params, SECRET) }).toString() };
+      },
+    ],
   ];
   for (const [code, make] of refusals) {
     it(`refuses with ${code} and stores nothing`, async () => {
@@ -156,8 +211,13 @@ describe('auth.callback', () => {
 describe('verifyInstallRequest (the signed App-URL request)', () => {
   it('verifies shop, timestamp and hmac', async () => {
     const { app, platform } = setup();
-    await expect(app.verifyInstallRequest(await platform.installQuery(SHOP))).resolves.toMatchObject({ shop: SHOP, timestamp: 1_700_000_000 });
-    await expect(app.verifyInstallRequest(new Request(`https://app.example/?${await platform.installQuery(SHOP)}`))).resolves.toMatchObject({ shop: SHOP });
+    await expect(app.verifyInstallRequest(await platform.installQuery(SHOP))).resolves.toMatchObject({
+      shop: SHOP,
+      timestamp: 1_700_000_000,
+    });
+    await expect(app.verifyInstallRequest(new Request(`https://app.example/?${await platform.installQuery(SHOP)}`))).resolves.toMatchObject(
+      { shop: SHOP },
+    );
   });
   it('refuses a bad hmac, a stale timestamp and an invalid shop', async () => {
     const { app, platform, clock } = setup();
@@ -166,6 +226,8 @@ describe('verifyInstallRequest (the signed App-URL request)', () => {
     clock.advance(301);
     await expect(app.verifyInstallRequest(q)).rejects.toMatchObject({ code: 'TIMESTAMP_OUT_OF_RANGE' });
     const params = { shop: 'evil.com', timestamp: '1700000301' };
-    await expect(app.verifyInstallRequest({ ...params, hmac: await signQuery(params, SECRET) })).rejects.toMatchObject({ code: 'SHOP_INVALID' });
+    await expect(app.verifyInstallRequest({ ...params, hmac: await signQuery(params, SECRET) })).rejects.toMatchObject({
+      code: 'SHOP_INVALID',
+    });
   });
 });

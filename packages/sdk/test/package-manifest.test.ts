@@ -23,7 +23,18 @@ describe('@storegate/app package.json', () => {
   });
 
   it('every export points at dist files built from an existing source file', () => {
-    expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['.', './session/sqlite', './session/postgres', './session/redis', './express', './fastify', './web', './node']));
+    expect(Object.keys(pkg.exports)).toEqual(
+      expect.arrayContaining([
+        '.',
+        './session/sqlite',
+        './session/postgres',
+        './session/redis',
+        './express',
+        './fastify',
+        './web',
+        './node',
+      ]),
+    );
     for (const [subpath, target] of Object.entries(pkg.exports)) {
       if (subpath === './package.json') continue;
       const { '@storegate/source': sourceFile, ...published } = target as Record<string, string>;

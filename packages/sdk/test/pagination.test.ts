@@ -25,7 +25,16 @@ function older(call: RecordedCall): Response {
 
 function client(version: string, handler: (c: RecordedCall) => Response, pagination?: 'has_more' | 'pre_cursor') {
   const fake = fakeFetch(handler);
-  return { fake, client: createAdminClient({ shop: SHOP, accessToken: 't', fetch: fake.fetch, apiVersion: version, ...(pagination ? { pagination } : {}) }) };
+  return {
+    fake,
+    client: createAdminClient({
+      shop: SHOP,
+      accessToken: 't',
+      fetch: fake.fetch,
+      apiVersion: version,
+      ...(pagination ? { pagination } : {}),
+    }),
+  };
 }
 
 describe('newer convention (2026-01: cursor + has_more)', () => {
@@ -65,7 +74,9 @@ describe('newer convention (2026-01: cursor + has_more)', () => {
   });
   it('refuses backward pagination', () => {
     const { client: c } = client('2026-01', newer);
-    expect(() => c.pages('products', { direction: 'backward', cursor: 'c3' })).toThrow(expect.objectContaining({ code: 'PARAMETER_INVALID' }));
+    expect(() => c.pages('products', { direction: 'backward', cursor: 'c3' })).toThrow(
+      expect.objectContaining({ code: 'PARAMETER_INVALID' }),
+    );
   });
 });
 

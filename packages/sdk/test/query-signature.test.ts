@@ -28,7 +28,9 @@ describe('query hmac known answers (shared/vectors/signatures.json)', () => {
     const v = vectors.query_hmac[2]!;
     const raw = `${v.query}&hmac=${v.hmac}`;
     await expect(verifyQuery(new URLSearchParams(raw), v.secret)).resolves.toMatchObject({ code: 'c' });
-    await expect(verifyQuery(Object.fromEntries(new URLSearchParams(raw)), v.secret)).resolves.toMatchObject({ redirect: 'https://a.b/c?x=1 2' });
+    await expect(verifyQuery(Object.fromEntries(new URLSearchParams(raw)), v.secret)).resolves.toMatchObject({
+      redirect: 'https://a.b/c?x=1 2',
+    });
     await expect(verifyQuery(`https://app.example/cb?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
     await expect(verifyQuery(`/cb?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
     await expect(verifyQuery(`?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
@@ -77,11 +79,17 @@ describe('verifyQuery failures', () => {
     const q = 'shop=a.localhost&timestamp=1700000000';
     const signed = `${q}&hmac=${await signQuery(q, secret)}`;
     const at = (s: number) => () => s * 1000;
-    await expect(verifyQuery(signed, secret, { timestampToleranceSeconds: 300, now: at(1700000299) })).resolves.toMatchObject({ timestamp: '1700000000' });
+    await expect(verifyQuery(signed, secret, { timestampToleranceSeconds: 300, now: at(1700000299) })).resolves.toMatchObject({
+      timestamp: '1700000000',
+    });
     await expect(verifyQuery(signed, secret, { timestampToleranceSeconds: 300, now: at(1699999701) })).resolves.toBeDefined();
-    await expect(verifyQuery(signed, secret, { timestampToleranceSeconds: 300, now: at(1700000301) })).rejects.toMatchObject({ code: 'TIMESTAMP_OUT_OF_RANGE' });
+    await expect(verifyQuery(signed, secret, { timestampToleranceSeconds: 300, now: at(1700000301) })).rejects.toMatchObject({
+      code: 'TIMESTAMP_OUT_OF_RANGE',
+    });
     const noTs = `shop=a.localhost&hmac=${await signQuery('shop=a.localhost', secret)}`;
-    await expect(verifyQuery(noTs, secret, { timestampToleranceSeconds: 300, now: at(1700000000) })).rejects.toMatchObject({ code: 'TIMESTAMP_MISSING' });
+    await expect(verifyQuery(noTs, secret, { timestampToleranceSeconds: 300, now: at(1700000000) })).rejects.toMatchObject({
+      code: 'TIMESTAMP_MISSING',
+    });
   });
 });
 

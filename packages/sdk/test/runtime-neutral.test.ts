@@ -10,7 +10,9 @@ const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signature
 
 function importsOf(file: string): string[] {
   const text = readFileSync(file, 'utf8');
-  return [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)].filter((m) => !/^(?:import|export)\s+type\s/.test(m[0])).map((m) => m[1]!);
+  return [...text.matchAll(/^(?:import|export)\s[^;]*?from\s+'([^']+)'/gms)]
+    .filter((m) => !/^(?:import|export)\s+type\s/.test(m[0]))
+    .map((m) => m[1]!);
 }
 
 describe('runtime-neutral core', () => {
@@ -37,7 +39,11 @@ describe('runtime-neutral core', () => {
     walk(join(src, 'index.ts'));
     expect(seen.size).toBeGreaterThan(15);
     expect([...external]).toEqual([]);
-    expect([...seen].some((f) => f.includes('adapters') || f.includes('/node/') || f.includes('sqlite') || f.includes('postgres') || f.includes('redis'))).toBe(false);
+    expect(
+      [...seen].some(
+        (f) => f.includes('adapters') || f.includes('/node/') || f.includes('sqlite') || f.includes('postgres') || f.includes('redis'),
+      ),
+    ).toBe(false);
   });
 });
 
@@ -72,6 +78,8 @@ describe('Web Crypto engine (node:crypto unavailable, as on edge runtimes)', () 
     expect(event.id).toBe('wh_01');
     const state = await sdk.createState({ nonce: 'n', shop: 'demo.localhost', expiresAt: 2e9 }, 'k');
     await expect(sdk.verifyState(state, ['k'], Date.now())).resolves.toMatchObject({ shop: 'demo.localhost' });
-    await expect(sdk.verifyWebhook({ rawBody: w.body, headers: { [w.header]: w.value }, secret: 'wrong' })).rejects.toMatchObject({ code: 'WEBHOOK_SIGNATURE_INVALID' });
+    await expect(sdk.verifyWebhook({ rawBody: w.body, headers: { [w.header]: w.value }, secret: 'wrong' })).rejects.toMatchObject({
+      code: 'WEBHOOK_SIGNATURE_INVALID',
+    });
   });
 });

@@ -35,7 +35,15 @@ async function twoProcessesRefreshOnce(storage: SessionStorage, lock: RefreshLoc
     return json({ access_token: `sg_at_p${issued}`, refresh_token: `sg_rt_p${issued}`, expires_at: Math.floor(Date.now() / 1000) + 3600 });
   });
   const make = () =>
-    createApp({ clientId: 'c', clientSecret: 's', scopes: 'read_products', redirectUri: 'https://a.example/cb', fetch: platform.fetch, sessionStorage: storage, refreshLock: lock });
+    createApp({
+      clientId: 'c',
+      clientSecret: 's',
+      scopes: 'read_products',
+      redirectUri: 'https://a.example/cb',
+      fetch: platform.fetch,
+      sessionStorage: storage,
+      refreshLock: lock,
+    });
   const [a, b] = [make(), make()];
   const tokens = await Promise.all([a.getAccessToken(shop), b.getAccessToken(shop), a.getAccessToken(shop), b.getAccessToken(shop)]);
   expect(platform.calls).toHaveLength(1);
@@ -64,7 +72,9 @@ function contract(name: string, make: () => Promise<SessionStorage>, options: { 
       await s.set(session('b.localhost'));
       expect(await s.compareAndSet('b.localhost', 'sg_rt_other', { ...session('b.localhost'), refreshToken: 'sg_rt_x' })).toBe(false);
       expect((await s.get('b.localhost'))?.refreshToken).toBe('sg_rt_1');
-      expect(await s.compareAndSet('b.localhost', 'sg_rt_1', { ...session('b.localhost'), accessToken: 'sg_at_2', refreshToken: 'sg_rt_2' })).toBe(true);
+      expect(
+        await s.compareAndSet('b.localhost', 'sg_rt_1', { ...session('b.localhost'), accessToken: 'sg_at_2', refreshToken: 'sg_rt_2' }),
+      ).toBe(true);
       expect(await s.get('b.localhost')).toMatchObject({ accessToken: 'sg_at_2', refreshToken: 'sg_rt_2' });
       expect(await s.compareAndSet('b.localhost', 'sg_rt_1', session('b.localhost'))).toBe(false);
       expect(await s.compareAndSet('none.localhost', 'sg_rt_1', session('none.localhost'))).toBe(false);
@@ -81,7 +91,9 @@ function contract(name: string, make: () => Promise<SessionStorage>, options: { 
         const s = await make();
         await s.set(session('d.localhost'));
         const results = await Promise.all(
-          Array.from({ length: 20 }, (_, i) => s.compareAndSet('d.localhost', 'sg_rt_1', { ...session('d.localhost'), refreshToken: `sg_rt_n${i}` })),
+          Array.from({ length: 20 }, (_, i) =>
+            s.compareAndSet('d.localhost', 'sg_rt_1', { ...session('d.localhost'), refreshToken: `sg_rt_n${i}` }),
+          ),
         );
         expect(results.filter(Boolean)).toHaveLength(1);
       });
@@ -102,7 +114,9 @@ describe('SQLite adapter', () => {
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'my_sessions'").get()).toBeUndefined();
     await s.get('x.localhost');
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'my_sessions'").get()).toEqual({ name: 'my_sessions' });
-    expect(() => sqliteSessionStorage(db, { table: 'x; DROP TABLE y' })).toThrow(expect.objectContaining({ code: 'SESSION_STORAGE_FAILED' }));
+    expect(() => sqliteSessionStorage(db, { table: 'x; DROP TABLE y' })).toThrow(
+      expect.objectContaining({ code: 'SESSION_STORAGE_FAILED' }),
+    );
   });
 });
 
@@ -163,7 +177,10 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('Redis', () => {
   contract('Redis', async () => redisSessionStorage(redis, { prefix: `${prefix}${++n}:` }), { concurrent: true });
 
   it('two app instances sharing Redis storage and the Redis lock refresh once', async () => {
-    await twoProcessesRefreshOnce(redisSessionStorage(redis, { prefix: `${prefix}two:` }), redisRefreshLock(redis, { prefix: `${prefix}twolock:` }));
+    await twoProcessesRefreshOnce(
+      redisSessionStorage(redis, { prefix: `${prefix}two:` }),
+      redisRefreshLock(redis, { prefix: `${prefix}twolock:` }),
+    );
   });
   it('the refresh lock lets one holder in at a time', async () => {
     const lock = redisRefreshLock(redis, { prefix: `${prefix}lock:`, ttlMs: 5000 });

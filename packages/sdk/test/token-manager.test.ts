@@ -37,7 +37,14 @@ async function setup(handler: FakeHandler, session: Session | undefined, extra: 
 let issued = 0;
 const refreshOk: FakeHandler = async () => {
   issued++;
-  return json({ token_type: 'Bearer', access_token: `sg_at_new${issued}`, refresh_token: `sg_rt_new${issued}`, expires_at: NOW + 7200, store_id: '42', store_name: 'demo' });
+  return json({
+    token_type: 'Bearer',
+    access_token: `sg_at_new${issued}`,
+    refresh_token: `sg_rt_new${issued}`,
+    expires_at: NOW + 7200,
+    store_id: '42',
+    store_name: 'demo',
+  });
 };
 
 describe('getAccessToken', () => {
@@ -53,8 +60,19 @@ describe('getAccessToken', () => {
     expect(token).toMatch(/^sg_at_new/);
     expect(fake.calls).toHaveLength(1);
     expect(fake.calls[0]!.url).toBe('http://demo.localhost:8080/admin/oauth/token');
-    expect(JSON.parse(fake.calls[0]!.body!)).toEqual({ client_id: 'cid', client_secret: 'secret', refresh_token: 'sg_rt_old', grant_type: 'refresh_token', redirect_uri: 'https://app.example/cb' });
-    expect(await sessionStorage.get(SHOP)).toMatchObject({ accessToken: token, refreshToken: expect.stringMatching(/^sg_rt_new/), expiresAt: NOW + 7200, storeName: 'demo' });
+    expect(JSON.parse(fake.calls[0]!.body!)).toEqual({
+      client_id: 'cid',
+      client_secret: 'secret',
+      refresh_token: 'sg_rt_old',
+      grant_type: 'refresh_token',
+      redirect_uri: 'https://app.example/cb',
+    });
+    expect(await sessionStorage.get(SHOP)).toMatchObject({
+      accessToken: token,
+      refreshToken: expect.stringMatching(/^sg_rt_new/),
+      expiresAt: NOW + 7200,
+      storeName: 'demo',
+    });
   });
 
   it('honours a configured margin', async () => {
@@ -66,10 +84,13 @@ describe('getAccessToken', () => {
   it('100 concurrent callers cause exactly one refresh request', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const { app, fake } = await setup(async (call, signal) => {
-      await gate;
-      return refreshOk(call, signal);
-    }, stored({ expiresAt: NOW - 10 }));
+    const { app, fake } = await setup(
+      async (call, signal) => {
+        await gate;
+        return refreshOk(call, signal);
+      },
+      stored({ expiresAt: NOW - 10 }),
+    );
     const all = Promise.all(Array.from({ length: 100 }, () => app.getAccessToken(SHOP)));
     await new Promise((r) => setTimeout(r, 20));
     release();
@@ -78,13 +99,16 @@ describe('getAccessToken', () => {
     expect(fake.calls).toHaveLength(1);
   });
 
-  it("one caller aborting stops its own wait, not the refresh the others share", async () => {
+  it('one caller aborting stops its own wait, not the refresh the others share', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const { app, fake } = await setup(async (call, signal) => {
-      await gate;
-      return refreshOk(call, signal);
-    }, stored({ expiresAt: NOW - 10 }));
+    const { app, fake } = await setup(
+      async (call, signal) => {
+        await gate;
+        return refreshOk(call, signal);
+      },
+      stored({ expiresAt: NOW - 10 }),
+    );
     const controller = new AbortController();
     const aborted = app.getAccessToken(SHOP, { signal: controller.signal });
     const others = Promise.all([app.getAccessToken(SHOP), app.getAccessToken(SHOP)]);
@@ -116,18 +140,30 @@ describe('getAccessToken', () => {
 
   it('releases the lock when the refresh fails', async () => {
     const release = vi.fn();
-    const { app } = await setup(async () => json({ error: 'invalid_client' }, 401), stored({ expiresAt: NOW - 1 }), { refreshLock: { acquire: async () => release } });
+    const { app } = await setup(async () => json({ error: 'invalid_client' }, 401), stored({ expiresAt: NOW - 1 }), {
+      refreshLock: { acquire: async () => release },
+    });
     await expect(app.getAccessToken(SHOP)).rejects.toMatchObject({ code: 'TOKEN_REFRESH_FAILED', oauthError: 'invalid_client' });
     expect(release).toHaveBeenCalledOnce();
   });
 
   it('invalid_grant: typed ReauthorizationRequiredError, the event, the session marked, no more requests', async () => {
     const onReauthorizationRequired = vi.fn();
-    const { app, fake, sessionStorage } = await setup(async () => json({ error: 'invalid_grant', error_description: 'revoked' }, 400), stored({ expiresAt: NOW - 1 }), {
-      onReauthorizationRequired,
+    const { app, fake, sessionStorage } = await setup(
+      async () => json({ error: 'invalid_grant', error_description: 'revoked' }, 400),
+      stored({ expiresAt: NOW - 1 }),
+      {
+        onReauthorizationRequired,
+      },
+    );
+    await expect(app.getAccessToken(SHOP)).rejects.toMatchObject({
+      code: 'REAUTHORIZATION_REQUIRED',
+      name: 'ReauthorizationRequiredError',
+      shop: SHOP,
     });
-    await expect(app.getAccessToken(SHOP)).rejects.toMatchObject({ code: 'REAUTHORIZATION_REQUIRED', name: 'ReauthorizationRequiredError', shop: SHOP });
-    expect(onReauthorizationRequired).toHaveBeenCalledWith(expect.objectContaining({ shop: SHOP, error: expect.objectContaining({ code: 'REAUTHORIZATION_REQUIRED' }) }));
+    expect(onReauthorizationRequired).toHaveBeenCalledWith(
+      expect.objectContaining({ shop: SHOP, error: expect.objectContaining({ code: 'REAUTHORIZATION_REQUIRED' }) }),
+    );
     expect(await sessionStorage.get(SHOP)).toMatchObject({ reauthorizationRequired: true, refreshToken: 'sg_rt_old' });
     await expect(app.getAccessToken(SHOP)).rejects.toMatchObject({ code: 'REAUTHORIZATION_REQUIRED' });
     expect(fake.calls).toHaveLength(1);
@@ -135,7 +171,10 @@ describe('getAccessToken', () => {
 
   it('retries a 5xx refresh with backoff, then succeeds', async () => {
     let n = 0;
-    const { app, fake, delays } = await setup(async (call, signal) => (++n <= 2 ? new Response('oops', { status: 503 }) : refreshOk(call, signal)), stored({ expiresAt: NOW - 1 }));
+    const { app, fake, delays } = await setup(
+      async (call, signal) => (++n <= 2 ? new Response('oops', { status: 503 }) : refreshOk(call, signal)),
+      stored({ expiresAt: NOW - 1 }),
+    );
     expect(await app.getAccessToken(SHOP)).toMatch(/^sg_at_new/);
     expect(fake.calls).toHaveLength(3);
     // Full jitter with fixed random 0x80808080/2^32 ≈ 0.502 of 500 ms, then of 1000 ms.
@@ -145,14 +184,19 @@ describe('getAccessToken', () => {
   });
 
   it('5xx on every attempt: typed error, stored refresh token untouched', async () => {
-    const { app, fake, sessionStorage } = await setup(async () => new Response('down', { status: 502 }), stored({ expiresAt: NOW - 1 }), { retry: { maxRetries: 2 } });
+    const { app, fake, sessionStorage } = await setup(async () => new Response('down', { status: 502 }), stored({ expiresAt: NOW - 1 }), {
+      retry: { maxRetries: 2 },
+    });
     await expect(app.getAccessToken(SHOP)).rejects.toMatchObject({ code: 'TOKEN_REFRESH_FAILED', status: 502 });
     expect(fake.calls).toHaveLength(3);
     expect(await sessionStorage.get(SHOP)).toMatchObject({ refreshToken: 'sg_rt_old', accessToken: 'sg_at_old' });
   });
 
   it('a timeout during the refresh is retried, then a typed error; refresh token untouched', async () => {
-    const { app, fake, sessionStorage } = await setup(() => new Promise<Response>(() => {}), stored({ expiresAt: NOW - 1 }), { requestTimeoutMs: 20, retry: { maxRetries: 1 } });
+    const { app, fake, sessionStorage } = await setup(() => new Promise<Response>(() => {}), stored({ expiresAt: NOW - 1 }), {
+      requestTimeoutMs: 20,
+      retry: { maxRetries: 1 },
+    });
     const error = await app.getAccessToken(SHOP).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'TOKEN_REFRESH_FAILED', cause: expect.objectContaining({ code: 'REQUEST_TIMEOUT' }) });
     expect(fake.calls).toHaveLength(2);
@@ -160,10 +204,13 @@ describe('getAccessToken', () => {
   });
 
   it('when another writer stored a newer pair first (compare-and-set lost), returns that one', async () => {
-    const ctx = await setup(async (call, signal) => {
-      await ctx.sessionStorage.set(stored({ accessToken: 'sg_at_winner', refreshToken: 'sg_rt_winner', expiresAt: NOW + 3600 }));
-      return refreshOk(call, signal);
-    }, stored({ expiresAt: NOW - 1 }));
+    const ctx = await setup(
+      async (call, signal) => {
+        await ctx.sessionStorage.set(stored({ accessToken: 'sg_at_winner', refreshToken: 'sg_rt_winner', expiresAt: NOW + 3600 }));
+        return refreshOk(call, signal);
+      },
+      stored({ expiresAt: NOW - 1 }),
+    );
     expect(await ctx.app.getAccessToken(SHOP)).toBe('sg_at_winner');
     expect(await ctx.sessionStorage.get(SHOP)).toMatchObject({ refreshToken: 'sg_rt_winner' });
   });

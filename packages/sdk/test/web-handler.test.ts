@@ -13,7 +13,9 @@ describe('web-standard handler (Request → Response)', () => {
     expect(begin.status).toBe(302);
     const state = new URL(begin.headers.get('location')!).searchParams.get('state')!;
     const cookie = cookiePair(begin.headers.get('set-cookie'));
-    const callback = await handle(new Request(`${APP}/auth/callback?${await f.platform.redirectQuery(SHOP, state)}`, { headers: { cookie } }));
+    const callback = await handle(
+      new Request(`${APP}/auth/callback?${await f.platform.redirectQuery(SHOP, state)}`, { headers: { cookie } }),
+    );
     expect([callback.status, callback.headers.get('location')]).toEqual([302, `/?shop=${SHOP}`]);
     expect(await f.sessionStorage.get(SHOP)).toMatchObject({ shop: SHOP });
   });

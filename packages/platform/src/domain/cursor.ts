@@ -41,12 +41,15 @@ export class CursorCodec {
     }
     const payload = payloadBytes.toString('utf8');
     const expected = this.mac(payload);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new InvalidCursorError('cursor is malformed or was altered');
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new InvalidCursorError('cursor is malformed or was altered');
     const [version, store, resource, dir, id] = payload.split('|');
-    if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id)) throw new InvalidCursorError('cursor is malformed');
+    if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id))
+      throw new InvalidCursorError('cursor is malformed');
     if (Number(store) !== expect.storeId || resource !== expect.resource) throw new InvalidCursorError('cursor belongs to another list');
     const direction: Direction = dir === 'n' ? 'next' : 'prev';
-    if (direction !== expect.direction) throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
+    if (direction !== expect.direction)
+      throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
     return { storeId: expect.storeId, resource, direction, id: Number(id) };
   }
 

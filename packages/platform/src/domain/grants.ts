@@ -12,7 +12,10 @@ export interface CodeRow {
 
 export type CodeCheck = { ok: true } | { ok: false; reason: string; replay?: boolean };
 
-export function checkCode(row: CodeRow | undefined, req: { appId: number; redirectUri: string | undefined; codeVerifier: string | undefined; now: number }): CodeCheck {
+export function checkCode(
+  row: CodeRow | undefined,
+  req: { appId: number; redirectUri: string | undefined; codeVerifier: string | undefined; now: number },
+): CodeCheck {
   if (!row || row.app_id !== req.appId) return { ok: false, reason: 'authorization code is invalid' };
   if (row.used_at !== null) return { ok: false, reason: 'authorization code was already used', replay: true };
   if (row.expires_at <= req.now) return { ok: false, reason: 'authorization code has expired' };

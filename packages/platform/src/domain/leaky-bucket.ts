@@ -24,7 +24,12 @@ export function leak(state: BucketState | undefined, now: number, perSecond: num
 export function take(state: BucketState | undefined, now: number, bucket: number, perSecond: number): BucketDecision {
   const level = leak(state, now, perSecond);
   if (level + 1 > bucket) {
-    return { allowed: false, state: { level, updatedAt: now }, used: Math.ceil(level), retryAfterSeconds: Math.max(1, Math.ceil((level + 1 - bucket) / perSecond)) };
+    return {
+      allowed: false,
+      state: { level, updatedAt: now },
+      used: Math.ceil(level),
+      retryAfterSeconds: Math.max(1, Math.ceil((level + 1 - bucket) / perSecond)),
+    };
   }
   const next = level + 1;
   return { allowed: true, state: { level: next, updatedAt: now }, used: Math.min(bucket, Math.ceil(next)), retryAfterSeconds: 0 };

@@ -13,7 +13,9 @@ export function canonicalQuery(params: Iterable<[string, string]>): string {
 }
 
 export function signQuery(params: Record<string, string>, secret: string): string {
-  return createHmac('sha256', secret).update(canonicalQuery(Object.entries(params))).digest('hex');
+  return createHmac('sha256', secret)
+    .update(canonicalQuery(Object.entries(params)))
+    .digest('hex');
 }
 
 /** Returns the params with `hmac` appended, as a URL query string. */

@@ -79,7 +79,11 @@ export const products: ResourceDef = {
     created_at: now,
     updated_at: now,
   }),
-  updateValues: (b, now) => ({ ...pick(b, Object.keys(productFields)), ...(b.price !== undefined ? { price: normalizeDecimal(String(b.price)) } : {}), updated_at: now }),
+  updateValues: (b, now) => ({
+    ...pick(b, Object.keys(productFields)),
+    ...(b.price !== undefined ? { price: normalizeDecimal(String(b.price)) } : {}),
+    updated_at: now,
+  }),
 };
 
 const customerFields = {
@@ -102,16 +106,39 @@ export const customers: ResourceDef = {
   },
   create: { type: 'object', additionalProperties: false, required: ['email'], properties: customerFields },
   update: { type: 'object', additionalProperties: false, minProperties: 1, properties: customerFields },
-  toJson: (r) => ({ id: String(r.id), email: r.email, first_name: r.first_name, last_name: r.last_name, phone: r.phone, created_at: iso(r.created_at), updated_at: iso(r.updated_at) }),
-  createValues: (b, now) => ({ email: String(b.email).toLowerCase(), first_name: b.first_name ?? '', last_name: b.last_name ?? '', phone: b.phone ?? null, created_at: now, updated_at: now }),
-  updateValues: (b, now) => ({ ...pick(b, Object.keys(customerFields)), ...(b.email !== undefined ? { email: String(b.email).toLowerCase() } : {}), updated_at: now }),
+  toJson: (r) => ({
+    id: String(r.id),
+    email: r.email,
+    first_name: r.first_name,
+    last_name: r.last_name,
+    phone: r.phone,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+  }),
+  createValues: (b, now) => ({
+    email: String(b.email).toLowerCase(),
+    first_name: b.first_name ?? '',
+    last_name: b.last_name ?? '',
+    phone: b.phone ?? null,
+    created_at: now,
+    updated_at: now,
+  }),
+  updateValues: (b, now) => ({
+    ...pick(b, Object.keys(customerFields)),
+    ...(b.email !== undefined ? { email: String(b.email).toLowerCase() } : {}),
+    updated_at: now,
+  }),
 };
 
 const lineItem = {
   type: 'object',
   additionalProperties: false,
   required: ['title', 'quantity', 'price'],
-  properties: { title: { type: 'string', minLength: 1, maxLength: 255 }, quantity: { type: 'integer', minimum: 1, maximum: 10000 }, price: { type: 'string', pattern: DECIMAL } },
+  properties: {
+    title: { type: 'string', minLength: 1, maxLength: 255 },
+    quantity: { type: 'integer', minimum: 1, maximum: 10000 },
+    price: { type: 'string', pattern: DECIMAL },
+  },
 };
 const orderStatus = {
   financial_status: { type: 'string', enum: ['pending', 'paid', 'refunded', 'voided'] },
@@ -126,7 +153,18 @@ export const orders: ResourceDef = {
   object: {
     type: 'object',
     additionalProperties: false,
-    required: ['id', 'customer_id', 'email', 'currency', 'financial_status', 'fulfillment_status', 'total_price', 'line_items', 'created_at', 'updated_at'],
+    required: [
+      'id',
+      'customer_id',
+      'email',
+      'currency',
+      'financial_status',
+      'fulfillment_status',
+      'total_price',
+      'line_items',
+      'created_at',
+      'updated_at',
+    ],
     properties: {
       id: idString,
       customer_id: { type: ['string', 'null'] },
@@ -169,7 +207,11 @@ export const orders: ResourceDef = {
     updated_at: iso(r.updated_at),
   }),
   createValues: (b, now) => {
-    const items = (b.line_items as { title: string; quantity: number; price: string }[]).map((i) => ({ title: i.title, quantity: i.quantity, price: normalizeDecimal(i.price) }));
+    const items = (b.line_items as { title: string; quantity: number; price: string }[]).map((i) => ({
+      title: i.title,
+      quantity: i.quantity,
+      price: normalizeDecimal(i.price),
+    }));
     const cents = items.reduce((sum, i) => sum + Math.round(Number(i.price) * 100) * i.quantity, 0);
     return {
       customer_id: b.customer_id === undefined ? null : Number(b.customer_id),
@@ -183,7 +225,11 @@ export const orders: ResourceDef = {
       updated_at: now,
     };
   },
-  updateValues: (b, now) => ({ ...pick(b, ['email', 'financial_status', 'fulfillment_status']), ...(b.email !== undefined ? { email: String(b.email).toLowerCase() } : {}), updated_at: now }),
+  updateValues: (b, now) => ({
+    ...pick(b, ['email', 'financial_status', 'fulfillment_status']),
+    ...(b.email !== undefined ? { email: String(b.email).toLowerCase() } : {}),
+    updated_at: now,
+  }),
 };
 
 export const RESOURCE_DEFS: readonly ResourceDef[] = [products, orders, customers];

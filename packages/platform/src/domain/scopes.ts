@@ -20,7 +20,11 @@ export function parseScopes(input: string): Scope[] {
   for (const raw of input.split(/[\s,]+/)) {
     if (raw === '') continue;
     const match = /^(read|write)_([a-z]+)$/.exec(raw);
-    const resource = match ? ((RESOURCES as readonly string[]).includes(match[2]!) ? (match[2] as Resource) : ALIASES[match[2]!]) : undefined;
+    const resource = match
+      ? (RESOURCES as readonly string[]).includes(match[2]!)
+        ? (match[2] as Resource)
+        : ALIASES[match[2]!]
+      : undefined;
     if (!match || !resource) throw new ScopeParseError(raw.slice(0, 64));
     out.add(`${match[1] as Access}_${resource}`);
   }

@@ -67,7 +67,8 @@ export function checkWebhookAddress(address: unknown, mode: 'development' | 'pro
   if (url.username || url.password) return 'must not contain credentials';
   if (url.hash) return 'must not contain a fragment';
   const local = isLocalHostname(url.hostname);
-  if (url.protocol === 'http:' && (mode === 'production' || !local)) return 'must use https (http is allowed only for localhost in development)';
+  if (url.protocol === 'http:' && (mode === 'production' || !local))
+    return 'must use https (http is allowed only for localhost in development)';
   if (mode === 'production') {
     if (local) return 'must not point at this machine';
     const literal = url.hostname.replace(/^\[|\]$/g, '');

@@ -9,10 +9,7 @@ export function isValidStoreName(name: string): boolean {
   return name.length >= 1 && name.length <= 63 && LABEL.test(name);
 }
 
-export type HostRoute =
-  | { kind: 'platform' }
-  | { kind: 'store'; storeName: string }
-  | { kind: 'invalid' };
+export type HostRoute = { kind: 'platform' } | { kind: 'store'; storeName: string } | { kind: 'invalid' };
 
 /**
  * Routes a `Host` header: the bare store domain is the platform itself, `{name}.{domain}` is a

@@ -48,7 +48,11 @@ export function newFamilyId(now: number, random: (n: number) => Buffer = pooledR
 
 /** Whether `value` has the shape of a token of `kind` (cheap check before any lookup). */
 export function looksLike(kind: TokenKind, value: string): boolean {
-  return value.length === TOKEN_PREFIX[kind].length + 43 && value.startsWith(TOKEN_PREFIX[kind]) && /^[A-Za-z0-9_-]+$/.test(value.slice(TOKEN_PREFIX[kind].length));
+  return (
+    value.length === TOKEN_PREFIX[kind].length + 43 &&
+    value.startsWith(TOKEN_PREFIX[kind]) &&
+    /^[A-Za-z0-9_-]+$/.test(value.slice(TOKEN_PREFIX[kind].length))
+  );
 }
 
 /**

@@ -10,8 +10,25 @@ const H = 3600 * S;
  * the nominal wait), so the expected total is the nominal total.
  */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = Object.freeze([
-  15 * S, 30 * S, 60 * S, 2 * 60 * S, 4 * 60 * S, 8 * 60 * S, 16 * 60 * S, 32 * 60 * S, 64 * 60 * S, 128 * 60 * S, 256 * 60 * S,
-  5 * H, 5 * H, 5 * H, 5 * H, 5 * H, 5 * H, 5 * H, 5 * H,
+  15 * S,
+  30 * S,
+  60 * S,
+  2 * 60 * S,
+  4 * 60 * S,
+  8 * 60 * S,
+  16 * 60 * S,
+  32 * 60 * S,
+  64 * 60 * S,
+  128 * 60 * S,
+  256 * 60 * S,
+  5 * H,
+  5 * H,
+  5 * H,
+  5 * H,
+  5 * H,
+  5 * H,
+  5 * H,
+  5 * H,
 ]);
 
 /** A receiver's Retry-After is honoured up to this wait. */
@@ -61,7 +78,13 @@ export type NextState =
  * What happens after attempt number `attempt` (1 = the first send) ended with `outcome`.
  * `schedule[i]` is the nominal wait before retry i+1; after the last retry the delivery is dead.
  */
-export function nextState(outcome: AttemptOutcome, attempt: number, schedule: readonly number[], now: number, random: () => number): NextState {
+export function nextState(
+  outcome: AttemptOutcome,
+  attempt: number,
+  schedule: readonly number[],
+  now: number,
+  random: () => number,
+): NextState {
   if (outcome.kind === 'success') return { status: 'delivered' };
   if (outcome.kind === 'gone') return { status: 'dead', disable: 'the receiver answered 410 Gone' };
   const nominal = schedule[attempt - 1];

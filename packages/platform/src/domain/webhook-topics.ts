@@ -2,7 +2,16 @@
 // resource emits which topic.
 import type { Resource } from './scopes.ts';
 
-export const TOPICS = ['products/create', 'products/update', 'products/delete', 'orders/create', 'orders/updated', 'customers/create', 'customers/update', 'app/uninstalled'] as const;
+export const TOPICS = [
+  'products/create',
+  'products/update',
+  'products/delete',
+  'orders/create',
+  'orders/updated',
+  'customers/create',
+  'customers/update',
+  'app/uninstalled',
+] as const;
 export type WebhookTopic = (typeof TOPICS)[number];
 
 export type ChangeKind = 'create' | 'update' | 'delete';

@@ -92,9 +92,15 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
       info: {
         title: 'storegate Admin API',
         version: CURRENT_VERSION,
-        description: 'Store Admin API. Every request carries the Access-Token header. Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
+        description:
+          'Store Admin API. Every request carries the Access-Token header. Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
       },
-      servers: [{ url: `${config.publicScheme}://{store}.${config.storeDomain}${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`, variables: { store: { default: 'demo' } } }],
+      servers: [
+        {
+          url: `${config.publicScheme}://{store}.${config.storeDomain}${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`,
+          variables: { store: { default: 'demo' } },
+        },
+      ],
       components: { securitySchemes: { AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' } } },
       security: [{ AccessToken: [] }],
     },

@@ -28,7 +28,10 @@ export class ApiAuthService {
   // expiry is checked against the clock every time.
   private readonly rows = new Map<string, { version: string; row: AccessTokenRow | PrivateTokenRow | undefined }>();
 
-  private async cached<R extends AccessTokenRow | PrivateTokenRow>(key: string, lookup: () => Promise<R | undefined>): Promise<R | undefined> {
+  private async cached<R extends AccessTokenRow | PrivateTokenRow>(
+    key: string,
+    lookup: () => Promise<R | undefined>,
+  ): Promise<R | undefined> {
     const version = this.changeStamp();
     if (version === undefined) return lookup();
     const hit = this.rows.get(key);

@@ -30,12 +30,17 @@ export function checkAppUrl(value: string | undefined, mode: Config['mode']): st
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
   if (url.username || url.password) return 'must not contain credentials';
-  if (url.protocol === 'http:' && mode === 'production' && !isLocalHostname(url.hostname)) return 'must use https (http is allowed only for localhost and loopback)';
+  if (url.protocol === 'http:' && mode === 'production' && !isLocalHostname(url.hostname))
+    return 'must use https (http is allowed only for localhost and loopback)';
   return undefined;
 }
 
 /** A private app's name and scopes, checked: field → messages (empty when valid). */
-export function checkPrivateApp(input: { name: string; scopes: string }): { errors: Record<string, string[]>; name: string; scopes: Scope[] } {
+export function checkPrivateApp(input: { name: string; scopes: string }): {
+  errors: Record<string, string[]>;
+  name: string;
+  scopes: Scope[];
+} {
   const errors: Record<string, string[]> = {};
   const name = input.name?.trim() ?? '';
   if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
@@ -95,7 +100,11 @@ export class AppService {
   }
 
   /** A new app's fields, checked: field → messages (empty when valid). */
-  checkApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string }): { errors: Record<string, string[]>; name: string; scopes: Scope[] } {
+  checkApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string }): {
+    errors: Record<string, string[]>;
+    name: string;
+    scopes: Scope[];
+  } {
     const errors: Record<string, string[]> = {};
     const name = input.name?.trim() ?? '';
     if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
@@ -110,7 +119,13 @@ export class AppService {
     return { errors, name, scopes };
   }
 
-  async createApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; partnerId?: number | null }): Promise<{ app: AppRow; clientSecret: string }> {
+  async createApp(input: {
+    name: string;
+    appUrl: string;
+    redirectUri: string;
+    scopes?: string;
+    partnerId?: number | null;
+  }): Promise<{ app: AppRow; clientSecret: string }> {
     const { errors, name, scopes } = this.checkApp(input);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const clientId = randomBytes(16).toString('hex');
@@ -175,12 +190,20 @@ export class AppService {
       if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
       const before = existing.uninstalled_at === null ? existing.scopes.split(',').filter(Boolean) : [];
       if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
-      await tx.apps.updateInstallation(existing.id, { scopes: wanted, uninstalledAt: null, ...(existing.uninstalled_at !== null ? { installedAt: now } : {}) });
+      await tx.apps.updateInstallation(existing.id, {
+        scopes: wanted,
+        uninstalledAt: null,
+        ...(existing.uninstalled_at !== null ? { installedAt: now } : {}),
+      });
       return { ...existing, scopes: wanted, uninstalled_at: null };
     });
   }
 
-  async createPrivateApp(input: { storeId: number; name: string; scopes: string }): Promise<{ id: number; accessToken: string; webhookSecret: string }> {
+  async createPrivateApp(input: {
+    storeId: number;
+    name: string;
+    scopes: string;
+  }): Promise<{ id: number; accessToken: string; webhookSecret: string }> {
     const { errors, name, scopes } = checkPrivateApp(input);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
@@ -213,7 +236,8 @@ export class AppService {
 
   /** Revokes a store's private app: its token stops working at once. Unknown or foreign id → 404. */
   async revokePrivateApp(storeId: number, id: number): Promise<void> {
-    if (!(await this.storage.apps.revokePrivateApp(storeId, id, this.clock()))) throw new NotFoundError('No active private app with this id in this store');
+    if (!(await this.storage.apps.revokePrivateApp(storeId, id, this.clock())))
+      throw new NotFoundError('No active private app with this id in this store');
   }
 
   listPartnerApps(partnerId: number): Promise<AppRow[]> {
@@ -252,7 +276,11 @@ export class AppService {
     await this.storage.transaction(async (tx) => {
       const row = await tx.apps.findById(appId);
       if (!row) throw new NotFoundError('No app with this id');
-      await tx.apps.updateSecrets(appId, { current: this.box.seal(secret), previous: row.client_secret_enc, previousExpiresAt: this.clock() + graceMs });
+      await tx.apps.updateSecrets(appId, {
+        current: this.box.seal(secret),
+        previous: row.client_secret_enc,
+        previousExpiresAt: this.clock() + graceMs,
+      });
     });
     return secret;
   }

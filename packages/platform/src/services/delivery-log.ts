@@ -47,9 +47,18 @@ export class DeliveryLog {
   ) {}
 
   /** Newest first. Unknown app or store names are errors, not empty lists (a typo must show). */
-  async list(filter: { appClientId?: string | undefined; storeName?: string | undefined; status?: string | undefined; limit?: number | undefined; id?: number } = {}): Promise<DeliveryView[]> {
+  async list(
+    filter: {
+      appClientId?: string | undefined;
+      storeName?: string | undefined;
+      status?: string | undefined;
+      limit?: number | undefined;
+      id?: number;
+    } = {},
+  ): Promise<DeliveryView[]> {
     const errors: Record<string, string[]> = {};
-    if (filter.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(filter.status)) errors.status = [`must be one of: ${DELIVERY_STATUSES.join(', ')}`];
+    if (filter.status !== undefined && !(DELIVERY_STATUSES as readonly string[]).includes(filter.status))
+      errors.status = [`must be one of: ${DELIVERY_STATUSES.join(', ')}`];
     const limit = filter.limit ?? 50;
     if (!Number.isInteger(limit) || limit < 1 || limit > 10_000) errors.limit = ['must be a whole number from 1 to 10000'];
     let appId: number | undefined;
@@ -63,7 +72,13 @@ export class DeliveryLog {
       if (storeId === undefined) errors.store = [`no store named "${filter.storeName.slice(0, 63)}"`];
     }
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
-    const rows = await this.storage.webhooks.listDeliveries({ appId, storeId, status: filter.status as DeliveryStatus | undefined, id: filter.id, limit });
+    const rows = await this.storage.webhooks.listDeliveries({
+      appId,
+      storeId,
+      status: filter.status as DeliveryStatus | undefined,
+      id: filter.id,
+      limit,
+    });
     return rows.map((r) => ({
       id: String(r.id),
       webhook_id: r.webhook_id,
@@ -84,7 +99,13 @@ export class DeliveryLog {
 
   async attempts(deliveryId: number): Promise<AttemptView[]> {
     const rows = await this.storage.webhooks.attempts(deliveryId);
-    return rows.map((r) => ({ attempted_at: iso(r.attempted_at), status: r.status_code, latency_ms: r.latency_ms, response_body: r.response_body, error: r.error }));
+    return rows.map((r) => ({
+      attempted_at: iso(r.attempted_at),
+      status: r.status_code,
+      latency_ms: r.latency_ms,
+      response_body: r.response_body,
+      error: r.error,
+    }));
   }
 
   /**
@@ -93,7 +114,8 @@ export class DeliveryLog {
    */
   async redeliver(id: string | number): Promise<DeliveryView> {
     const text = String(id).trim();
-    if (!/^[1-9][0-9]{0,15}$/.test(text)) throw new ValidationFailedError({ delivery_id: ['must be a delivery id (a positive whole number)'] });
+    if (!/^[1-9][0-9]{0,15}$/.test(text))
+      throw new ValidationFailedError({ delivery_id: ['must be a delivery id (a positive whole number)'] });
     const deliveryId = Number(text);
     const now = this.clock();
     await this.storage.transaction(async (tx) => {

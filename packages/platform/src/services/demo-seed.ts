@@ -36,10 +36,20 @@ export async function seedDemo(services: Services): Promise<DemoCredentials> {
     await services.seeds.seed(store.id, { products: 300, orders: 120, customers: 150 });
     created = true;
   }
-  const partner = (await services.accounts.findPartnerByEmail(DEMO.partnerEmail)) ?? (await services.accounts.createPartner({ email: DEMO.partnerEmail, password: DEMO.partnerPassword }));
+  const partner =
+    (await services.accounts.findPartnerByEmail(DEMO.partnerEmail)) ??
+    (await services.accounts.createPartner({ email: DEMO.partnerEmail, password: DEMO.partnerPassword }));
   let app = (await services.apps.listApps()).find((a) => a.name === DEMO.appName && a.partner_id === partner.id);
   if (!app) {
-    app = (await services.apps.createApp({ name: DEMO.appName, appUrl: DEMO.appUrl, redirectUri: DEMO.redirectUri, scopes: DEMO.scopes, partnerId: partner.id })).app;
+    app = (
+      await services.apps.createApp({
+        name: DEMO.appName,
+        appUrl: DEMO.appUrl,
+        redirectUri: DEMO.redirectUri,
+        scopes: DEMO.scopes,
+        partnerId: partner.id,
+      })
+    ).app;
   }
   return {
     created,

@@ -29,7 +29,14 @@ export class OAuthService {
   ) {}
 
   /** Issues a single-use authorization code for an installation; returns the plaintext code. */
-  async issueCode(input: { appId: number; storeId: number; installationId: number; redirectUri: string; scopes: readonly Scope[]; codeChallenge: string | null }): Promise<string> {
+  async issueCode(input: {
+    appId: number;
+    storeId: number;
+    installationId: number;
+    redirectUri: string;
+    scopes: readonly Scope[];
+    codeChallenge: string | null;
+  }): Promise<string> {
     const code = newToken('code');
     const now = this.clock();
     await this.storage.tokens.insertCode({
@@ -47,7 +54,14 @@ export class OAuthService {
   }
 
   /** authorization_code grant: atomically single-use; a replay revokes what the code issued. */
-  async exchangeCode(input: { appId: number; storeId: number; storeName: string; code: string; redirectUri: string | undefined; codeVerifier: string | undefined }): Promise<TokenRecord> {
+  async exchangeCode(input: {
+    appId: number;
+    storeId: number;
+    storeName: string;
+    code: string;
+    redirectUri: string | undefined;
+    codeVerifier: string | undefined;
+  }): Promise<TokenRecord> {
     if (!looksLike('code', input.code)) throw new InvalidGrant('authorization code is invalid');
     const codeHash = hashToken(input.code);
     const now = this.clock();
@@ -56,7 +70,12 @@ export class OAuthService {
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       const row = await q.codeByHash(codeHash);
       // A code of another store is as unknown here as a code that does not exist.
-      const check = checkCode(row && row.store_id === input.storeId ? row : undefined, { appId: input.appId, redirectUri: input.redirectUri, codeVerifier: input.codeVerifier, now });
+      const check = checkCode(row && row.store_id === input.storeId ? row : undefined, {
+        appId: input.appId,
+        redirectUri: input.redirectUri,
+        codeVerifier: input.codeVerifier,
+        now,
+      });
       if (!check.ok) {
         if (check.replay && row!.family_id) await q.revokeFamily(row!.family_id, now);
         return { error: check.reason };
@@ -70,7 +89,14 @@ export class OAuthService {
       const installation = await q.installation(row!.installation_id);
       if (!installation || installation.uninstalled_at !== null) return { error: 'the app is not installed in this store' };
       await q.insertFamily(familyId, row!.installation_id, now);
-      const expiresAt = await this.insertPair(q, pair, { familyId, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
+      const expiresAt = await this.insertPair(q, pair, {
+        familyId,
+        installationId: row!.installation_id,
+        storeId: row!.store_id,
+        appId: row!.app_id,
+        scopes: row!.scopes,
+        now,
+      });
       return { expiresAt, scopes: row!.scopes };
     });
     if (outcome.error !== undefined) throw new InvalidGrant(outcome.error);
@@ -102,7 +128,14 @@ export class OAuthService {
         }
         // Lost a race with a concurrent refresh of the same token: read again and serve its successor.
         if (!(await q.claimRefresh(tokenHash, now))) continue;
-        const expiresAt = await this.insertPair(q, successor, { familyId: row!.family_id, installationId: row!.installation_id, storeId: row!.store_id, appId: row!.app_id, scopes: row!.scopes, now });
+        const expiresAt = await this.insertPair(q, successor, {
+          familyId: row!.family_id,
+          installationId: row!.installation_id,
+          storeId: row!.store_id,
+          appId: row!.app_id,
+          scopes: row!.scopes,
+          now,
+        });
         return { expiresAt, scopes: row!.scopes };
       }
       return { error: 'refresh token is invalid' };
@@ -145,7 +178,12 @@ export class OAuthService {
     return accessExpiresAt;
   }
 
-  private record(pair: { accessToken: string; refreshToken: string }, expiresAtMs: number, store: { storeId: number; storeName: string }, scopes: string): TokenRecord {
+  private record(
+    pair: { accessToken: string; refreshToken: string },
+    expiresAtMs: number,
+    store: { storeId: number; storeName: string },
+    scopes: string,
+  ): TokenRecord {
     const expiresAt = Math.floor(expiresAtMs / 1000);
     return {
       token_type: 'Bearer',

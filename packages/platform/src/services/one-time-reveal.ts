@@ -21,7 +21,13 @@ export class OneTimeReveals {
   async put(sessionId: string, payload: Record<string, string>): Promise<string> {
     const id = randomBytes(18).toString('base64url');
     const now = this.clock();
-    await this.reveals.put({ idHash: hashToken(id), sessionHash: hashToken(sessionId), payloadEnc: this.box.seal(JSON.stringify(payload)), expiresAt: now + REVEAL_TTL_MS, now });
+    await this.reveals.put({
+      idHash: hashToken(id),
+      sessionHash: hashToken(sessionId),
+      payloadEnc: this.box.seal(JSON.stringify(payload)),
+      expiresAt: now + REVEAL_TTL_MS,
+      now,
+    });
     return id;
   }
 

@@ -30,8 +30,10 @@ export async function keysetPage<R extends { id: number }, T>(
   let after: number | undefined;
   let before: number | undefined;
   try {
-    if (req.cursor !== undefined && req.cursor !== '') after = codec.decode(req.cursor, { storeId: scope.storeId, resource: scope.resource, direction: 'next' }).id;
-    if (req.preCursor !== undefined && req.preCursor !== '') before = codec.decode(req.preCursor, { storeId: scope.storeId, resource: scope.resource, direction: 'prev' }).id;
+    if (req.cursor !== undefined && req.cursor !== '')
+      after = codec.decode(req.cursor, { storeId: scope.storeId, resource: scope.resource, direction: 'next' }).id;
+    if (req.preCursor !== undefined && req.preCursor !== '')
+      before = codec.decode(req.preCursor, { storeId: scope.storeId, resource: scope.resource, direction: 'prev' }).id;
   } catch (err) {
     if (err instanceof InvalidCursorError) throw new InvalidCursor(err.message);
     throw err;

@@ -1,7 +1,14 @@
 // Reads of the webhook delivery log for the partner dashboard, always scoped to one app of the
 // partner: deliveries with filters (status, topic), every attempt of a delivery, and the
 // subscriptions that were disabled.
-import type { AttemptRow, DeliveryStatus, DisabledSubscriptionRow, PartnerDeliveryDetailRow, PartnerDeliveryRow, WebhookRepository } from '../storage/ports.ts';
+import type {
+  AttemptRow,
+  DeliveryStatus,
+  DisabledSubscriptionRow,
+  PartnerDeliveryDetailRow,
+  PartnerDeliveryRow,
+  WebhookRepository,
+} from '../storage/ports.ts';
 
 export interface DeliveryFilter {
   status?: DeliveryStatus | undefined;
@@ -15,7 +22,10 @@ export class PartnerDeliveries {
   constructor(private readonly webhooks: WebhookRepository) {}
 
   /** Newest first; one more row than `limit` tells whether an older page exists. */
-  async list(appId: number, f: DeliveryFilter): Promise<{ rows: (PartnerDeliveryRow & { lastAttempt: AttemptRow | undefined })[]; more: boolean }> {
+  async list(
+    appId: number,
+    f: DeliveryFilter,
+  ): Promise<{ rows: (PartnerDeliveryRow & { lastAttempt: AttemptRow | undefined })[]; more: boolean }> {
     const rows = await this.webhooks.partnerDeliveries(appId, { ...f, limit: f.limit + 1 });
     const page = rows.slice(0, f.limit);
     const last = await this.webhooks.lastAttempts(page.map((r) => r.id));

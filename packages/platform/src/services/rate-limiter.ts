@@ -75,10 +75,18 @@ export class RedisRateLimiter implements RateLimiter {
 
   async take(key: string): Promise<BucketDecision> {
     const now = this.clock();
-    const [allowed, levelText] = (await (this.redis as unknown as { sgLeakyTake(k: string, ...a: (string | number)[]): Promise<[number, string]> }).sgLeakyTake(this.prefix + key, now, this.bucket, this.perSecond));
+    const [allowed, levelText] = await (
+      this.redis as unknown as { sgLeakyTake(k: string, ...a: (string | number)[]): Promise<[number, string]> }
+    ).sgLeakyTake(this.prefix + key, now, this.bucket, this.perSecond);
     const level = Number(levelText);
-    if (allowed === 1) return { allowed: true, state: { level, updatedAt: now }, used: Math.min(this.bucket, Math.ceil(level)), retryAfterSeconds: 0 };
-    return { allowed: false, state: { level, updatedAt: now }, used: Math.ceil(level), retryAfterSeconds: Math.max(1, Math.ceil((level + 1 - this.bucket) / this.perSecond)) };
+    if (allowed === 1)
+      return { allowed: true, state: { level, updatedAt: now }, used: Math.min(this.bucket, Math.ceil(level)), retryAfterSeconds: 0 };
+    return {
+      allowed: false,
+      state: { level, updatedAt: now },
+      used: Math.ceil(level),
+      retryAfterSeconds: Math.max(1, Math.ceil((level + 1 - this.bucket) / this.perSecond)),
+    };
   }
 
   async close(): Promise<void> {

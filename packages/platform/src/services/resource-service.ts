@@ -71,11 +71,25 @@ export class ResourceService {
   }
 
   /** Checks that need the database: a customer email is unique in its store; an order's customer exists there. */
-  private async checkReferences(tx: Repositories, def: ResourceDef, storeId: number, values: Record<string, unknown>, selfId: number | undefined): Promise<void> {
-    if (def.name === 'customers' && typeof values.email === 'string' && (await tx.resources.customerEmailTaken(storeId, values.email, selfId))) {
+  private async checkReferences(
+    tx: Repositories,
+    def: ResourceDef,
+    storeId: number,
+    values: Record<string, unknown>,
+    selfId: number | undefined,
+  ): Promise<void> {
+    if (
+      def.name === 'customers' &&
+      typeof values.email === 'string' &&
+      (await tx.resources.customerEmailTaken(storeId, values.email, selfId))
+    ) {
       throw new ValidationFailedError({ email: ['has already been taken'] });
     }
-    if (def.name === 'orders' && typeof values.customer_id === 'number' && !(await tx.resources.exists('customers', storeId, values.customer_id))) {
+    if (
+      def.name === 'orders' &&
+      typeof values.customer_id === 'number' &&
+      !(await tx.resources.exists('customers', storeId, values.customer_id))
+    ) {
       throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
   }

@@ -38,7 +38,10 @@ export class WebhookOutbox {
    * `uninstalledAppId`: the `app/uninstalled` event, sent to that app although it is no longer
    * installed. Returns the number of deliveries written.
    */
-  async enqueue(tx: Repositories, input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number }): Promise<number> {
+  async enqueue(
+    tx: Repositories,
+    input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number },
+  ): Promise<number> {
     const subs = await tx.webhooks.recipients(input.storeId, input.topic, input.uninstalledAppId);
     if (subs.length === 0) return 0;
     await tx.webhooks.insertEvent(

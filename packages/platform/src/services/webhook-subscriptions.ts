@@ -36,12 +36,19 @@ export class WebhookSubscriptions {
   ) {}
 
   list<T>(p: ApiPrincipal, page: PageRequest, toJson: (row: SubscriptionRow) => T) {
-    return keysetPage(this.storage.webhooks.subscriptions(), this.cursors, { storeId: p.storeId, resource: `webhooks:${p.owner}`, where: { owner: p.owner } }, page, toJson);
+    return keysetPage(
+      this.storage.webhooks.subscriptions(),
+      this.cursors,
+      { storeId: p.storeId, resource: `webhooks:${p.owner}`, where: { owner: p.owner } },
+      page,
+      toJson,
+    );
   }
 
   async create(p: ApiPrincipal, input: { address: string; topic: WebhookTopic; apiVersion: string }): Promise<SubscriptionRow> {
     const resource = topicResource(input.topic);
-    if (resource && !allows(p.scopes, 'read', resource)) throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`);
+    if (resource && !allows(p.scopes, 'read', resource))
+      throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`);
     const mode = this.config.mode;
     const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
     if (problem) throw new ValidationFailedError({ address: [problem] });

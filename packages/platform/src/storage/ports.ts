@@ -47,7 +47,14 @@ export interface AccountRepository {
 }
 
 export interface SessionRepository {
-  insertSession(input: { idHash: string; kind: 'merchant' | 'partner'; subjectId: number; storeId: number | null; expiresAt: number; now: number }): Promise<void>;
+  insertSession(input: {
+    idHash: string;
+    kind: 'merchant' | 'partner';
+    subjectId: number;
+    storeId: number | null;
+    expiresAt: number;
+    now: number;
+  }): Promise<void>;
   findSession(idHash: string): Promise<WebSessionRow | undefined>;
   deleteSession(idHash: string): Promise<void>;
 }
@@ -85,7 +92,14 @@ export interface AppRepository {
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;
   updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void>;
   listInstalled(storeId: number): Promise<InstalledApp[]>;
-  insertPrivateApp(input: { storeId: number; name: string; scopes: string; tokenHash: string; webhookSecretEnc: string; now: number }): Promise<number>;
+  insertPrivateApp(input: {
+    storeId: number;
+    name: string;
+    scopes: string;
+    tokenHash: string;
+    webhookSecretEnc: string;
+    now: number;
+  }): Promise<number>;
   listPrivateApps(storeId: number): Promise<PrivateAppSummary[]>;
   findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
   /** Returns whether an active private app of the store was revoked. */
@@ -167,14 +181,27 @@ export interface WebhookRepository {
    * Active subscriptions to `topic` in the store whose owner may receive it now (an installed
    * app, a private app that is not revoked); with `uninstalledAppId`, that app's subscriptions only.
    */
-  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]>;
+  recipients(
+    storeId: number,
+    topic: WebhookTopic,
+    uninstalledAppId?: number,
+  ): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]>;
   /** Writes an event and its deliveries; the transaction's commit wakes this process's worker. */
-  insertEvent(event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number }, deliveries: NewDelivery[]): Promise<void>;
+  insertEvent(
+    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number },
+    deliveries: NewDelivery[],
+  ): Promise<void>;
   /** Cancels an app's queued deliveries in a store except `app/uninstalled`. */
   cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void>;
   appIdByClientId(clientId: string): Promise<number | undefined>;
   storeIdByName(name: string): Promise<number | undefined>;
-  listDeliveries(filter: { appId?: number | undefined; storeId?: number | undefined; status?: DeliveryStatus | undefined; id?: number | undefined; limit: number }): Promise<DeliveryLogRow[]>;
+  listDeliveries(filter: {
+    appId?: number | undefined;
+    storeId?: number | undefined;
+    status?: DeliveryStatus | undefined;
+    id?: number | undefined;
+    limit: number;
+  }): Promise<DeliveryLogRow[]>;
   attempts(deliveryId: number): Promise<AttemptRow[]>;
   /** The last attempt of each delivery given. */
   lastAttempts(deliveryIds: readonly number[]): Promise<Map<number, AttemptRow>>;
@@ -182,7 +209,10 @@ export interface WebhookRepository {
   requeue(id: number, now: number): Promise<void>;
   /** Deletes log rows older than `cutoff`; pending deliveries are never deleted. */
   prune(cutoff: number): Promise<{ attempts: number; deliveries: number; events: number }>;
-  partnerDeliveries(appId: number, filter: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number }): Promise<PartnerDeliveryRow[]>;
+  partnerDeliveries(
+    appId: number,
+    filter: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number },
+  ): Promise<PartnerDeliveryRow[]>;
   partnerDelivery(appId: number, id: number): Promise<PartnerDeliveryDetailRow | undefined>;
   disabledSubscriptions(appIds: readonly number[]): Promise<DisabledSubscriptionRow[]>;
 }
@@ -197,7 +227,13 @@ export interface DeliveryQueue {
    * Claims up to `limit` due deliveries for `worker` until `leaseUntil`, leaving out the given
    * subscriptions, and loads what sending them needs, oldest first.
    */
-  claim(input: { worker: string; now: number; leaseUntil: number; limit: number; excludeSubscriptions: readonly number[] }): Promise<ClaimedDelivery[]>;
+  claim(input: {
+    worker: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    excludeSubscriptions: readonly number[];
+  }): Promise<ClaimedDelivery[]>;
   /**
    * Records a batch of outcomes in one transaction. Delivery rows change only while `worker`
    * still holds them; subscription health (dead streaks, disabling) follows.

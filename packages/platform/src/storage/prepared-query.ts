@@ -20,8 +20,10 @@ export interface PreparedQuery<R> {
  * value while the query is compiled, so builders accept it wherever they accept a value.
  */
 export function defineQuery<R>(build: (p: <T = string>(name: string) => T) => Compilable<R>): PreparedQuery<R> {
-  const compiled = build(<T,>(name: string) => `${MARK}${name}` as T).compile();
-  const slots = compiled.parameters.map((v) => (typeof v === 'string' && v.startsWith(MARK) ? { name: v.slice(MARK.length) } : { value: v }));
+  const compiled = build(<T>(name: string) => `${MARK}${name}` as T).compile();
+  const slots = compiled.parameters.map((v) =>
+    typeof v === 'string' && v.startsWith(MARK) ? { name: v.slice(MARK.length) } : { value: v },
+  );
   return { compiled, slots };
 }
 

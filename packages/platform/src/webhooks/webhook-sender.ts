@@ -39,9 +39,7 @@ export function publicOnlyLookup(hostname: string, options: { all?: boolean } | 
 export class WebhookSender {
   private readonly agent: Agent;
 
-  constructor(
-    private readonly options: { timeoutMs: number; perOrigin: number; publicOnly: boolean },
-  ) {
+  constructor(private readonly options: { timeoutMs: number; perOrigin: number; publicOnly: boolean }) {
     this.agent = new Agent({
       connections: options.perOrigin,
       pipelining: 1,
@@ -93,7 +91,13 @@ export class WebhookSender {
         latencyMs: latency(),
       };
     } catch (err) {
-      return { status: null, retryAfter: undefined, responseBody: null, error: describeError(err, controller.signal.aborted, this.options.timeoutMs), latencyMs: latency() };
+      return {
+        status: null,
+        retryAfter: undefined,
+        responseBody: null,
+        error: describeError(err, controller.signal.aborted, this.options.timeoutMs),
+        latencyMs: latency(),
+      };
     } finally {
       clearTimeout(timer);
     }
@@ -107,7 +111,8 @@ export class WebhookSender {
 function describeError(err: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `timed out after ${timeoutMs} ms`;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (err instanceof SsrfRefusedError || e.cause instanceof SsrfRefusedError) return `refused: ${(e.cause as Error | undefined)?.message ?? e.message}`;
+  if (err instanceof SsrfRefusedError || e.cause instanceof SsrfRefusedError)
+    return `refused: ${(e.cause as Error | undefined)?.message ?? e.message}`;
   const code = e.code ?? e.cause?.code;
   switch (code) {
     case 'ECONNREFUSED':

@@ -42,8 +42,12 @@ export function storegateFastify(app: StoregateApp, options: FastifyAdapterOptio
     fastify.get(paths.callback, async (req, reply) => send(reply, await handleCallback(app, requestLike(req), options)));
     await fastify.register(async (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.webhookBodyLimit ?? 5 * 1024 * 1024 }, (_req, body, done) => done(null, body));
-      scope.post(paths.webhooks, async (req, reply) => send(reply, await handleWebhook(app, (req.body ?? '') as RawBody, req.headers, options)));
+      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.webhookBodyLimit ?? 5 * 1024 * 1024 }, (_req, body, done) =>
+        done(null, body),
+      );
+      scope.post(paths.webhooks, async (req, reply) =>
+        send(reply, await handleWebhook(app, (req.body ?? '') as RawBody, req.headers, options)),
+      );
     });
   };
 }

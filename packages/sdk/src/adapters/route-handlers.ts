@@ -42,7 +42,8 @@ function text(status: number, body: string, headers: Record<string, string | str
 
 function failure(error: unknown, options: RouteOptions, refusedStatus: number): RouteResult {
   options.onError?.(error);
-  if (error instanceof WebhookError && error.code === 'WEBHOOK_BODY_NOT_RAW') return text(500, `${error.code}: the webhook route did not receive the raw body`);
+  if (error instanceof WebhookError && error.code === 'WEBHOOK_BODY_NOT_RAW')
+    return text(500, `${error.code}: the webhook route did not receive the raw body`);
   if (error instanceof StoregateError) return text(refusedStatus, `${error.code}: ${error.message}`);
   return text(500, 'internal error');
 }
@@ -76,7 +77,12 @@ export async function handleCallback(app: StoregateApp, request: RequestLike, op
 }
 
 /** POST `webhooks`: verifies against the raw body, then calls `onWebhook`; 401 when not authentic. */
-export async function handleWebhook(app: StoregateApp, rawBody: RawBody, headers: HeadersInput, options: RouteOptions = {}): Promise<RouteResult> {
+export async function handleWebhook(
+  app: StoregateApp,
+  rawBody: RawBody,
+  headers: HeadersInput,
+  options: RouteOptions = {},
+): Promise<RouteResult> {
   let event: WebhookEvent;
   try {
     event = await app.verifyWebhook({ rawBody, headers });

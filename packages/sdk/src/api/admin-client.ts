@@ -149,7 +149,13 @@ export class AdminClient {
       } catch (error) {
         if (error instanceof NetworkError && idempotent && attempt < maxRetries) {
           const delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
-          ctx.log.warn('request failed before an answer; retrying', { method, path, attempt: attempt + 1, delayMs: delay, error: error.message });
+          ctx.log.warn('request failed before an answer; retrying', {
+            method,
+            path,
+            attempt: attempt + 1,
+            delayMs: delay,
+            error: error.message,
+          });
           await this.#sleep(delay, options.signal);
           continue;
         }
@@ -159,7 +165,12 @@ export class AdminClient {
       const parsed = parseJsonBody(result.text);
       if (result.status < 400) {
         ctx.log.debug('api request', { method, path, status: result.status, attempt });
-        return { status: result.status, headers: result.headers, data: parsed as T, requestId: result.headers.get('x-request-id') ?? undefined };
+        return {
+          status: result.status,
+          headers: result.headers,
+          data: parsed as T,
+          requestId: result.headers.get('x-request-id') ?? undefined,
+        };
       }
       if (result.status === 401 && !refreshed && ctx.refreshAfterUnauthorized) {
         refreshed = true;
@@ -178,7 +189,14 @@ export class AdminClient {
           delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
         }
         if (delay !== undefined) {
-          ctx.log.warn('retrying after an error answer', { method, path, status: result.status, attempt: attempt + 1, delayMs: delay, requestId: error.requestId });
+          ctx.log.warn('retrying after an error answer', {
+            method,
+            path,
+            status: result.status,
+            attempt: attempt + 1,
+            delayMs: delay,
+            requestId: error.requestId,
+          });
           await this.#sleep(delay, options.signal);
           continue;
         }

@@ -52,7 +52,10 @@ export function apiErrorFromResponse(
   if (status === 404) return new NotFoundError(message('404 not found'), details);
   if (status === 422) return new ValidationError(message('422 validation failed'), { ...details, errors: fieldErrors(b.errors) });
   if (status === 429) {
-    return new RateLimitError(message('429 too many requests'), { ...details, retryAfter: parseRetryAfter(headers.get('retry-after'), context.nowMs) });
+    return new RateLimitError(message('429 too many requests'), {
+      ...details,
+      retryAfter: parseRetryAfter(headers.get('retry-after'), context.nowMs),
+    });
   }
   if (status >= 500) return new ServerError(message(`${status} server error`), details);
   return new ApiError('HTTP_ERROR', message(`${status}`), details);

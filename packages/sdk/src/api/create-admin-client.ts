@@ -80,10 +80,13 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     timeoutMs: c.requestTimeoutMs,
     accessTokenHeader: c.accessTokenHeader,
     callLimitHeader: `${c.headerPrefix}Api-Call-Limit`,
-    getAccessToken: typeof token === 'string' ? async () => token : async (signal) => {
-      const t = await token(signal);
-      log.addSecret(t);
-      return t;
-    },
+    getAccessToken:
+      typeof token === 'string'
+        ? async () => token
+        : async (signal) => {
+            const t = await token(signal);
+            log.addSecret(t);
+            return t;
+          },
   });
 }

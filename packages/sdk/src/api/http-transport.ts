@@ -45,7 +45,8 @@ export async function exchange(fetchFn: typeof fetch, request: HttpRequest): Pro
   } catch (cause) {
     if (timedOut) throw new TimeoutError(request.timeoutMs, { method: request.method, cause });
     if (request.signal?.aborted) throw new AbortedError({ cause });
-    const reason = cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? `: ${cause.cause.message}` : ''}` : String(cause);
+    const reason =
+      cause instanceof Error ? `${cause.message}${cause.cause instanceof Error ? `: ${cause.cause.message}` : ''}` : String(cause);
     throw new NetworkError(`${request.method} request failed before an answer: ${reason}`, { method: request.method, cause });
   } finally {
     clearTimeout(timer);

@@ -78,9 +78,14 @@ export class PageIterator<T> implements AsyncIterable<Page<T>> {
     this.#convention = options.pagination ?? convention;
     if ((options.direction ?? 'forward') === 'backward') {
       if (this.#convention !== 'pre_cursor') {
-        throw new ParameterError('PARAMETER_INVALID', 'direction', 'backward pagination needs the pre_cursor convention (API version 2022-01)');
+        throw new ParameterError(
+          'PARAMETER_INVALID',
+          'direction',
+          'backward pagination needs the pre_cursor convention (API version 2022-01)',
+        );
       }
-      if (!options.cursor) throw new ParameterError('PARAMETER_MISSING', 'cursor', 'backward pagination starts from a pre_cursor: pass it as `cursor`');
+      if (!options.cursor)
+        throw new ParameterError('PARAMETER_MISSING', 'cursor', 'backward pagination starts from a pre_cursor: pass it as `cursor`');
     }
   }
 

@@ -110,10 +110,33 @@ export interface ResolvedConfig {
 }
 
 const KNOWN_KEYS: ReadonlySet<string> = new Set<keyof AppConfig>([
-  'clientId', 'clientSecret', 'scopes', 'redirectUri', 'storeDomain', 'apiOrigin', 'apiVersion', 'pagination',
-  'sessionStorage', 'refreshLock', 'fetch', 'clock', 'sleep', 'randomBytes', 'logger', 'headerPrefix', 'signatureHeader',
-  'accessTokenHeader', 'timestampToleranceSeconds', 'requireStandardWebhookSignature', 'stateTtlSeconds', 'stateCookieName', 'refreshMarginSeconds',
-  'requestTimeoutMs', 'retry', 'callLimit', 'onReauthorizationRequired',
+  'clientId',
+  'clientSecret',
+  'scopes',
+  'redirectUri',
+  'storeDomain',
+  'apiOrigin',
+  'apiVersion',
+  'pagination',
+  'sessionStorage',
+  'refreshLock',
+  'fetch',
+  'clock',
+  'sleep',
+  'randomBytes',
+  'logger',
+  'headerPrefix',
+  'signatureHeader',
+  'accessTokenHeader',
+  'timestampToleranceSeconds',
+  'requireStandardWebhookSignature',
+  'stateTtlSeconds',
+  'stateCookieName',
+  'refreshMarginSeconds',
+  'requestTimeoutMs',
+  'retry',
+  'callLimit',
+  'onReauthorizationRequired',
 ]);
 
 /** Default Admin API version. */
@@ -181,11 +204,13 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   else if (typeof scopeInput === 'string' || isStringList(scopeInput)) {
     scopes = normalizeScopes(scopeInput);
     if (scopes.length === 0) problems.push('scopes must name at least one scope');
-    for (const s of scopes) if (!/^(read|write)_[a-z_]+$/.test(s)) problems.push(`scope "${s}" is not of the form read_<resource> or write_<resource>`);
+    for (const s of scopes)
+      if (!/^(read|write)_[a-z_]+$/.test(s)) problems.push(`scope "${s}" is not of the form read_<resource> or write_<resource>`);
   } else problems.push('scopes must be a string or a list of strings');
 
   if (typeof input.redirectUri === 'string' && input.redirectUri !== '') {
-    if (input.redirectUri.includes('#')) problems.push('redirectUri must not contain "#" (an OAuth redirect URI has no fragment, RFC 6749 section 3.1.2)');
+    if (input.redirectUri.includes('#'))
+      problems.push('redirectUri must not contain "#" (an OAuth redirect URI has no fragment, RFC 6749 section 3.1.2)');
     else if (!/^https?:\/\/[^/?#]+/.test(input.redirectUri)) problems.push('redirectUri must be an absolute http(s) URL');
   }
   const storeDomain = input.storeDomain ?? 'localhost';
@@ -209,8 +234,10 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   for (const m of ['get', 'set', 'delete', 'compareAndSet'] as const) {
     if (typeof sessionStorage[m] !== 'function') problems.push(`sessionStorage must implement ${m}()`);
   }
-  if (input.refreshLock !== undefined && typeof input.refreshLock?.acquire !== 'function') problems.push('refreshLock must implement acquire(shop)');
-  const fetchFn = input.fetch ?? (typeof globalThis.fetch === 'function' ? ((url, init) => globalThis.fetch(url, init)) as typeof fetch : undefined);
+  if (input.refreshLock !== undefined && typeof input.refreshLock?.acquire !== 'function')
+    problems.push('refreshLock must implement acquire(shop)');
+  const fetchFn =
+    input.fetch ?? (typeof globalThis.fetch === 'function' ? (((url, init) => globalThis.fetch(url, init)) as typeof fetch) : undefined);
   if (typeof fetchFn !== 'function') problems.push('fetch must be a function (no global fetch on this runtime)');
   if (input.clock !== undefined && typeof input.clock?.now !== 'function') problems.push('clock must have now()');
   for (const key of ['sleep', 'randomBytes', 'onReauthorizationRequired'] as const) {
@@ -234,7 +261,8 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
   const requestTimeoutMs = nonNegative('requestTimeoutMs', 30_000, true);
   for (const key of ['headerPrefix', 'signatureHeader', 'accessTokenHeader', 'stateCookieName'] as const) {
     const v = raw[key];
-    if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9_!#$%&'*+.^`|~-]+$/.test(v))) problems.push(`${key} must be a header/cookie token`);
+    if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9_!#$%&'*+.^`|~-]+$/.test(v)))
+      problems.push(`${key} must be a header/cookie token`);
   }
   const retry = { ...DEFAULT_RETRY };
   if (input.retry !== undefined) {
@@ -243,7 +271,8 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
       const entries: Array<[string, unknown]> = Object.entries(input.retry);
       for (const [key, value] of entries) {
         if (!(key in DEFAULT_RETRY)) problems.push(`unknown key "retry.${key}"`);
-        else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) problems.push(`retry.${key} must be a non-negative number`);
+        else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+          problems.push(`retry.${key} must be a non-negative number`);
         else retry[key as keyof ResolvedRetryOptions] = value;
       }
     }
@@ -256,7 +285,8 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
       const entries: Array<[string, unknown]> = Object.entries(input.callLimit);
       for (const [key, value] of entries) {
         if (key !== 'leakPerSecond' && key !== 'reserve') problems.push(`unknown key "callLimit.${key}"`);
-        else if (typeof value !== 'number' || !(value >= 0) || (key === 'leakPerSecond' && value === 0)) problems.push(`callLimit.${key} must be a positive number`);
+        else if (typeof value !== 'number' || !(value >= 0) || (key === 'leakPerSecond' && value === 0))
+          problems.push(`callLimit.${key} must be a positive number`);
       }
       callLimit = input.callLimit;
     }

@@ -11,7 +11,10 @@ export type DigestEncoding = 'hex' | 'base64';
 
 /** The piece of node:crypto this module uses. */
 interface NodeHmacModule {
-  createHmac(algorithm: 'sha256', key: string): {
+  createHmac(
+    algorithm: 'sha256',
+    key: string,
+  ): {
     update(data: string | Uint8Array): { update(data: string | Uint8Array): unknown; digest(encoding: DigestEncoding): string };
     digest(encoding: DigestEncoding): string;
   };
@@ -56,7 +59,9 @@ export function webCryptoHmacEngine(): HmacEngine {
     let key = keys.get(secret);
     if (!key) {
       if (keys.size >= MAX_CACHED_KEYS) keys.delete(keys.keys().next().value as string);
-      key = crypto.subtle.importKey('raw', utf8Bytes(secret) as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, ['sign']);
+      key = crypto.subtle.importKey('raw', utf8Bytes(secret) as Uint8Array<ArrayBuffer>, { name: 'HMAC', hash: 'SHA-256' }, false, [
+        'sign',
+      ]);
       keys.set(secret, key);
     }
     return key;

@@ -69,7 +69,13 @@ export function localhostFetch(options: LocalhostFetchOptions = {}): typeof fetc
           }
           const status = res.statusCode ?? 502;
           const nullBody = status === 204 || status === 304 || request.method === 'HEAD';
-          resolve(new Response(nullBody ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage ?? '', headers: responseHeaders }));
+          resolve(
+            new Response(nullBody ? null : Buffer.concat(chunks), {
+              status,
+              statusText: res.statusMessage ?? '',
+              headers: responseHeaders,
+            }),
+          );
         });
       });
       req.on('error', reject);

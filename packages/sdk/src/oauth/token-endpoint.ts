@@ -26,14 +26,20 @@ function str(value: unknown): string | undefined {
 }
 
 /** Turns a token record (the token endpoint's success body) into a session; `undefined` when it lacks an access token. */
-export function sessionFromTokenRecord(shop: string, record: unknown, nowMs: number, requestedScopes: readonly string[]): Session | undefined {
+export function sessionFromTokenRecord(
+  shop: string,
+  record: unknown,
+  nowMs: number,
+  requestedScopes: readonly string[],
+): Session | undefined {
   if (record === null || typeof record !== 'object') return undefined;
   const r = record as Record<string, unknown>;
   const accessToken = str(r['access_token']);
   if (!accessToken) return undefined;
   let expiresAt: number | null = null;
   const expiresAtField = r['expires_at'];
-  if (typeof expiresAtField === 'number' || (typeof expiresAtField === 'string' && /^\d+$/.test(expiresAtField))) expiresAt = Number(expiresAtField);
+  if (typeof expiresAtField === 'number' || (typeof expiresAtField === 'string' && /^\d+$/.test(expiresAtField)))
+    expiresAt = Number(expiresAtField);
   else if (typeof r['expires_in'] === 'number') expiresAt = Math.floor(nowMs / 1000) + (r['expires_in'] as number);
   return {
     shop,

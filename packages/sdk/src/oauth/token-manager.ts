@@ -143,7 +143,10 @@ export class TokenManager {
         }
         failure = result;
         if (result.oauthError === 'invalid_grant') {
-          throw await this.#requireReauthorization(current, `the platform refused the refresh token (invalid_grant${result.description ? `: ${result.description}` : ''})`);
+          throw await this.#requireReauthorization(
+            current,
+            `the platform refused the refresh token (invalid_grant${result.description ? `: ${result.description}` : ''})`,
+          );
         }
         if (result.status < 500 && result.status !== 429 && result.status !== 408) break;
       } catch (error) {
@@ -157,15 +160,21 @@ export class TokenManager {
         { status: failure.status, oauthError: failure.oauthError },
       );
     }
-    throw new TokenRefreshError(`refreshing the token of ${shop} failed after ${retry.maxRetries + 1} attempts (network); the stored refresh token was kept`, {
-      cause: lastError,
-    });
+    throw new TokenRefreshError(
+      `refreshing the token of ${shop} failed after ${retry.maxRetries + 1} attempts (network); the stored refresh token was kept`,
+      {
+        cause: lastError,
+      },
+    );
   }
 
   async #requireReauthorization(session: Session, reason: string): Promise<ReauthorizationRequiredError> {
     const error = new ReauthorizationRequiredError(session.shop, reason);
     try {
-      await this.#config.sessionStorage.compareAndSet(session.shop, session.refreshToken ?? null, { ...session, reauthorizationRequired: true });
+      await this.#config.sessionStorage.compareAndSet(session.shop, session.refreshToken ?? null, {
+        ...session,
+        reauthorizationRequired: true,
+      });
     } catch (cause) {
       this.#log.error('could not mark the session as needing re-authorisation', { shop: session.shop, error: cause });
     }

@@ -33,7 +33,12 @@ export function sqliteSessionStorage(db: SqliteDatabase, options: SqliteSessionS
   const table = options.table ?? 'storegate_sessions';
   if (!isSafeIdentifier(table)) throw new SessionStorageError(`invalid table name "${table}"`);
   let statements:
-    | { get: ReturnType<SqliteDatabase['prepare']>; upsert: ReturnType<SqliteDatabase['prepare']>; del: ReturnType<SqliteDatabase['prepare']>; cas: ReturnType<SqliteDatabase['prepare']> }
+    | {
+        get: ReturnType<SqliteDatabase['prepare']>;
+        upsert: ReturnType<SqliteDatabase['prepare']>;
+        del: ReturnType<SqliteDatabase['prepare']>;
+        cas: ReturnType<SqliteDatabase['prepare']>;
+      }
     | undefined;
   const ready = () => {
     if (!statements) {

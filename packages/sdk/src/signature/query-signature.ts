@@ -185,7 +185,12 @@ export async function verifyQuery(
     params[name] = name in params ? `${params[name]},${value}` : value;
   }
   if (options.timestampToleranceSeconds !== undefined) {
-    checkTimestamp(params[options.timestampParam ?? 'timestamp'], options.timestampToleranceSeconds, options.now ?? Date.now, options.timestampParam ?? 'timestamp');
+    checkTimestamp(
+      params[options.timestampParam ?? 'timestamp'],
+      options.timestampToleranceSeconds,
+      options.now ?? Date.now,
+      options.timestampParam ?? 'timestamp',
+    );
   }
   return params;
 }
@@ -204,7 +209,10 @@ export function checkTimestamp(value: string | undefined, toleranceSeconds: numb
   const ts = Number(value);
   const skew = Math.abs(now() / 1000 - ts);
   if (skew > toleranceSeconds) {
-    throw new TimestampError('TIMESTAMP_OUT_OF_RANGE', `"${name}" is ${Math.round(skew)} s away from now; at most ${toleranceSeconds} s is accepted (check the server clock)`);
+    throw new TimestampError(
+      'TIMESTAMP_OUT_OF_RANGE',
+      `"${name}" is ${Math.round(skew)} s away from now; at most ${toleranceSeconds} s is accepted (check the server clock)`,
+    );
   }
   return ts;
 }

@@ -131,7 +131,14 @@ function lowerHeaderNames(prefix: string | undefined, signatureHeader: string | 
 function rawBodyParts(rawBody: unknown): string | Uint8Array {
   if (typeof rawBody === 'string' || rawBody instanceof Uint8Array) return rawBody;
   if (rawBody instanceof ArrayBuffer) return new Uint8Array(rawBody);
-  const what = rawBody === undefined ? 'undefined' : rawBody === null ? 'null' : typeof rawBody === 'object' ? `a parsed ${Array.isArray(rawBody) ? 'array' : 'object'}` : typeof rawBody;
+  const what =
+    rawBody === undefined
+      ? 'undefined'
+      : rawBody === null
+        ? 'null'
+        : typeof rawBody === 'object'
+          ? `a parsed ${Array.isArray(rawBody) ? 'array' : 'object'}`
+          : typeof rawBody;
   throw new WebhookError(
     'WEBHOOK_BODY_NOT_RAW',
     `verifyWebhook needs the raw request body (string, Uint8Array/Buffer or ArrayBuffer) but got ${what}. ` +
@@ -166,7 +173,10 @@ export async function signWebhook(rawBody: RawBody, secret: string): Promise<str
  * // headers: webhook-id: wh_01, webhook-timestamp: 1700000000, webhook-signature: signature
  * ```
  */
-export async function signStandardWebhook(message: { id: string; timestamp: number | string; rawBody: RawBody }, secret: string): Promise<string> {
+export async function signStandardWebhook(
+  message: { id: string; timestamp: number | string; rawBody: RawBody },
+  secret: string,
+): Promise<string> {
   const digest = await hmacSha256(secret, [`${message.id}.${message.timestamp}.`, rawBodyParts(message.rawBody)], 'base64');
   return `v1,${digest}`;
 }
@@ -183,7 +193,13 @@ class VerifiedWebhookEvent<T> implements WebhookEvent<T> {
   #body: string | Uint8Array;
   #payload: { value: T } | undefined;
 
-  constructor(header: HeaderGetter, names: WebhookHeaderNames, scheme: WebhookEvent['scheme'], timestamp: number | undefined, body: string | Uint8Array) {
+  constructor(
+    header: HeaderGetter,
+    names: WebhookHeaderNames,
+    scheme: WebhookEvent['scheme'],
+    timestamp: number | undefined,
+    body: string | Uint8Array,
+  ) {
     this.id = header(names.webhookId) ?? header('webhook-id');
     this.topic = header(names.topic);
     this.shop = header(names.shop);
@@ -248,13 +264,18 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
   if (standardSignature !== undefined) {
     const id = header('webhook-id');
     const ts = header('webhook-timestamp');
-    if (!id || !ts) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature is present but webhook-id or webhook-timestamp is missing');
-    if (!/^\d{1,12}$/.test(ts)) throw new WebhookError('WEBHOOK_TIMESTAMP_OUT_OF_RANGE', 'webhook-timestamp is not a unix timestamp in seconds');
+    if (!id || !ts)
+      throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature is present but webhook-id or webhook-timestamp is missing');
+    if (!/^\d{1,12}$/.test(ts))
+      throw new WebhookError('WEBHOOK_TIMESTAMP_OUT_OF_RANGE', 'webhook-timestamp is not a unix timestamp in seconds');
     timestamp = Number(ts);
     const tolerance = options.toleranceSeconds ?? 300;
     const skew = Math.abs((options.now ?? Date.now)() / 1000 - timestamp);
     if (skew > tolerance) {
-      throw new WebhookError('WEBHOOK_TIMESTAMP_OUT_OF_RANGE', `webhook-timestamp is ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replay, or a wrong server clock)`);
+      throw new WebhookError(
+        'WEBHOOK_TIMESTAMP_OUT_OF_RANGE',
+        `webhook-timestamp is ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replay, or a wrong server clock)`,
+      );
     }
     const candidates = standardSignature
       .split(' ')
@@ -271,17 +292,25 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
     scheme = 'standard-webhooks';
   } else {
     if (options.requireStandardSignature) {
-      throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)');
+      throw new WebhookError(
+        'WEBHOOK_SIGNATURE_MISSING',
+        'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)',
+      );
     }
     const provided = header(names.signature)?.trim();
-    if (!provided) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', `webhook has neither ${options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`} nor webhook-signature header`);
+    if (!provided)
+      throw new WebhookError(
+        'WEBHOOK_SIGNATURE_MISSING',
+        `webhook has neither ${options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`} nor webhook-signature header`,
+      );
     let valid = false;
     for (const secret of secrets) {
       const digest = hmacSha256(secret, [body], 'base64');
       const expected = typeof digest === 'string' ? digest : await digest;
       if (timingSafeEqualStrings(expected, provided)) valid = true;
     }
-    if (!valid) throw signatureMismatch(options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`, secrets.length);
+    if (!valid)
+      throw signatureMismatch(options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`, secrets.length);
     scheme = 'hmac-sha256';
   }
 

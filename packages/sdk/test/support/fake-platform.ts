@@ -23,15 +23,26 @@ export function fakePlatform(options: FakePlatformOptions) {
     const expiresAt = Math.floor(options.now() / 1000) + lifetime;
     accessTokens.set(access, { shop, expiresAt });
     refreshTokens.set(refresh, shop);
-    return { token_type: 'Bearer', access_token: access, refresh_token: refresh, expires_at: expiresAt, expires_in: lifetime, scope: 'read_products', store_id: '42', store_name: shop.split('.')[0] };
+    return {
+      token_type: 'Bearer',
+      access_token: access,
+      refresh_token: refresh,
+      expires_at: expiresAt,
+      expires_in: lifetime,
+      scope: 'read_products',
+      store_id: '42',
+      store_name: shop.split('.')[0],
+    };
   };
   const handler = async (call: RecordedCall): Promise<Response> => {
     const shop = new URL(call.url).hostname;
     if (call.method === 'POST' && call.path === '/admin/oauth/token') {
       const body = JSON.parse(call.body ?? '{}') as Record<string, string>;
-      if (body['client_id'] !== options.clientId || body['client_secret'] !== options.clientSecret) return json({ error: 'invalid_client' }, 401);
+      if (body['client_id'] !== options.clientId || body['client_secret'] !== options.clientSecret)
+        return json({ error: 'invalid_client' }, 401);
       if (body['grant_type'] === 'authorization_code') {
-        if (codes.get(body['code'] ?? '') !== shop || body['redirect_uri'] !== options.redirectUri) return json({ error: 'invalid_grant', error_description: 'bad code' }, 400);
+        if (codes.get(body['code'] ?? '') !== shop || body['redirect_uri'] !== options.redirectUri)
+          return json({ error: 'invalid_grant', error_description: 'bad code' }, 400);
         codes.delete(body['code'] ?? '');
         return json(issue(shop));
       }
@@ -47,7 +58,10 @@ export function fakePlatform(options: FakePlatformOptions) {
       if (!token || token.shop !== shop || token.expiresAt <= options.now() / 1000) {
         return json({ code: 'Unauthorized', message: 'bad token', request_id: 'req-401' }, 401, { 'x-request-id': 'req-401' });
       }
-      return json({ data: [{ id: '1', title: 'Hat' }], cursor: '', has_more: false }, 200, { 'x-request-id': 'req-ok', 'x-service-api-call-limit': '1/40' });
+      return json({ data: [{ id: '1', title: 'Hat' }], cursor: '', has_more: false }, 200, {
+        'x-request-id': 'req-ok',
+        'x-service-api-call-limit': '1/40',
+      });
     }
     return json({ code: 'NotFound', message: 'no route' }, 404);
   };

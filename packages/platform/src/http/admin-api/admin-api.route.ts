@@ -43,7 +43,8 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
       const version = (req.params as { version?: string }).version ?? '';
-      if (!isApiVersion(version)) throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+      if (!isApiVersion(version))
+        throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
       const header = req.headers['access-token'];
       const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
@@ -59,14 +60,17 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       }
       const need = req.routeOptions.config?.api;
       if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
-        throw new ForbiddenError(`This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`);
+        throw new ForbiddenError(
+          `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`,
+        );
       }
     });
 
     api.addHook('preValidation', async (req) => {
       if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return;
       const type = req.headers['content-type'] ?? '';
-      if (!/^application\/json\s*(;|$)/i.test(type)) throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
+      if (!/^application\/json\s*(;|$)/i.test(type))
+        throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
     });
 
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
@@ -96,20 +100,45 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
   const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const } };
 
-  api.get(base, { config: read, schema: { tags, summary: `List ${def.name}`, params, querystring: LIST_QUERY, response: { 200: listEnvelope(def.object), ...errorResponses } } }, async (req, reply) => {
-    const body = await services.resources.listPage(def, req.store!.id, pageRequest(req));
-    return reply.type('application/json; charset=utf-8').send(body);
-  });
+  api.get(
+    base,
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: `List ${def.name}`,
+        params,
+        querystring: LIST_QUERY,
+        response: { 200: listEnvelope(def.object), ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const body = await services.resources.listPage(def, req.store!.id, pageRequest(req));
+      return reply.type('application/json; charset=utf-8').send(body);
+    },
+  );
 
-  api.get(item, { config: read, schema: { tags, summary: `Get a ${def.singular}`, params: idParams, response: { 200: one, ...errorResponses } } }, async (req) => {
-    const row = await services.resources.get(def, req.store!.id, parseId((req.params as { id: string }).id));
-    return { data: def.toJson(row) };
-  });
+  api.get(
+    item,
+    { config: read, schema: { tags, summary: `Get a ${def.singular}`, params: idParams, response: { 200: one, ...errorResponses } } },
+    async (req) => {
+      const row = await services.resources.get(def, req.store!.id, parseId((req.params as { id: string }).id));
+      return { data: def.toJson(row) };
+    },
+  );
 
-  api.post(base, { config: write, preValidation: unwrap(def), schema: { tags, summary: `Create a ${def.singular}`, params, body: def.create, response: { 201: one, ...errorResponses } } }, async (req, reply) => {
-    const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>);
-    return reply.status(201).send({ data: def.toJson(row) });
-  });
+  api.post(
+    base,
+    {
+      config: write,
+      preValidation: unwrap(def),
+      schema: { tags, summary: `Create a ${def.singular}`, params, body: def.create, response: { 201: one, ...errorResponses } },
+    },
+    async (req, reply) => {
+      const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>);
+      return reply.status(201).send({ data: def.toJson(row) });
+    },
+  );
 
   for (const method of ['PUT', 'PATCH'] as const) {
     api.route({
@@ -117,19 +146,42 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
       url: item,
       config: write,
       preValidation: unwrap(def),
-      schema: { tags, summary: `Update a ${def.singular} (only the fields sent change)`, params: idParams, body: def.update, response: { 200: one, ...errorResponses } },
+      schema: {
+        tags,
+        summary: `Update a ${def.singular} (only the fields sent change)`,
+        params: idParams,
+        body: def.update,
+        response: { 200: one, ...errorResponses },
+      },
       handler: async (req) => {
-        const row = await services.resources.update(def, req.store!.id, parseId((req.params as { id: string }).id), req.body as Record<string, unknown>);
+        const row = await services.resources.update(
+          def,
+          req.store!.id,
+          parseId((req.params as { id: string }).id),
+          req.body as Record<string, unknown>,
+        );
         return { data: def.toJson(row) };
       },
     });
   }
 
   if (def.canDelete) {
-    api.delete(item, { config: write, schema: { tags, summary: `Delete a ${def.singular}`, params: idParams, response: { 200: { type: 'object', properties: {} }, ...errorResponses } } }, async (req) => {
-      await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id));
-      return {};
-    });
+    api.delete(
+      item,
+      {
+        config: write,
+        schema: {
+          tags,
+          summary: `Delete a ${def.singular}`,
+          params: idParams,
+          response: { 200: { type: 'object', properties: {} }, ...errorResponses },
+        },
+      },
+      async (req) => {
+        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id));
+        return {};
+      },
+    );
   }
   methodNotAllowed(api, base, ['GET', 'POST']);
   methodNotAllowed(api, item, def.canDelete ? ['GET', 'PUT', 'PATCH', 'DELETE'] : ['GET', 'PUT', 'PATCH']);

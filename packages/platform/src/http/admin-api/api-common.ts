@@ -23,7 +23,11 @@ export const LIST_QUERY = {
     page_size: { type: 'integer', minimum: 1, maximum: 250 },
     per_page: { type: 'integer', minimum: 1, maximum: 250 },
     cursor: { type: 'string', maxLength: 200, description: 'The cursor of the previous response: returns the next page.' },
-    pre_cursor: { type: 'string', maxLength: 200, description: 'Version 2022-01 only: the pre_cursor of a response returns the page before it.' },
+    pre_cursor: {
+      type: 'string',
+      maxLength: 200,
+      description: 'Version 2022-01 only: the pre_cursor of a response returns the page before it.',
+    },
   },
 };
 
@@ -37,7 +41,10 @@ export function listEnvelope(item: Record<string, unknown>) {
       data: { type: 'array', items: item },
       cursor: { type: 'string', description: 'Send as `cursor` for the next page; "" on the last page.' },
       has_more: { type: 'boolean', description: 'Versions 2025-06 and 2026-01: whether more results exist.' },
-      pre_cursor: { type: ['string', 'null'], description: 'Version 2022-01: send as `pre_cursor` for the previous page; null on the first page.' },
+      pre_cursor: {
+        type: ['string', 'null'],
+        description: 'Version 2022-01: send as `pre_cursor` for the previous page; null on the first page.',
+      },
     },
   };
 }
@@ -46,7 +53,9 @@ export function pageRequest(req: FastifyRequest) {
   const q = req.query as { limit?: number; page_size?: number; per_page?: number; cursor?: string; pre_cursor?: string };
   const convention = API_VERSIONS[req.apiVersion!].pagination;
   if (q.pre_cursor !== undefined && convention === 'newer') {
-    throw new PlatformError(422, 'ValidationFailed', 'Validation failed', { errors: { pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`] } });
+    throw new PlatformError(422, 'ValidationFailed', 'Validation failed', {
+      errors: { pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`] },
+    });
   }
   return { limit: q.limit ?? q.page_size ?? q.per_page ?? 50, cursor: q.cursor, preCursor: q.pre_cursor, convention };
 }
@@ -71,4 +80,3 @@ export function methodNotAllowed(api: FastifyInstance, url: string, allowed: HTT
     },
   });
 }
-

@@ -40,10 +40,22 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const config = { area: 'store' as const, api: {} };
   const one = { type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } };
 
-  api.get(base, { config, schema: { tags, summary: "List this app's webhook subscriptions", querystring: LIST_QUERY, response: { 200: listEnvelope(SUBSCRIPTION), ...errorResponses } } }, async (req) => {
-    const p = req.principal!;
-    return services.subscriptions.list(p, pageRequest(req), toJson);
-  });
+  api.get(
+    base,
+    {
+      config,
+      schema: {
+        tags,
+        summary: "List this app's webhook subscriptions",
+        querystring: LIST_QUERY,
+        response: { 200: listEnvelope(SUBSCRIPTION), ...errorResponses },
+      },
+    },
+    async (req) => {
+      const p = req.principal!;
+      return services.subscriptions.list(p, pageRequest(req), toJson);
+    },
+  );
 
   api.post(
     base,
@@ -52,25 +64,45 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       schema: {
         tags,
         summary: 'Subscribe to a topic',
-        body: { type: 'object', additionalProperties: false, required: ['address', 'topic'], properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: TOPICS } } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['address', 'topic'],
+          properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: TOPICS } },
+        },
         response: { 201: one, ...errorResponses },
       },
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic };
-      const row = await services.subscriptions.create(req.principal!, { address: body.address, topic: body.topic, apiVersion: req.apiVersion! });
+      const row = await services.subscriptions.create(req.principal!, {
+        address: body.address,
+        topic: body.topic,
+        apiVersion: req.apiVersion!,
+      });
       return reply.status(201).send({ data: toJson(row) });
     },
   );
 
   const id = (params: unknown) => parseId((params as { id: string }).id);
-  api.get(item, { config, schema: { tags, summary: 'Get a webhook subscription', response: { 200: one, ...errorResponses } } }, async (req) => ({
-    data: toJson(await services.subscriptions.get(req.principal!, id(req.params))),
-  }));
-  api.delete(item, { config, schema: { tags, summary: 'Delete a webhook subscription', response: { 200: { type: 'object', properties: {} }, ...errorResponses } } }, async (req) => {
-    await services.subscriptions.delete(req.principal!, id(req.params));
-    return {};
-  });
+  api.get(
+    item,
+    { config, schema: { tags, summary: 'Get a webhook subscription', response: { 200: one, ...errorResponses } } },
+    async (req) => ({
+      data: toJson(await services.subscriptions.get(req.principal!, id(req.params))),
+    }),
+  );
+  api.delete(
+    item,
+    {
+      config,
+      schema: { tags, summary: 'Delete a webhook subscription', response: { 200: { type: 'object', properties: {} }, ...errorResponses } },
+    },
+    async (req) => {
+      await services.subscriptions.delete(req.principal!, id(req.params));
+      return {};
+    },
+  );
   methodNotAllowed(api, base, ['GET', 'POST']);
   methodNotAllowed(api, item, ['GET', 'DELETE']);
 }

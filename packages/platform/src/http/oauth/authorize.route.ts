@@ -6,7 +6,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { covers, describeScope, parseScopes, ScopeParseError, type Scope } from '../../domain/scopes.ts';
-import { AccessDenied, AuthorizePageError, InvalidRequest, InvalidScope, OAuthError, UnsupportedResponseType } from '../../domain/errors.ts';
+import {
+  AccessDenied,
+  AuthorizePageError,
+  InvalidRequest,
+  InvalidScope,
+  OAuthError,
+  UnsupportedResponseType,
+} from '../../domain/errors.ts';
 import { storeHostname } from '../../domain/store-host.ts';
 import type { AppRow } from '../../services/app-service.ts';
 import { currentMerchant, redirectToLogin } from '../store-admin/merchant-session.ts';
@@ -116,7 +123,13 @@ function redirectError(reply: FastifyReply, redirectUri: string, err: OAuthError
   void reply.redirect(url.toString(), 303);
 }
 
-async function redirectWithCode(services: Services, req: FastifyRequest, reply: FastifyReply, ar: AuthorizeRequest, installationId: number): Promise<FastifyReply> {
+async function redirectWithCode(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  ar: AuthorizeRequest,
+  installationId: number,
+): Promise<FastifyReply> {
   const store = req.store!;
   const code = await services.oauth.issueCode({
     appId: ar.app.id,
@@ -144,7 +157,8 @@ export function registerAuthorizeRoutes(app: FastifyInstance, services: Services
     const merchant = await currentMerchant(services, req);
     if (!merchant) return redirectToLogin(req, reply);
     const installation = await services.apps.findInstallation(req.store!.id, ar.app.id);
-    const granted = installation && installation.uninstalled_at === null ? (installation.scopes.split(',').filter(Boolean) as Scope[]) : undefined;
+    const granted =
+      installation && installation.uninstalled_at === null ? (installation.scopes.split(',').filter(Boolean) as Scope[]) : undefined;
     // Everything asked for is already granted: no consent page, straight back with a new code.
     if (granted && covers(granted, ar.scopes)) return redirectWithCode(services, req, reply, ar, installation!.id);
 
@@ -165,7 +179,10 @@ ${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
 <button type="submit" name="decision" value="cancel" class="secondary">Cancel</button>
 </div>
 </form>`;
-    return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(page(`Install ${ar.app.name}`, body));
+    return reply
+      .header('Cache-Control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(page(`Install ${ar.app.name}`, body));
   });
 
   app.post('/admin/oauth/authorize', { preHandler: app.csrfProtection }, async (req, reply) => {

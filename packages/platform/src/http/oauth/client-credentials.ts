@@ -10,13 +10,17 @@ export function bodyParams(req: FastifyRequest): Record<string, string> {
   for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
     if (typeof value === 'string') out[key] = value;
     else if (typeof value === 'number') out[key] = String(value);
-    else if (value !== null && value !== undefined) throw new InvalidRequest(`parameter ${key.slice(0, 40)} must be given once, as a string`);
+    else if (value !== null && value !== undefined)
+      throw new InvalidRequest(`parameter ${key.slice(0, 40)} must be given once, as a string`);
   }
   return out;
 }
 
 /** RFC 6749 section 2.3.1: HTTP Basic (form-urlencoded id and secret) or client_id/client_secret in the body, not both. */
-export function clientCredentials(req: FastifyRequest, params: Record<string, string>): { clientId: string | undefined; clientSecret: string | undefined } {
+export function clientCredentials(
+  req: FastifyRequest,
+  params: Record<string, string>,
+): { clientId: string | undefined; clientSecret: string | undefined } {
   const header = req.headers.authorization;
   if (header !== undefined) {
     const m = /^Basic ([A-Za-z0-9+/=]+)$/i.exec(header.trim());
@@ -33,7 +37,8 @@ export function clientCredentials(req: FastifyRequest, params: Record<string, st
     } catch {
       throw new InvalidClient('malformed Basic credentials');
     }
-    if (params.client_id !== undefined && params.client_id !== clientId) throw new InvalidRequest('client_id in the body differs from the Basic credentials');
+    if (params.client_id !== undefined && params.client_id !== clientId)
+      throw new InvalidRequest('client_id in the body differs from the Basic credentials');
     return { clientId, clientSecret };
   }
   return { clientId: params.client_id, clientSecret: params.client_secret };

@@ -23,10 +23,22 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
     if (grantType === 'authorization_code') {
       if (!params.code) throw new InvalidRequest('code is required');
       if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
-      record = await services.oauth.exchangeCode({ appId: client.id, storeId: req.store!.id, storeName: req.store!.name, code: params.code, redirectUri: params.redirect_uri, codeVerifier: params.code_verifier });
+      record = await services.oauth.exchangeCode({
+        appId: client.id,
+        storeId: req.store!.id,
+        storeName: req.store!.name,
+        code: params.code,
+        redirectUri: params.redirect_uri,
+        codeVerifier: params.code_verifier,
+      });
     } else {
       if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
-      record = await services.oauth.refresh({ appId: client.id, storeId: req.store!.id, storeName: req.store!.name, refreshToken: params.refresh_token });
+      record = await services.oauth.refresh({
+        appId: client.id,
+        storeId: req.store!.id,
+        storeName: req.store!.name,
+        refreshToken: params.refresh_token,
+      });
     }
     return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(record);
   });

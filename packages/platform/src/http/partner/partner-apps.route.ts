@@ -30,21 +30,28 @@ ${disabled.map((s) => {
   const a = nameOf.get(Number(s.app_id));
   return html`<p class="notice" role="status"><strong>Webhook subscription disabled:</strong> ${a?.name ?? ''} · ${s.topic} → <code>${s.address}</code> in ${s.store_name}, ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}. <a href="/partner/apps/${a?.client_id ?? ''}/deliveries?status=dead">See its dead deliveries</a></p>`;
 })}
-${apps.length === 0
-  ? html`<p>No apps yet. <a href="/partner/apps/new">Create your first app</a>.</p>`
-  : html`<table>
+${
+  apps.length === 0
+    ? html`<p>No apps yet. <a href="/partner/apps/new">Create your first app</a>.</p>`
+    : html`<table>
 <thead><tr><th scope="col">App</th><th scope="col">Client ID</th><th scope="col">App URL</th><th scope="col">Links</th></tr></thead>
 <tbody>
 ${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td><td>${a.app_url}</td><td><a href="/partner/apps/${a.client_id}" aria-label="Settings of ${a.name}">Settings</a> · <a href="/partner/apps/${a.client_id}/deliveries" aria-label="Webhook deliveries of ${a.name}">Webhook deliveries</a></td></tr>`)}
 </tbody>
-</table>`}`;
+</table>`
+}`;
     return sendPartnerPage(reply, partner.email, 'apps', 'Your apps', body);
   });
 
   app.get('/partner/apps/new', partnerOnly, async (req, reply) => {
     const partner = req.partner!;
     const q = req.query as Record<string, unknown>;
-    const values = { name: formString(q.name, 200), appUrl: formString(q.app_url), redirectUri: formString(q.redirect_uri), scopes: formList(q.scopes) };
+    const values = {
+      name: formString(q.name, 200),
+      appUrl: formString(q.app_url),
+      redirectUri: formString(q.redirect_uri),
+      scopes: formList(q.scopes),
+    };
     const errors = q.check === '1' ? services.apps.checkApp({ ...values, scopes: values.scopes.join(' ') }).errors : {};
     const body = html`<h1>Create an app</h1>
 <form method="post" action="/partner/apps">
@@ -63,14 +70,23 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
   app.post('/partner/apps', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const partner = req.partner!;
     const b = (req.body ?? {}) as Record<string, unknown>;
-    const input = { name: formString(b.name, 200), appUrl: formString(b.app_url), redirectUri: formString(b.redirect_uri), scopes: formList(b.scopes).join(' ') };
+    const input = {
+      name: formString(b.name, 200),
+      appUrl: formString(b.app_url),
+      redirectUri: formString(b.redirect_uri),
+      scopes: formList(b.scopes).join(' '),
+    };
     if (Object.keys(services.apps.checkApp(input).errors).length > 0) {
       const back = new URLSearchParams({ check: '1', name: input.name, app_url: input.appUrl, redirect_uri: input.redirectUri });
       for (const s of formList(b.scopes)) back.append('scopes', s.slice(0, 40));
       return reply.redirect(`/partner/apps/new?${back}`, 303);
     }
     const created = await services.apps.createApp({ ...input, partnerId: partner.partnerId });
-    const reveal = await reveals.put(partner.sessionId, { kind: 'created', client_id: created.app.client_id, client_secret: created.clientSecret });
+    const reveal = await reveals.put(partner.sessionId, {
+      kind: 'created',
+      client_id: created.app.client_id,
+      client_secret: created.clientSecret,
+    });
     return reply.redirect(`/partner/apps/${created.app.client_id}/secret?reveal=${reveal}`, 303);
   });
 
@@ -84,7 +100,8 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
     const errors = checking ? services.apps.urlErrors(appUrl, redirectUri) : {};
     const notice = NOTICES[String(q.done)];
     const csrf = reply.generateCsrf();
-    const previousUntil = a.previous_secret_enc && (a.previous_secret_expires_at ?? 0) > services.clock() ? a.previous_secret_expires_at : null;
+    const previousUntil =
+      a.previous_secret_enc && (a.previous_secret_expires_at ?? 0) > services.clock() ? a.previous_secret_expires_at : null;
     const body = html`<h1>${a.name}</h1>
 ${appTabs(a.client_id, 'settings')}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
@@ -114,7 +131,10 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     const appUrl = formString(b.app_url);
     const redirectUri = formString(b.redirect_uri);
     if (Object.keys(services.apps.urlErrors(appUrl, redirectUri)).length > 0) {
-      return reply.redirect(`/partner/apps/${a.client_id}?${new URLSearchParams({ check: '1', app_url: appUrl, redirect_uri: redirectUri })}`, 303);
+      return reply.redirect(
+        `/partner/apps/${a.client_id}?${new URLSearchParams({ check: '1', app_url: appUrl, redirect_uri: redirectUri })}`,
+        303,
+      );
     }
     await services.apps.updateUrls(a.id, appUrl, redirectUri);
     return reply.redirect(`/partner/apps/${a.client_id}?done=saved`, 303);
@@ -123,7 +143,11 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
   app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    const reveal = await reveals.put(partner.sessionId, { kind: 'revealed', client_id: a.client_id, client_secret: services.apps.clientSecret(a) });
+    const reveal = await reveals.put(partner.sessionId, {
+      kind: 'revealed',
+      client_id: a.client_id,
+      client_secret: services.apps.clientSecret(a),
+    });
     return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
   });
 
@@ -141,7 +165,10 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const shown = await reveals.take(partner.sessionId, (req.query as Record<string, unknown>).reveal);
     const valid = shown && shown.client_id === a.client_id ? shown : undefined;
-    const [title, note] = REVEAL_TITLES[valid?.kind ?? ''] ?? ['Already shown', 'A revealed secret is shown only once. Use "Reveal client secret" in the app settings to see it again.'];
+    const [title, note] = REVEAL_TITLES[valid?.kind ?? ''] ?? [
+      'Already shown',
+      'A revealed secret is shown only once. Use "Reveal client secret" in the app settings to see it again.',
+    ];
     const body = html`<h1>${title}</h1>
 ${appTabs(a.client_id, 'settings')}
 <p class="${valid ? 'notice' : 'muted'}" role="status">${note}</p>

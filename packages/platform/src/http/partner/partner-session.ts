@@ -6,7 +6,10 @@ import { SESSION_TTL_MS } from '../../services/account-service.ts';
 
 export const PARTNER_COOKIE = 'sg_partner_session';
 
-export async function currentPartner(services: Services, req: FastifyRequest): Promise<{ partnerId: number; sessionId: string } | undefined> {
+export async function currentPartner(
+  services: Services,
+  req: FastifyRequest,
+): Promise<{ partnerId: number; sessionId: string } | undefined> {
   const id = req.cookies[PARTNER_COOKIE];
   const row = await services.accounts.findSession('partner', id, null);
   return row && id ? { partnerId: row.subject_id, sessionId: id } : undefined;

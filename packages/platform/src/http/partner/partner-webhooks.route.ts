@@ -37,11 +37,17 @@ export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Ser
     const q = req.query as Record<string, unknown>;
     const status = typeof q.status === 'string' && q.status !== '' ? q.status : undefined;
     const topic = typeof q.topic === 'string' && q.topic !== '' ? q.topic : undefined;
-    if (status !== undefined && !isDeliveryStatus(status)) throw new BadRequestError(`status must be one of: ${DELIVERY_STATUSES.join(', ')}`);
-    if (topic !== undefined && !(TOPICS as readonly string[]).includes(topic)) throw new BadRequestError(`topic must be one of: ${TOPICS.join(', ')}`);
+    if (status !== undefined && !isDeliveryStatus(status))
+      throw new BadRequestError(`status must be one of: ${DELIVERY_STATUSES.join(', ')}`);
+    if (topic !== undefined && !(TOPICS as readonly string[]).includes(topic))
+      throw new BadRequestError(`topic must be one of: ${TOPICS.join(', ')}`);
     const before = typeof q.before === 'string' && q.before !== '' ? pathId(q.before) : undefined;
-    const [page, disabled] = await Promise.all([deliveries.list(a.id, { status, topic, before, limit: DELIVERIES_PAGE_SIZE }), deliveries.disabledSubscriptions([a.id])]);
-    const filterQuery = (extra: Record<string, string>) => new URLSearchParams({ ...(status ? { status } : {}), ...(topic ? { topic } : {}), ...extra }).toString();
+    const [page, disabled] = await Promise.all([
+      deliveries.list(a.id, { status, topic, before, limit: DELIVERIES_PAGE_SIZE }),
+      deliveries.disabledSubscriptions([a.id]),
+    ]);
+    const filterQuery = (extra: Record<string, string>) =>
+      new URLSearchParams({ ...(status ? { status } : {}), ...(topic ? { topic } : {}), ...extra }).toString();
     const notice = NOTICES[String(q.done)];
     const csrf = reply.generateCsrf();
     const body = html`<h1>${a.name}: webhook deliveries</h1>
@@ -53,16 +59,22 @@ ${disabled.map((s) => html`<p class="notice" role="status"><strong>Subscription 
 <div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
 <div><button type="submit" name="filter">Filter</button></div>
 </form>
-${page.rows.length === 0
-  ? html`<p class="muted">No deliveries${status || topic ? ' match these filters' : ' yet'}.</p>`
-  : html`<table>
+${
+  page.rows.length === 0
+    ? html`<p class="muted">No deliveries${status || topic ? ' match these filters' : ' yet'}.</p>`
+    : html`<table>
 <thead><tr><th scope="col">Delivery</th><th scope="col">Topic</th><th scope="col">Store</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Latency</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
 <tbody>
-${page.rows.map((d) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}" aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td><td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
+${page.rows.map(
+  (
+    d,
+  ) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}" aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td><td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
 <td>${httpStatus(d.lastAttempt?.status_code ?? d.last_status, d.lastAttempt?.error ?? d.last_error)}</td><td>${d.lastAttempt ? `${d.lastAttempt.latency_ms} ms` : '—'}</td><td>${formatTime(Number(d.created_at))}</td>
 <td>${d.status === 'pending' ? html`<span class="muted">queued</span>` : html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`}</td></tr>
-`)}</tbody>
-</table>`}
+`,
+)}</tbody>
+</table>`
+}
 <nav class="pager" aria-label="Pages of deliveries">
 ${before !== undefined ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({})}">Newest deliveries</a>` : ''}
 ${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}" rel="next">Older deliveries</a>` : ''}
@@ -96,14 +108,21 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 <dt>Webhook id</dt><dd><code>${d.webhook_id}</code></dd>
 </dl>
 <h2>Attempts</h2>
-${d.attempts.length === 0
-  ? html`<p class="muted">Not attempted yet.</p>`
-  : html`<table>
+${
+  d.attempts.length === 0
+    ? html`<p class="muted">Not attempted yet.</p>`
+    : html`<table>
 <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Answer or error</th></tr></thead>
 <tbody>
-${d.attempts.map((t, i) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td><td>${String(t.latency_ms)} ms</td><td>${t.error ?? (t.response_body ? html`<code>${t.response_body.slice(0, 300)}</code>` : '')}</td></tr>
-`)}</tbody>
-</table>`}
+${d.attempts.map(
+  (
+    t,
+    i,
+  ) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td><td>${String(t.latency_ms)} ms</td><td>${t.error ?? (t.response_body ? html`<code>${t.response_body.slice(0, 300)}</code>` : '')}</td></tr>
+`,
+)}</tbody>
+</table>`
+}
 ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}<div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`}
 <p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;
     return sendPartnerPage(reply, partner.email, 'apps', `Delivery ${d.id}`, body);
@@ -125,7 +144,10 @@ ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/$
         done = 'queued';
       }
     }
-    const back = (req.body as Record<string, unknown> | undefined)?.back === 'detail' ? `/partner/apps/${a.client_id}/deliveries/${d.id}` : `/partner/apps/${a.client_id}/deliveries`;
+    const back =
+      (req.body as Record<string, unknown> | undefined)?.back === 'detail'
+        ? `/partner/apps/${a.client_id}/deliveries/${d.id}`
+        : `/partner/apps/${a.client_id}/deliveries`;
     return reply.redirect(`${back}?done=${done}`, 303);
   });
 }

@@ -62,7 +62,9 @@ function typeLabel(s: SchemaNode): string {
 }
 
 export function registerApiDocsRoutes(app: FastifyInstance): void {
-  app.get('/openapi.json', { config: { area: 'platform' } }, async (_req, reply) => reply.header('Cache-Control', 'no-cache').send(app.swagger()));
+  app.get('/openapi.json', { config: { area: 'platform' } }, async (_req, reply) =>
+    reply.header('Cache-Control', 'no-cache').send(app.swagger()),
+  );
 
   app.get('/docs', { config: { area: 'platform' } }, async (_req, reply) => {
     const doc = app.swagger() as ApiDocument;

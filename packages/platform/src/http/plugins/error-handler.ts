@@ -43,7 +43,12 @@ function fieldErrors(fe: FastifyError): Record<string, string[]> {
 function wantsHtml(req: FastifyRequest): boolean {
   if (!(req.headers.accept ?? '').includes('text/html')) return false;
   // Pages, and the HTML forms of the store admin and partner dashboard (a browser posting a form).
-  return req.method === 'GET' || (req.method === 'POST' && (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') && !req.routeOptions.config?.oauth);
+  return (
+    req.method === 'GET' ||
+    (req.method === 'POST' &&
+      (req.headers['content-type'] ?? '').startsWith('application/x-www-form-urlencoded') &&
+      !req.routeOptions.config?.oauth)
+  );
 }
 
 interface Rendered {
@@ -56,18 +61,31 @@ interface Rendered {
 /** Fastify's own errors (validation, body parsing, CSRF) and anything unexpected. */
 function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
   if (error instanceof OAuthError) return { status: error.statusCode, code: error.error, message: error.description, extra: {} };
-  if (error instanceof PlatformError) return { status: error.statusCode, code: error.code, message: error.message, extra: error.details ?? {} };
+  if (error instanceof PlatformError)
+    return { status: error.statusCode, code: error.code, message: error.message, extra: error.details ?? {} };
   const fe = error as FastifyError;
   if (fe.validation) return { status: 422, code: 'ValidationFailed', message: 'Validation failed', extra: { errors: fieldErrors(fe) } };
-  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 413, code: 'PayloadTooLarge', message: 'Request body is too large', extra: {} };
-  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return { status: 415, code: 'UnsupportedMediaType', message: 'Unsupported Content-Type', extra: {} };
-  if (fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' || (fe.statusCode === 400 && fe.code?.startsWith('FST_ERR_CTP'))) {
+  if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return { status: 413, code: 'PayloadTooLarge', message: 'Request body is too large', extra: {} };
+  if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return { status: 415, code: 'UnsupportedMediaType', message: 'Unsupported Content-Type', extra: {} };
+  if (
+    fe.code === 'FST_ERR_CTP_INVALID_JSON_BODY' ||
+    fe.code === 'FST_ERR_CTP_EMPTY_JSON_BODY' ||
+    (fe.statusCode === 400 && fe.code?.startsWith('FST_ERR_CTP'))
+  ) {
     return { status: 400, code: 'BadRequest', message: 'Request body is not valid JSON', extra: {} };
   }
   if (fe.code === 'FST_CSRF_INVALID_TOKEN' || fe.code === 'FST_CSRF_MISSING_SECRET') {
-    return { status: 403, code: 'Forbidden', message: 'The form expired or was not sent from this site; reload the page and try again', extra: {} };
+    return {
+      status: 403,
+      code: 'Forbidden',
+      message: 'The form expired or was not sent from this site; reload the page and try again',
+      extra: {},
+    };
   }
-  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) return { status: fe.statusCode, code: 'BadRequest', message: 'Bad request', extra: {} };
+  if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
+    return { status: fe.statusCode, code: 'BadRequest', message: 'Bad request', extra: {} };
   req.log.error({ err: error }, 'unexpected error');
   return { status: 500, code: 'ServerError', message: 'Internal error; quote the request id when reporting it', extra: {} };
 }
@@ -77,19 +95,33 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
     return reply
       .status(400)
       .type('text/html; charset=utf-8')
-      .send(page('Cannot continue', html`<h1>This app link is not valid</h1><p class="error" role="alert">${error.message}</p><p class="muted">Request id: <code>${req.id}</code></p>`));
+      .send(
+        page(
+          'Cannot continue',
+          html`<h1>This app link is not valid</h1><p class="error" role="alert">${error.message}</p><p class="muted">Request id: <code>${req.id}</code></p>`,
+        ),
+      );
   }
   const { status, code, message, extra } = describe(error, req);
   if (req.routeOptions.config?.oauth) {
     const oauthCode = error instanceof OAuthError ? code : status === 500 ? 'server_error' : 'invalid_request';
     if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="storegate"');
-    return reply.status(status).header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send({ error: oauthCode, error_description: message });
+    return reply
+      .status(status)
+      .header('Cache-Control', 'no-store')
+      .header('Pragma', 'no-cache')
+      .send({ error: oauthCode, error_description: message });
   }
   if (wantsHtml(req)) {
     return reply
       .status(status)
       .type('text/html; charset=utf-8')
-      .send(page('Error', html`<h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1><p class="error" role="alert">${message}</p><p class="muted">Request id: <code>${req.id}</code></p>`));
+      .send(
+        page(
+          'Error',
+          html`<h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1><p class="error" role="alert">${message}</p><p class="muted">Request id: <code>${req.id}</code></p>`,
+        ),
+      );
   }
   return reply.status(status).send({ code, message, ...extra, request_id: req.id });
 }

@@ -23,7 +23,8 @@ export function registerHostRouting(app: FastifyInstance, services: Pick<Service
   app.addHook('onRequest', (req, _reply, done) => {
     const area = req.routeOptions.config?.area ?? 'store';
     const route = routeHost(req.headers.host, storeDomain);
-    if (route.kind === 'invalid') return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
+    if (route.kind === 'invalid')
+      return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
     if (route.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
     if (area === 'platform') return done(new PlatformError(404, 'NotFound', 'Not found'));
     const found = (store: StoreRow | undefined) => {

@@ -12,7 +12,9 @@ import { sendAdminPage } from '../views/store-admin-layout.ts';
 import { registerPrivateAppRoutes } from './private-apps.route.ts';
 import { registerStoreListRoutes } from './store-lists.route.ts';
 
-const NOTICES: Record<string, string> = { uninstalled: 'The app was uninstalled: its tokens no longer work and it was sent app/uninstalled.' };
+const NOTICES: Record<string, string> = {
+  uninstalled: 'The app was uninstalled: its tokens no longer work and it was sent app/uninstalled.',
+};
 
 const merchantOnly = { config: { session: 'merchant' as const } };
 
@@ -26,29 +28,38 @@ export function registerStoreAdminRoutes(app: FastifyInstance, services: Service
     const body = html`<h1>${store.name} · Apps</h1>
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 <h2>Installed apps</h2>
-${installed.length === 0
-  ? html`<p class="muted">No app is installed in ${store.name}.</p>`
-  : html`<table>
+${
+  installed.length === 0
+    ? html`<p class="muted">No app is installed in ${store.name}.</p>`
+    : html`<table>
 <thead><tr><th scope="col">App</th><th scope="col">Granted scopes</th><th scope="col">Installed</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 ${installed.map(
-  (a) => html`<tr><td>${a.name}</td><td><ul class="scopes">${a.scopes.split(',').filter(Boolean).map((s) => html`<li title="${describeScope(s as Scope)}">${s}</li>`)}</ul></td><td>${formatTime(Number(a.installed_at))}</td>
+  (a) => html`<tr><td>${a.name}</td><td><ul class="scopes">${a.scopes
+    .split(',')
+    .filter(Boolean)
+    .map((s) => html`<li title="${describeScope(s as Scope)}">${s}</li>`)}</ul></td><td>${formatTime(Number(a.installed_at))}</td>
 <td><a class="button" href="/admin/apps/${a.client_id}/install">Open</a><form class="inline" method="post" action="/admin/apps/${a.client_id}/uninstall">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="uninstall" aria-label="Uninstall ${a.name}">Uninstall</button></form></td></tr>`,
 )}
 </tbody>
-</table>`}
+</table>`
+}
 <h2>App list</h2>
-${publicApps.length === 0
-  ? html`<p class="muted">No public apps are registered yet.</p>`
-  : html`<table>
+${
+  publicApps.length === 0
+    ? html`<p class="muted">No public apps are registered yet.</p>`
+    : html`<table>
 <thead><tr><th scope="col">App</th><th scope="col">Asks for</th><th scope="col">Action</th></tr></thead>
 <tbody>
 ${publicApps.map(
-  (a) => html`<tr><td>${a.name}</td><td>${a.scopes ? a.scopes.split(',').join(', ') : html`<span class="muted">chosen at install</span>`}</td>
+  (
+    a,
+  ) => html`<tr><td>${a.name}</td><td>${a.scopes ? a.scopes.split(',').join(', ') : html`<span class="muted">chosen at install</span>`}</td>
 <td>${installedIds.has(a.id) ? html`<a class="button" href="/admin/apps/${a.client_id}/install">Open</a>` : html`<a class="button" href="/admin/apps/${a.client_id}/install">Install</a>`}</td></tr>`,
 )}
 </tbody>
-</table>`}`;
+</table>`
+}`;
     return sendAdminPage(reply, store, 'apps', `${store.name} · Apps`, body);
   });
 

@@ -5,7 +5,10 @@ import { SESSION_TTL_MS } from '../../services/account-service.ts';
 
 export const SESSION_COOKIE = 'sg_session';
 
-export async function currentMerchant(services: Services, req: FastifyRequest): Promise<{ merchantId: number; sessionId: string } | undefined> {
+export async function currentMerchant(
+  services: Services,
+  req: FastifyRequest,
+): Promise<{ merchantId: number; sessionId: string } | undefined> {
   const id = req.cookies[SESSION_COOKIE];
   const row = await services.accounts.findSession('merchant', id, req.store!.id);
   return row && id ? { merchantId: row.subject_id, sessionId: id } : undefined;

@@ -31,19 +31,23 @@ export function registerPrivateAppRoutes(app: FastifyInstance, services: Service
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 <p>A private app calls the Admin API of ${store.name} with a fixed Access-Token, without the install flow.</p>
 <p><a class="button" href="/admin/private-apps/new">Create a private app</a></p>
-${rows.length === 0
-  ? html`<p class="muted">No private apps yet.</p>`
-  : html`<table>
+${
+  rows.length === 0
+    ? html`<p class="muted">No private apps yet.</p>`
+    : html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead>
 <tbody>
 ${rows.map(
   (p) => html`<tr><td>${p.name}</td><td>${p.scopes.split(',').join(', ')}</td><td>${formatTime(Number(p.created_at))}</td>
-<td>${p.revoked_at !== null
-    ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
-    : html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/revoke">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="revoke" aria-label="Revoke ${p.name}">Revoke</button></form>`}</td></tr>`,
+<td>${
+    p.revoked_at !== null
+      ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
+      : html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/revoke">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="revoke" aria-label="Revoke ${p.name}">Revoke</button></form>`
+  }</td></tr>`,
 )}
 </tbody>
-</table>`}`;
+</table>`
+}`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
   });
 
@@ -74,7 +78,11 @@ ${scopeCheckboxes(scopes, errors.scopes)}
       return reply.redirect(`/admin/private-apps/new?${back}`, 303);
     }
     const created = await services.apps.createPrivateApp({ storeId: req.store!.id, name, scopes: scopes.join(' ') });
-    const reveal = await reveals.put(req.merchant!.sessionId, { name: checked.name, access_token: created.accessToken, webhook_secret: created.webhookSecret });
+    const reveal = await reveals.put(req.merchant!.sessionId, {
+      name: checked.name,
+      access_token: created.accessToken,
+      webhook_secret: created.webhookSecret,
+    });
     return reply.redirect(`/admin/private-apps/created?reveal=${reveal}`, 303);
   });
 

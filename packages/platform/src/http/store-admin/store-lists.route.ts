@@ -30,21 +30,43 @@ const VIEWS: ListView[] = [
     section: 'products',
     title: 'Products',
     columns: ['ID', 'Title', 'Status', 'Price', 'SKU', 'Inventory', 'Updated'],
-    row: (p) => [html`${String(p.id)}`, html`${String(p.title)}`, html`${String(p.status)}`, html`${money(p.price)}`, html`${String(p.sku)}`, html`${String(p.inventory_quantity)}`, html`${iso(p.updated_at)}`],
+    row: (p) => [
+      html`${String(p.id)}`,
+      html`${String(p.title)}`,
+      html`${String(p.status)}`,
+      html`${money(p.price)}`,
+      html`${String(p.sku)}`,
+      html`${String(p.inventory_quantity)}`,
+      html`${iso(p.updated_at)}`,
+    ],
   },
   {
     def: orders,
     section: 'orders',
     title: 'Orders',
     columns: ['ID', 'Email', 'Total', 'Payment', 'Fulfillment', 'Items', 'Created'],
-    row: (o) => [html`${String(o.id)}`, html`${String(o.email)}`, html`${money(o.total_price, o.currency)}`, html`${String(o.financial_status)}`, html`${String(o.fulfillment_status ?? 'unfulfilled')}`, html`${String((o.line_items as unknown[]).length)}`, html`${iso(o.created_at)}`],
+    row: (o) => [
+      html`${String(o.id)}`,
+      html`${String(o.email)}`,
+      html`${money(o.total_price, o.currency)}`,
+      html`${String(o.financial_status)}`,
+      html`${String(o.fulfillment_status ?? 'unfulfilled')}`,
+      html`${String((o.line_items as unknown[]).length)}`,
+      html`${iso(o.created_at)}`,
+    ],
   },
   {
     def: customers,
     section: 'customers',
     title: 'Customers',
     columns: ['ID', 'Email', 'Name', 'Phone', 'Created'],
-    row: (c) => [html`${String(c.id)}`, html`${String(c.email)}`, html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`, html`${String(c.phone ?? '')}`, html`${iso(c.created_at)}`],
+    row: (c) => [
+      html`${String(c.id)}`,
+      html`${String(c.email)}`,
+      html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`,
+      html`${String(c.phone ?? '')}`,
+      html`${iso(c.created_at)}`,
+    ],
   },
 ];
 
@@ -55,17 +77,24 @@ export function registerStoreListRoutes(app: FastifyInstance, services: Services
       const q = req.query as Record<string, unknown>;
       const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
       // The older convention gives both directions: `cursor` forward, `pre_cursor` back.
-      const result = (await services.resources.page(view.def, store.id, { limit: ADMIN_PAGE_SIZE, cursor: text(q.cursor), preCursor: text(q.pre_cursor), convention: 'older' })) as { data: Record<string, unknown>[]; cursor: string; pre_cursor: string | null };
+      const result = (await services.resources.page(view.def, store.id, {
+        limit: ADMIN_PAGE_SIZE,
+        cursor: text(q.cursor),
+        preCursor: text(q.pre_cursor),
+        convention: 'older',
+      })) as { data: Record<string, unknown>[]; cursor: string; pre_cursor: string | null };
       const label = view.title.toLowerCase();
       const body = html`<h1>${view.title}</h1>
-${result.data.length === 0
-  ? html`<p class="muted">No ${label} on this page.</p>`
-  : html`<table>
+${
+  result.data.length === 0
+    ? html`<p class="muted">No ${label} on this page.</p>`
+    : html`<table>
 <caption class="muted">${result.data.length} ${label}, from id ${String(result.data[0]!.id)} to ${String(result.data.at(-1)!.id)}</caption>
 <thead><tr>${view.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
 <tbody>
 ${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</td>`)}</tr>\n`)}</tbody>
-</table>`}
+</table>`
+}
 <nav class="pager" aria-label="Pages of ${label}">
 ${result.pre_cursor ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous page</a>` : q.cursor || q.pre_cursor ? html`<a href="/admin/${view.def.name}">First page</a>` : ''}
 ${result.cursor ? html`<a href="/admin/${view.def.name}?cursor=${result.cursor}" rel="next">Next page</a>` : ''}

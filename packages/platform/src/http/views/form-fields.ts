@@ -14,7 +14,15 @@ export function describedBy(id: string, messages: readonly string[] | undefined)
 }
 
 /** A labelled text input with its error. */
-export function textField(o: { id: string; name: string; label: string; value: string; type?: 'text' | 'url' | 'email'; errors?: readonly string[] | undefined; required?: boolean }): SafeHtml {
+export function textField(o: {
+  id: string;
+  name: string;
+  label: string;
+  value: string;
+  type?: 'text' | 'url' | 'email';
+  errors?: readonly string[] | undefined;
+  required?: boolean;
+}): SafeHtml {
   return html`<label for="${o.id}">${o.label}</label>
 ${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.id, o.errors)}>`;
 }
@@ -23,8 +31,9 @@ ${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type
 export function scopeCheckboxes(checked: readonly string[], errors?: readonly string[]): SafeHtml {
   return html`<fieldset${describedBy('scopes', errors)}><legend>Scopes</legend>
 ${fieldError('scopes', errors)}${ALL_SCOPES.map(
-    (s) => html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`,
-  )}
+  (s) =>
+    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`,
+)}
 </fieldset>`;
 }
 

@@ -31,16 +31,23 @@ export function html(strings: TemplateStringsArray, ...values: Part[]): SafeHtml
   return new SafeHtml(out);
 }
 
-export function page(title: string, body: SafeHtml, options: { header?: SafeHtml; nav?: SafeHtml; scripts?: readonly string[]; wide?: boolean } = {}): string {
+export function page(
+  title: string,
+  body: SafeHtml,
+  options: { header?: SafeHtml; nav?: SafeHtml; scripts?: readonly string[]; wide?: boolean } = {},
+): string {
   return `<!doctype html>
-${html`<html lang="en">
+${
+  html`<html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · storegate</title>
 <link rel="stylesheet" href="/assets/app.css">
-${(options.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
-`)}</head>
+${(options.scripts ?? []).map(
+  (src) => html`<script src="${src}" defer></script>
+`,
+)}</head>
 <body>
 <a class="skip" href="#main">Skip to content</a>
 <header class="top"><span class="brand">storegate</span>${options.header ?? ''}</header>
@@ -48,7 +55,8 @@ ${options.nav ?? ''}<main id="main"${options.wide ? html` class="wide"` : ''}>
 ${body}
 </main>
 </body>
-</html>`.value}`;
+</html>`.value
+}`;
 }
 
 export function hiddenFields(fields: Record<string, string | undefined>): SafeHtml {

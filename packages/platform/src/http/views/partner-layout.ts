@@ -10,12 +10,26 @@ const SECTIONS: [PartnerSection, string, string][] = [
   ['new-app', 'Create an app', '/partner/apps/new'],
 ];
 
-export function sendPartnerPage(reply: FastifyReply, email: string, active: PartnerSection, title: string, body: SafeHtml, options: { scripts?: readonly string[] } = {}): FastifyReply {
+export function sendPartnerPage(
+  reply: FastifyReply,
+  email: string,
+  active: PartnerSection,
+  title: string,
+  body: SafeHtml,
+  options: { scripts?: readonly string[] } = {},
+): FastifyReply {
   const header = html`<span>Partner dashboard · ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log out</button></form>`;
   return reply
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(page(title, body, { header, nav: sectionNav(SECTIONS, active, 'Partner dashboard'), wide: true, ...(options.scripts ? { scripts: options.scripts } : {}) }));
+    .send(
+      page(title, body, {
+        header,
+        nav: sectionNav(SECTIONS, active, 'Partner dashboard'),
+        wide: true,
+        ...(options.scripts ? { scripts: options.scripts } : {}),
+      }),
+    );
 }
 
 /** The tabs of one app: its settings and its webhook deliveries. */

@@ -21,11 +21,25 @@ export function sectionNav(sections: [string, string, string][], active: string,
 }
 
 /** Sends a store admin page (no-store: it shows the store's data). */
-export function sendAdminPage(reply: FastifyReply, store: StoreRow, active: AdminSection, title: string, body: SafeHtml, options: { scripts?: readonly string[]; status?: number } = {}): FastifyReply {
+export function sendAdminPage(
+  reply: FastifyReply,
+  store: StoreRow,
+  active: AdminSection,
+  title: string,
+  body: SafeHtml,
+  options: { scripts?: readonly string[]; status?: number } = {},
+): FastifyReply {
   const header = html`<span>${store.name}</span><form class="inline" method="post" action="/admin/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log out</button></form>`;
   return reply
     .status(options.status ?? 200)
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8')
-    .send(page(title, body, { header, nav: sectionNav(SECTIONS, active, 'Store admin'), wide: true, ...(options.scripts ? { scripts: options.scripts } : {}) }));
+    .send(
+      page(title, body, {
+        header,
+        nav: sectionNav(SECTIONS, active, 'Store admin'),
+        wide: true,
+        ...(options.scripts ? { scripts: options.scripts } : {}),
+      }),
+    );
 }

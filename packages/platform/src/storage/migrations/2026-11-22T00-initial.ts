@@ -5,7 +5,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
   // An auto-incrementing integer primary key on either dialect.
   const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
-    pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+    pg
+      ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())
+      : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
   const big = 'bigint';
 
   await id(db.schema.createTable('merchants'))
@@ -146,7 +148,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['orders', 'customers', 'products', 'web_sessions', 'private_apps', 'refresh_tokens', 'access_tokens', 'token_families', 'authorization_codes', 'installations', 'apps', 'partners', 'stores', 'merchants']) {
+  for (const t of [
+    'orders',
+    'customers',
+    'products',
+    'web_sessions',
+    'private_apps',
+    'refresh_tokens',
+    'access_tokens',
+    'token_families',
+    'authorization_codes',
+    'installations',
+    'apps',
+    'partners',
+    'stores',
+    'merchants',
+  ]) {
     await db.schema.dropTable(t).ifExists().execute();
   }
 }

@@ -4,7 +4,9 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
   let t = db.schema.createTable('webhook_subscriptions');
-  t = pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+  t = pg
+    ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())
+    : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
   await t
     .addColumn('store_id', 'bigint', (c) => c.notNull().references('stores.id'))
     .addColumn('owner', 'text', (c) => c.notNull())

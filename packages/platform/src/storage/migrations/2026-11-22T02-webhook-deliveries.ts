@@ -6,7 +6,9 @@ import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
 export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
   const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
-    pg ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity()) : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
+    pg
+      ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())
+      : t.addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement());
 
   await db.schema
     .createTable('webhook_events')
@@ -38,7 +40,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .execute();
   // The worker's claim walks pending rows by due time; finished rows stay out of this index.
-  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['next_attempt_at', 'id']).where(sql<boolean>`status = 'pending'`).execute();
+  await db.schema
+    .createIndex('webhook_deliveries_due')
+    .on('webhook_deliveries')
+    .columns(['next_attempt_at', 'id'])
+    .where(sql<boolean>`status = 'pending'`)
+    .execute();
   await db.schema.createIndex('webhook_deliveries_store').on('webhook_deliveries').columns(['store_id', 'id']).execute();
   await db.schema.createIndex('webhook_deliveries_updated').on('webhook_deliveries').column('updated_at').execute();
   await db.schema.createIndex('webhook_deliveries_event').on('webhook_deliveries').column('event_id').execute();
@@ -55,7 +62,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema.createIndex('webhook_attempts_time').on('webhook_attempts').column('attempted_at').execute();
 
   // A run of dead deliveries disables the subscription; the reason is kept for the dashboard.
-  await db.schema.alterTable('webhook_subscriptions').addColumn('dead_streak', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema
+    .alterTable('webhook_subscriptions')
+    .addColumn('dead_streak', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
   await db.schema.alterTable('webhook_subscriptions').addColumn('disabled_reason', 'text').execute();
 }
 

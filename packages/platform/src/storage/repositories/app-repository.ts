@@ -2,7 +2,18 @@
 import type { AppRepository, AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
-const APP_COLUMNS = ['id', 'client_id', 'partner_id', 'name', 'app_url', 'redirect_uri', 'scopes', 'client_secret_enc', 'previous_secret_enc', 'previous_secret_expires_at'] as const;
+const APP_COLUMNS = [
+  'id',
+  'client_id',
+  'partner_id',
+  'name',
+  'app_url',
+  'redirect_uri',
+  'scopes',
+  'client_secret_enc',
+  'previous_secret_enc',
+  'previous_secret_expires_at',
+] as const;
 const INSTALLATION_COLUMNS = ['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'] as const;
 
 export class SqlAppRepository implements AppRepository {
@@ -21,15 +32,28 @@ export class SqlAppRepository implements AppRepository {
   }
 
   findById(id: number): Promise<AppRow | undefined> {
-    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).where('id', '=', id).executeTakeFirst();
+    return this.x.k
+      .selectFrom('apps')
+      .select([...APP_COLUMNS])
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   listApps(): Promise<AppRow[]> {
-    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).orderBy('id').execute();
+    return this.x.k
+      .selectFrom('apps')
+      .select([...APP_COLUMNS])
+      .orderBy('id')
+      .execute();
   }
 
   listPartnerApps(partnerId: number): Promise<AppRow[]> {
-    return this.x.k.selectFrom('apps').select([...APP_COLUMNS]).where('partner_id', '=', partnerId).orderBy('id').execute();
+    return this.x.k
+      .selectFrom('apps')
+      .select([...APP_COLUMNS])
+      .where('partner_id', '=', partnerId)
+      .orderBy('id')
+      .execute();
   }
 
   async updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void> {
@@ -45,7 +69,12 @@ export class SqlAppRepository implements AppRepository {
   }
 
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {
-    return this.x.k.selectFrom('installations').select([...INSTALLATION_COLUMNS]).where('store_id', '=', storeId).where('app_id', '=', appId).executeTakeFirst();
+    return this.x.k
+      .selectFrom('installations')
+      .select([...INSTALLATION_COLUMNS])
+      .where('store_id', '=', storeId)
+      .where('app_id', '=', appId)
+      .executeTakeFirst();
   }
 
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow> {
@@ -79,7 +108,14 @@ export class SqlAppRepository implements AppRepository {
       .execute();
   }
 
-  async insertPrivateApp(input: { storeId: number; name: string; scopes: string; tokenHash: string; webhookSecretEnc: string; now: number }): Promise<number> {
+  async insertPrivateApp(input: {
+    storeId: number;
+    name: string;
+    scopes: string;
+    tokenHash: string;
+    webhookSecretEnc: string;
+    now: number;
+  }): Promise<number> {
     const row = await this.x.k
       .insertInto('private_apps')
       .values({
@@ -107,7 +143,11 @@ export class SqlAppRepository implements AppRepository {
   }
 
   findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
-    return this.x.k.selectFrom('private_apps').select(['id', 'store_id', 'webhook_secret_enc', 'revoked_at']).where('id', '=', id).executeTakeFirst();
+    return this.x.k
+      .selectFrom('private_apps')
+      .select(['id', 'store_id', 'webhook_secret_enc', 'revoked_at'])
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   async revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean> {

@@ -39,10 +39,21 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 
   async releaseAllClaims(): Promise<void> {
-    await this.k.updateTable('webhook_deliveries').set({ claimed_by: null, claimed_until: null }).where('status', '=', 'pending').where('claimed_until', 'is not', null).execute();
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('status', '=', 'pending')
+      .where('claimed_until', 'is not', null)
+      .execute();
   }
 
-  async claim(input: { worker: string; now: number; leaseUntil: number; limit: number; excludeSubscriptions: readonly number[] }): Promise<ClaimedDelivery[]> {
+  async claim(input: {
+    worker: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    excludeSubscriptions: readonly number[];
+  }): Promise<ClaimedDelivery[]> {
     const claim = this.claimQuery(input);
     const sqlite = this.idleSqlite;
     if (sqlite) {
@@ -53,12 +64,26 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     }
     const claimed = await this.k.executeQuery(claim);
     if (claimed.rows.length === 0) return [];
-    return (await this.k.executeQuery(loadQuery(this.k, claimed.rows.map((r) => Number(r.id))))).rows;
+    return (
+      await this.k.executeQuery(
+        loadQuery(
+          this.k,
+          claimed.rows.map((r) => Number(r.id)),
+        ),
+      )
+    ).rows;
   }
 
-  private claimQuery(input: { worker: string; now: number; leaseUntil: number; limit: number; excludeSubscriptions: readonly number[] }): CompiledQuery<{ id: number }> {
+  private claimQuery(input: {
+    worker: string;
+    now: number;
+    leaseUntil: number;
+    limit: number;
+    excludeSubscriptions: readonly number[];
+  }): CompiledQuery<{ id: number }> {
     const { now } = input;
-    const notIn = input.excludeSubscriptions.length > 0 ? sql`and subscription_id not in (${sql.join([...input.excludeSubscriptions])})` : sql``;
+    const notIn =
+      input.excludeSubscriptions.length > 0 ? sql`and subscription_id not in (${sql.join([...input.excludeSubscriptions])})` : sql``;
     const lock = this.db.dialect === 'postgres' ? sql`for update skip locked` : sql``;
     // `status = 'pending'` is written out so that SQLite can use the partial index.
     return sql<{ id: number }>`
@@ -73,12 +98,19 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       returning id`.compile(this.k);
   }
 
-  async recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }): Promise<void> {
+  async recordOutcomes(
+    outcomes: readonly DeliveryOutcome[],
+    ctx: { worker: string; now: number; disableAfterDead: number },
+  ): Promise<void> {
     const sqlite = this.idleSqlite;
     if (sqlite) {
       const runner = new SqliteRunner(sqlite);
       // One synchronous transaction: one commit for the whole batch.
-      this.durability.relaxed(() => sqlite.transaction(() => runPlan(outcomes, ctx, (step) => runner.runSync(this.statements[step.kind] as PreparedQuery<unknown>, step.params)))());
+      this.durability.relaxed(() =>
+        sqlite.transaction(() =>
+          runPlan(outcomes, ctx, (step) => runner.runSync(this.statements[step.kind] as PreparedQuery<unknown>, step.params)),
+        )(),
+      );
       return;
     }
     await this.k.transaction().execute(async (trx) => {
@@ -90,7 +122,11 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 }
 
-function runPlan(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }, run: (step: Step) => number): void {
+function runPlan(
+  outcomes: readonly DeliveryOutcome[],
+  ctx: { worker: string; now: number; disableAfterDead: number },
+  run: (step: Step) => number,
+): void {
   const steps = writePlan(outcomes, ctx);
   let step = steps.next(0);
   while (!step.done) step = steps.next(run(step.value));
@@ -154,7 +190,14 @@ function outcomeStatements(k: Kysely<Database>) {
     delivered: defineQuery((p) =>
       k
         .updateTable('webhook_deliveries')
-        .set({ status: 'delivered', attempts: p<number>('attempts'), last_status: p<number | null>('status'), last_error: null, ...release, updated_at: p<number>('now') })
+        .set({
+          status: 'delivered',
+          attempts: p<number>('attempts'),
+          last_status: p<number | null>('status'),
+          last_error: null,
+          ...release,
+          updated_at: p<number>('now'),
+        })
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -170,7 +213,14 @@ function outcomeStatements(k: Kysely<Database>) {
     retry: defineQuery((p) =>
       k
         .updateTable('webhook_deliveries')
-        .set({ attempts: p<number>('attempts'), last_status: p<number | null>('status'), last_error: p<string | null>('error'), next_attempt_at: p<number>('next'), ...release, updated_at: p<number>('now') })
+        .set({
+          attempts: p<number>('attempts'),
+          last_status: p<number | null>('status'),
+          last_error: p<string | null>('error'),
+          next_attempt_at: p<number>('next'),
+          ...release,
+          updated_at: p<number>('now'),
+        })
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -178,12 +228,25 @@ function outcomeStatements(k: Kysely<Database>) {
     dead: defineQuery((p) =>
       k
         .updateTable('webhook_deliveries')
-        .set({ status: 'dead', attempts: p<number>('attempts'), last_status: p<number | null>('status'), last_error: p<string | null>('error'), ...release, updated_at: p<number>('now') })
+        .set({
+          status: 'dead',
+          attempts: p<number>('attempts'),
+          last_status: p<number | null>('status'),
+          last_error: p<string | null>('error'),
+          ...release,
+          updated_at: p<number>('now'),
+        })
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
     ),
-    resetStreak: defineQuery((p) => k.updateTable('webhook_subscriptions').set({ dead_streak: 0 }).where('id', '=', p<number>('subscription')).where('dead_streak', '>', 0)),
+    resetStreak: defineQuery((p) =>
+      k
+        .updateTable('webhook_subscriptions')
+        .set({ dead_streak: 0 })
+        .where('id', '=', p<number>('subscription'))
+        .where('dead_streak', '>', 0),
+    ),
     bumpStreak: defineQuery((p) =>
       k
         .updateTable('webhook_subscriptions')
@@ -212,7 +275,10 @@ function outcomeStatements(k: Kysely<Database>) {
  * The statements that record a batch of outcomes, in order; each `yield` receives the number of
  * rows the statement changed (subscription health moves only when the delivery row was ours).
  */
-function* writePlan(batch: readonly DeliveryOutcome[], ctx: { now: number; worker: string; disableAfterDead: number }): Generator<Step, void, number> {
+function* writePlan(
+  batch: readonly DeliveryOutcome[],
+  ctx: { now: number; worker: string; disableAfterDead: number },
+): Generator<Step, void, number> {
   const { now, worker } = ctx;
   const healthy = new Set<number>();
   for (const o of batch) {
@@ -221,7 +287,10 @@ function* writePlan(batch: readonly DeliveryOutcome[], ctx: { now: number; worke
       continue;
     }
     const a = o.attempt;
-    yield { kind: 'attempt', params: { delivery: o.id, at: a.attemptedAt, status: a.status, latency: a.latencyMs, body: a.responseBody, error: a.error } };
+    yield {
+      kind: 'attempt',
+      params: { delivery: o.id, at: a.attemptedAt, status: a.status, latency: a.latencyMs, body: a.responseBody, error: a.error },
+    };
     const attempts = o.attempts + 1;
     const error = a.error ?? (a.status !== null ? `HTTP ${a.status}` : null);
     if (o.next.status === 'delivered') {
@@ -234,7 +303,15 @@ function* writePlan(batch: readonly DeliveryOutcome[], ctx: { now: number; worke
         yield { kind: 'disable', params: { now, reason: o.next.disable, subscription: o.subscriptionId } };
       } else {
         yield { kind: 'bumpStreak', params: { subscription: o.subscriptionId } };
-        yield { kind: 'disableAfterStreak', params: { now, reason: `${ctx.disableAfterDead} deliveries in a row failed every retry`, subscription: o.subscriptionId, streak: ctx.disableAfterDead } };
+        yield {
+          kind: 'disableAfterStreak',
+          params: {
+            now,
+            reason: `${ctx.disableAfterDead} deliveries in a row failed every retry`,
+            subscription: o.subscriptionId,
+            streak: ctx.disableAfterDead,
+          },
+        };
       }
     }
   }

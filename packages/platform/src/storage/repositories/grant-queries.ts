@@ -25,7 +25,12 @@ export class PreparedGrantQueries implements GrantQueries {
   async insertPair(p: NewTokenPair): Promise<void> {
     const common = { family: p.familyId, installation: p.installationId, store: p.storeId, app: p.appId, scopes: p.scopes, now: p.now };
     await this.run.run(this.q.insertAccess, { ...common, hash: p.accessHash, expires: p.accessExpiresAt });
-    await this.run.run(this.q.insertRefresh, { ...common, hash: p.refreshHash, expires: p.refreshExpiresAt, accessExpires: p.accessExpiresAt });
+    await this.run.run(this.q.insertRefresh, {
+      ...common,
+      hash: p.refreshHash,
+      expires: p.refreshExpiresAt,
+      accessExpires: p.accessExpiresAt,
+    });
   }
   refreshByHash(hash: string): Promise<RefreshRow | undefined> {
     return this.run.first(this.q.refreshByHash, { hash });

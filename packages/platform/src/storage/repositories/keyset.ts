@@ -35,5 +35,3 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     return (await this.base(q).clearSelect().select('id').where('id', op, id).limit(1).executeTakeFirst()) !== undefined;
   }
 }
-
-

@@ -12,7 +12,18 @@ export function preparedStatements(k: Kysely<Database>) {
     appByClientId: defineQuery<AppRow>((p) =>
       k
         .selectFrom('apps')
-        .select(['id', 'client_id', 'partner_id', 'name', 'app_url', 'redirect_uri', 'scopes', 'client_secret_enc', 'previous_secret_enc', 'previous_secret_expires_at'])
+        .select([
+          'id',
+          'client_id',
+          'partner_id',
+          'name',
+          'app_url',
+          'redirect_uri',
+          'scopes',
+          'client_secret_enc',
+          'previous_secret_enc',
+          'previous_secret_expires_at',
+        ])
         .where('client_id', '=', p('id')),
     ),
     // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
@@ -24,7 +35,9 @@ export function preparedStatements(k: Kysely<Database>) {
         .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
         .where('a.token_hash', '=', p('hash')),
     ),
-    privateToken: defineQuery<PrivateTokenRow>((p) => k.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', p('hash'))),
+    privateToken: defineQuery<PrivateTokenRow>((p) =>
+      k.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', p('hash')),
+    ),
     codeByHash: defineQuery<CodeRow>((p) =>
       k
         .selectFrom('authorization_codes')
@@ -38,8 +51,14 @@ export function preparedStatements(k: Kysely<Database>) {
         .where('code_hash', '=', p('hash'))
         .where('used_at', 'is', null),
     ),
-    installation: defineQuery<{ id: number; uninstalled_at: number | null }>((p) => k.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', p<number>('id'))),
-    insertFamily: defineQuery((p) => k.insertInto('token_families').values({ id: p('id'), installation_id: p<number>('installation'), created_at: p<number>('now'), revoked_at: null })),
+    installation: defineQuery<{ id: number; uninstalled_at: number | null }>((p) =>
+      k.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', p<number>('id')),
+    ),
+    insertFamily: defineQuery((p) =>
+      k
+        .insertInto('token_families')
+        .values({ id: p('id'), installation_id: p<number>('installation'), created_at: p<number>('now'), revoked_at: null }),
+    ),
     insertAccess: defineQuery((p) =>
       k.insertInto('access_tokens').values({
         token_hash: p('hash'),
@@ -92,9 +111,25 @@ export function preparedStatements(k: Kysely<Database>) {
         .where('rotated_at', 'is', null)
         .where('revoked_at', 'is', null),
     ),
-    refreshOwner: defineQuery<TokenOwner>((p) => k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
-    accessOwner: defineQuery<TokenOwner>((p) => k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash'))),
-    revokeAccess: defineQuery((p) => k.updateTable('access_tokens').set({ revoked_at: p<number>('now') }).where('token_hash', '=', p('hash')).where('revoked_at', 'is', null)),
-    revokeFamily: defineQuery((p) => k.updateTable('token_families').set({ revoked_at: p<number>('now') }).where('id', '=', p('family')).where('revoked_at', 'is', null)),
+    refreshOwner: defineQuery<TokenOwner>((p) =>
+      k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash')),
+    ),
+    accessOwner: defineQuery<TokenOwner>((p) =>
+      k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash')),
+    ),
+    revokeAccess: defineQuery((p) =>
+      k
+        .updateTable('access_tokens')
+        .set({ revoked_at: p<number>('now') })
+        .where('token_hash', '=', p('hash'))
+        .where('revoked_at', 'is', null),
+    ),
+    revokeFamily: defineQuery((p) =>
+      k
+        .updateTable('token_families')
+        .set({ revoked_at: p<number>('now') })
+        .where('id', '=', p('family'))
+        .where('revoked_at', 'is', null),
+    ),
   };
 }

@@ -21,23 +21,39 @@ export class SqlResourceRepository implements ResourceRepository {
   }
 
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
-    return this.k.selectFrom(resource).selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst() as Promise<ResourceRow | undefined>;
+    return this.k.selectFrom(resource).selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst() as Promise<
+      ResourceRow | undefined
+    >;
   }
 
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow> {
-    return this.k.insertInto(resource).values(values as ResourceRow).returningAll().executeTakeFirstOrThrow() as Promise<ResourceRow>;
+    return this.k
+      .insertInto(resource)
+      .values(values as ResourceRow)
+      .returningAll()
+      .executeTakeFirstOrThrow() as Promise<ResourceRow>;
   }
 
   update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined> {
-    return this.k.updateTable(resource).set(values).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>;
+    return this.k
+      .updateTable(resource)
+      .set(values)
+      .where('store_id', '=', storeId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst() as Promise<ResourceRow | undefined>;
   }
 
   delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
-    return this.k.deleteFrom(resource).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>;
+    return this.k.deleteFrom(resource).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<
+      ResourceRow | undefined
+    >;
   }
 
   async exists(resource: ResourceName, storeId: number, id: number): Promise<boolean> {
-    return (await this.k.selectFrom(resource).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()) !== undefined;
+    return (
+      (await this.k.selectFrom(resource).select('id').where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst()) !== undefined
+    );
   }
 
   async customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean> {
@@ -47,7 +63,11 @@ export class SqlResourceRepository implements ResourceRepository {
   }
 
   async insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void> {
-    if (rows.length > 0) await this.k.insertInto(resource).values(rows as ResourceRow[]).execute();
+    if (rows.length > 0)
+      await this.k
+        .insertInto(resource)
+        .values(rows as ResourceRow[])
+        .execute();
   }
 
   someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]> {

@@ -7,7 +7,11 @@ export class SqlThrottleRepository implements ThrottleRepository {
   constructor(private readonly x: Executor) {}
 
   async lockedUntil(keys: readonly string[]): Promise<(number | null)[]> {
-    const rows = await this.x.k.selectFrom('login_attempts').select(['locked_until']).where('key', 'in', [...keys]).execute();
+    const rows = await this.x.k
+      .selectFrom('login_attempts')
+      .select(['locked_until'])
+      .where('key', 'in', [...keys])
+      .execute();
     return rows.map((r) => (r.locked_until === null ? null : Number(r.locked_until)));
   }
 

@@ -26,7 +26,12 @@ export class SqlTokenRepository implements TokenRepository {
   }
 
   async revokeInstallation(installationId: number, now: number): Promise<void> {
-    await this.x.k.updateTable('token_families').set({ revoked_at: now }).where('installation_id', '=', installationId).where('revoked_at', 'is', null).execute();
+    await this.x.k
+      .updateTable('token_families')
+      .set({ revoked_at: now })
+      .where('installation_id', '=', installationId)
+      .where('revoked_at', 'is', null)
+      .execute();
   }
 
   // On SQLite these run as synchronous prepared statements on the shared connection. Such a read

@@ -16,7 +16,19 @@ import type {
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 
-const SUBSCRIPTION_COLUMNS = ['id', 'store_id', 'owner', 'app_id', 'private_app_id', 'topic', 'address', 'api_version', 'created_at', 'updated_at', 'disabled_at'] as const;
+const SUBSCRIPTION_COLUMNS = [
+  'id',
+  'store_id',
+  'owner',
+  'app_id',
+  'private_app_id',
+  'topic',
+  'address',
+  'api_version',
+  'created_at',
+  'updated_at',
+  'disabled_at',
+] as const;
 
 export class SqlWebhookRepository implements WebhookRepository {
   constructor(private readonly x: Executor) {}
@@ -30,7 +42,13 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined> {
-    return this.k.selectFrom('webhook_subscriptions').select([...SUBSCRIPTION_COLUMNS]).where('store_id', '=', storeId).where('owner', '=', owner).where('id', '=', id).executeTakeFirst();
+    return this.k
+      .selectFrom('webhook_subscriptions')
+      .select([...SUBSCRIPTION_COLUMNS])
+      .where('store_id', '=', storeId)
+      .where('owner', '=', owner)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   async subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean> {
@@ -57,7 +75,11 @@ export class SqlWebhookRepository implements WebhookRepository {
     await this.k.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
   }
 
-  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]> {
+  recipients(
+    storeId: number,
+    topic: WebhookTopic,
+    uninstalledAppId?: number,
+  ): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]> {
     let q = this.k
       .selectFrom('webhook_subscriptions as s')
       .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
@@ -75,10 +97,16 @@ export class SqlWebhookRepository implements WebhookRepository {
     return q.orderBy('s.id').execute();
   }
 
-  async insertEvent(event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number }, deliveries: NewDelivery[]): Promise<void> {
+  async insertEvent(
+    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number },
+    deliveries: NewDelivery[],
+  ): Promise<void> {
     if (deliveries.length === 0) return;
     const now = event.now;
-    await this.k.insertInto('webhook_events').values({ id: event.id, store_id: event.storeId, topic: event.topic, payload: event.payload, created_at: now }).execute();
+    await this.k
+      .insertInto('webhook_events')
+      .values({ id: event.id, store_id: event.storeId, topic: event.topic, payload: event.payload, created_at: now })
+      .execute();
     await this.k
       .insertInto('webhook_deliveries')
       .values(
@@ -124,7 +152,13 @@ export class SqlWebhookRepository implements WebhookRepository {
     return (await this.k.selectFrom('stores').select('id').where('name', '=', name).executeTakeFirst())?.id;
   }
 
-  listDeliveries(filter: { appId?: number | undefined; storeId?: number | undefined; status?: DeliveryStatus | undefined; id?: number | undefined; limit: number }): Promise<DeliveryLogRow[]> {
+  listDeliveries(filter: {
+    appId?: number | undefined;
+    storeId?: number | undefined;
+    status?: DeliveryStatus | undefined;
+    id?: number | undefined;
+    limit: number;
+  }): Promise<DeliveryLogRow[]> {
     let q = this.k
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
@@ -161,7 +195,12 @@ export class SqlWebhookRepository implements WebhookRepository {
   async lastAttempts(deliveryIds: readonly number[]): Promise<Map<number, AttemptRow>> {
     const last = new Map<number, AttemptRow>();
     if (deliveryIds.length === 0) return last;
-    const rows = await this.k.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', [...deliveryIds]).orderBy('id').execute();
+    const rows = await this.k
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('delivery_id', 'in', [...deliveryIds])
+      .orderBy('id')
+      .execute();
     for (const a of rows) last.set(Number(a.delivery_id), a);
     return last;
   }
@@ -196,15 +235,34 @@ export class SqlWebhookRepository implements WebhookRepository {
       // NOT IN over one subquery (built once), not a correlated NOT EXISTS per event.
       .where('id', 'not in', k.selectFrom('webhook_deliveries').select('event_id'))
       .executeTakeFirst();
-    return { attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows), deliveries: Number(d.numDeletedRows), events: Number(e.numDeletedRows) };
+    return {
+      attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows),
+      deliveries: Number(d.numDeletedRows),
+      events: Number(e.numDeletedRows),
+    };
   }
 
-  partnerDeliveries(appId: number, f: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number }): Promise<PartnerDeliveryRow[]> {
+  partnerDeliveries(
+    appId: number,
+    f: { status?: DeliveryStatus | undefined; topic?: string | undefined; before?: number | undefined; limit: number },
+  ): Promise<PartnerDeliveryRow[]> {
     let q = this.k
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
       .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-      .select(['d.id', 'd.topic', 'd.status', 'd.attempts', 'd.last_status', 'd.last_error', 'd.created_at', 'd.updated_at', 'd.next_attempt_at', 'st.name as store_name', 's.address'])
+      .select([
+        'd.id',
+        'd.topic',
+        'd.status',
+        'd.attempts',
+        'd.last_status',
+        'd.last_error',
+        'd.created_at',
+        'd.updated_at',
+        'd.next_attempt_at',
+        'st.name as store_name',
+        's.address',
+      ])
       .where('d.app_id', '=', appId);
     if (f.status) q = q.where('d.status', '=', f.status);
     if (f.topic) q = q.where('d.topic', '=', f.topic);
