@@ -81,7 +81,10 @@ export interface RevealRepository {
 
 export interface AppRepository {
   insertApp(app: NewApp): Promise<AppRow>;
-  /** Read on every token request: a prepared statement. */
+  /**
+   * Read on every token request: a prepared statement. Like the Access-Token lookups, it may see the
+   * writes of a transaction open at that very moment on a single-connection database (SQLite).
+   */
   findByClientId(clientId: string): Promise<AppRow | undefined>;
   findById(id: number): Promise<AppRow | undefined>;
   listApps(): Promise<AppRow[]>;

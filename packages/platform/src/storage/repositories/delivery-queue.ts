@@ -298,7 +298,8 @@ function* writePlan(
     } else if (o.next.status === 'pending') {
       yield { kind: 'retry', params: { attempts, status: a.status, error, next: o.next.nextAttemptAt, now, id: o.id, worker } };
     } else if ((yield { kind: 'dead', params: { attempts, status: a.status, error, now, id: o.id, worker } }) > 0) {
-      healthy.delete(o.subscriptionId);
+      // A success earlier in this batch ends the streak before this failure counts.
+      if (healthy.delete(o.subscriptionId)) yield { kind: 'resetStreak', params: { subscription: o.subscriptionId } };
       if (o.next.disable) {
         yield { kind: 'disable', params: { now, reason: o.next.disable, subscription: o.subscriptionId } };
       } else {

@@ -7,6 +7,8 @@ export class SqlThrottleRepository implements ThrottleRepository {
   constructor(private readonly x: Executor) {}
 
   async lockedUntil(keys: readonly string[]): Promise<(number | null)[]> {
+    // `in ()` is an error on PostgreSQL.
+    if (keys.length === 0) return [];
     const rows = await this.x.k
       .selectFrom('login_attempts')
       .select(['locked_until'])

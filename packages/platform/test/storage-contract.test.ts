@@ -1,0 +1,1641 @@
+// One contract for the storage ports, run on every database the platform supports: SQLite in
+// memory, SQLite in a file (where commits go through the real sync-to-disk path), and PostgreSQL
+// when TEST_PG_URL is set. The assertions talk to `Storage` only, never to SQL, so any other
+// implementation of the ports has to pass the same suite.
+//
+// One database per target is shared by its tests (migrating PostgreSQL per test would be slow), so
+// every test makes its own stores, apps and hashes, and reads that see the whole table (the
+// delivery queue, pruning) start from a drained queue or use times no other test uses.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { DatabaseConfig } from '../src/config.ts';
+import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
+import type {
+  AppRow,
+  ClaimedDelivery,
+  DeliveryOutcome,
+  InstallationRow,
+  NewApp,
+  NewCode,
+  NewTokenPair,
+  Repositories,
+  ResourceRow,
+  Storage,
+  StoreRow,
+  SubscriptionRow,
+} from '../src/storage/ports.ts';
+import { openStorage } from '../src/storage/sql-storage.ts';
+import { DIALECTS, freshPostgresUrl, type Dialect } from './harness.ts';
+
+const NOW = Date.UTC(2026, 10, 22);
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const DAY = 24 * HOUR;
+/** Later than any time a test uses: claiming at FAR sees every pending delivery. */
+const FAR = NOW + 3650 * DAY;
+
+interface Target {
+  name: string;
+  dialect: Dialect;
+  file: boolean;
+  database(): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }>;
+}
+
+const TARGETS: Target[] = [
+  {
+    name: 'sqlite (memory)',
+    dialect: 'sqlite',
+    file: false,
+    database: async () => ({ config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} }),
+  },
+  {
+    name: 'sqlite (file)',
+    dialect: 'sqlite',
+    file: true,
+    database: async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'storegate-contract-'));
+      return {
+        config: { dialect: 'sqlite', path: join(dir, 'contract.db') },
+        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  },
+];
+if (DIALECTS.includes('postgres')) {
+  TARGETS.push({
+    name: 'postgres',
+    dialect: 'postgres',
+    file: false,
+    database: async () => {
+      const schema = await freshPostgresUrl();
+      return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
+    },
+  });
+}
+
+// Names, hashes and ids unique within one database: a plain counter, so runs are repeatable.
+let seq = 0;
+const tag = (prefix: string) => `${prefix}-${++seq}`;
+
+interface World {
+  name: string;
+  merchantId: number;
+  store: StoreRow;
+  partnerId: number;
+  app: AppRow;
+  installation: InstallationRow;
+}
+
+function newApp(name: string, partnerId: number | null): NewApp {
+  return {
+    client_id: `client-${name}`,
+    partner_id: partnerId,
+    name: `App ${name}`,
+    app_url: `https://${name}.example.test/`,
+    redirect_uri: `https://${name}.example.test/callback`,
+    scopes: 'read_products',
+    client_secret_enc: `secret-${name}`,
+    created_at: NOW,
+  };
+}
+
+/** A merchant with a store, a partner with an app, and the app installed in the store. */
+async function world(s: Storage): Promise<World> {
+  const name = tag('w');
+  const merchant = await s.accounts.insertMerchant({ email: `${name}@merchant.test`, passwordHash: 'hash-merchant', now: NOW });
+  const store = await s.accounts.insertStore({ name, ownerMerchantId: merchant.id, now: NOW });
+  const partner = await s.accounts.insertPartner({ email: `${name}@partner.test`, passwordHash: 'hash-partner', now: NOW });
+  const app = await s.apps.insertApp(newApp(name, partner.id));
+  const installation = await s.apps.insertInstallation({ storeId: store.id, appId: app.id, scopes: 'read_products', now: NOW });
+  return { name, merchantId: merchant.id, store, partnerId: partner.id, app, installation };
+}
+
+/** Another app of the world's partner, installed in the world's store. */
+async function secondApp(s: Storage, w: World): Promise<{ app: AppRow; installation: InstallationRow }> {
+  const app = await s.apps.insertApp(newApp(tag('app'), w.partnerId));
+  const installation = await s.apps.insertInstallation({ storeId: w.store.id, appId: app.id, scopes: 'read_products', now: NOW });
+  return { app, installation };
+}
+
+function product(storeId: number, i: number): Record<string, unknown> {
+  return {
+    store_id: storeId,
+    title: `Product ${i}`,
+    body_html: '<p>x</p>',
+    vendor: 'Vendor',
+    product_type: 'Thing',
+    status: 'active',
+    price: '19.99',
+    sku: `sku-${i}`,
+    inventory_quantity: i,
+    tags: 'a,b',
+    created_at: NOW,
+    updated_at: NOW,
+  };
+}
+
+function customer(storeId: number, email: string): Record<string, unknown> {
+  return { store_id: storeId, email, first_name: 'Ada', last_name: 'Lovelace', phone: null, created_at: NOW, updated_at: NOW };
+}
+
+function order(storeId: number, email: string): Record<string, unknown> {
+  return {
+    store_id: storeId,
+    customer_id: null,
+    email,
+    currency: 'EUR',
+    financial_status: 'paid',
+    fulfillment_status: null,
+    total_price: '10.00',
+    line_items: '[]',
+    created_at: NOW,
+    updated_at: NOW,
+  };
+}
+
+function newCode(w: World, codeHash: string): NewCode {
+  return {
+    codeHash,
+    appId: w.app.id,
+    storeId: w.store.id,
+    installationId: w.installation.id,
+    redirectUri: w.app.redirect_uri,
+    scopes: 'read_products',
+    codeChallenge: 'challenge-1',
+    expiresAt: NOW + MINUTE,
+    now: NOW,
+  };
+}
+
+function pair(w: World, n: string): NewTokenPair {
+  return {
+    familyId: `family-${n}`,
+    installationId: w.installation.id,
+    storeId: w.store.id,
+    appId: w.app.id,
+    scopes: 'read_products',
+    accessHash: `access-${n}`,
+    refreshHash: `refresh-${n}`,
+    accessExpiresAt: NOW + HOUR,
+    refreshExpiresAt: NOW + 30 * DAY,
+    now: NOW,
+  };
+}
+
+/** A token family with one access/refresh pair, issued by a grant. */
+async function issue(s: Storage, w: World): Promise<NewTokenPair> {
+  const p = pair(w, tag('t'));
+  await s.grants.run(async (q) => {
+    await q.insertFamily(p.familyId, p.installationId, NOW);
+    await q.insertPair(p);
+  });
+  return p;
+}
+
+type Owner = { appId: number } | { privateAppId: number };
+
+function subscribe(
+  r: Repositories,
+  storeId: number,
+  owner: Owner,
+  topic: WebhookTopic,
+  address = `https://hooks.example.test/${tag('h')}`,
+): Promise<SubscriptionRow> {
+  const isApp = 'appId' in owner;
+  return r.webhooks.insertSubscription({
+    store_id: storeId,
+    owner: isApp ? `app:${owner.appId}` : `private:${owner.privateAppId}`,
+    app_id: isApp ? owner.appId : null,
+    private_app_id: isApp ? null : owner.privateAppId,
+    topic,
+    address,
+    api_version: '2026-01',
+    created_at: NOW,
+    updated_at: NOW,
+  });
+}
+
+/** Writes an event with one delivery per subscription given; returns the event id. */
+async function enqueue(
+  r: Repositories,
+  storeId: number,
+  topic: WebhookTopic,
+  subs: readonly SubscriptionRow[],
+  now: number,
+): Promise<string> {
+  const id = tag('evt');
+  await r.webhooks.insertEvent(
+    { id, storeId, topic, payload: `{"event":"${id}"}`, now },
+    subs.map((sub) => ({ subscriptionId: sub.id, appId: sub.app_id, privateAppId: sub.private_app_id, webhookId: `wh-${id}-${sub.id}` })),
+  );
+  return id;
+}
+
+/** The delivery ids of an event, ascending. */
+async function deliveriesOf(s: Storage, storeId: number, eventId: string): Promise<number[]> {
+  const rows = await s.webhooks.listDeliveries({ storeId, limit: 1000 });
+  return rows
+    .filter((r) => r.event_id === eventId)
+    .map((r) => r.id)
+    .sort((a, b) => a - b);
+}
+
+async function delivery(s: Storage, id: number) {
+  const [row] = await s.webhooks.listDeliveries({ id, limit: 1 });
+  if (!row) throw new Error(`no delivery ${id}`);
+  return row;
+}
+
+function claim(
+  s: Storage,
+  worker: string,
+  now: number,
+  options: { limit?: number; exclude?: number[]; leaseMs?: number } = {},
+): Promise<ClaimedDelivery[]> {
+  return s.deliveryQueue.claim({
+    worker,
+    now,
+    leaseUntil: now + (options.leaseMs ?? MINUTE),
+    limit: options.limit ?? 100,
+    excludeSubscriptions: options.exclude ?? [],
+  });
+}
+
+type Next = Extract<DeliveryOutcome, { attempt: unknown }>['next'];
+
+function attempted(
+  c: ClaimedDelivery,
+  at: number,
+  next: Next,
+  result: { status?: number | null; error?: string | null; body?: string | null } = {},
+): DeliveryOutcome {
+  return {
+    id: c.id,
+    subscriptionId: c.subscription_id,
+    attempts: c.attempts,
+    attempt: {
+      attemptedAt: at,
+      status: result.status === undefined ? 200 : result.status,
+      latencyMs: 12,
+      responseBody: result.body ?? null,
+      error: result.error ?? null,
+    },
+    next,
+  };
+}
+
+/** Ends every pending delivery of the shared database, so a queue test sees only its own. */
+async function drain(s: Storage): Promise<void> {
+  for (;;) {
+    const rows = await claim(s, 'drain', FAR, { limit: 500 });
+    if (rows.length === 0) return;
+    await s.deliveryQueue.recordOutcomes(
+      rows.map((r) => ({ id: r.id, subscriptionId: r.subscription_id, attempts: r.attempts, cancelled: 'drained' })),
+      { worker: 'drain', now: FAR, disableAfterDead: 5 },
+    );
+  }
+}
+
+describe.each(TARGETS)('storage contract: $name', (target) => {
+  let s: Storage;
+  let config: DatabaseConfig;
+  let cleanup: () => Promise<void>;
+
+  beforeAll(async () => {
+    const db = await target.database();
+    config = db.config;
+    cleanup = db.cleanup;
+    s = openStorage(config, { poolSize: 10 });
+    expect(await s.migrate()).toHaveLength(5);
+  });
+
+  afterAll(async () => {
+    await s?.close();
+    await cleanup?.();
+  });
+
+  describe('storage', () => {
+    it('migrate is idempotent and ping answers', async () => {
+      expect(await s.migrate()).toEqual([]);
+      await expect(s.ping()).resolves.toBeUndefined();
+    });
+
+    it('a transaction commits all of its writes and returns what the work returned', async () => {
+      const name = tag('tx');
+      const result = await s.transaction(async (tx) => {
+        const m = await tx.accounts.insertMerchant({ email: `${name}@example.test`, passwordHash: 'hash-1', now: NOW });
+        const store = await tx.accounts.insertStore({ name, ownerMerchantId: m.id, now: NOW });
+        // The transaction sees its own writes.
+        expect(await tx.accounts.findStoreByName(name)).toEqual(store);
+        return store.id;
+      });
+      expect(await s.accounts.findStoreNameById(result)).toBe(name);
+    });
+
+    it('everything done in a throwing transaction is rolled back and the error reaches the caller', async () => {
+      const w = await world(s);
+      const name = tag('tx');
+      const failure = new Error('changed my mind');
+      let productId = 0;
+      await expect(
+        s.transaction(async (tx) => {
+          const m = await tx.accounts.insertMerchant({ email: `${name}@example.test`, passwordHash: 'hash-1', now: NOW });
+          await tx.accounts.insertStore({ name, ownerMerchantId: m.id, now: NOW });
+          productId = (await tx.resources.insert('products', product(w.store.id, 1))).id;
+          await tx.apps.updateUrls(w.app.id, 'https://changed.example.test/', 'https://changed.example.test/cb');
+          await tx.apps.updateInstallation(w.installation.id, { uninstalledAt: NOW });
+          await tx.sessions.insertSession({
+            idHash: `session-${name}`,
+            kind: 'merchant',
+            subjectId: m.id,
+            storeId: null,
+            expiresAt: NOW + HOUR,
+            now: NOW,
+          });
+          await tx.throttles.countFailure(`key-${name}`, NOW, NOW - HOUR);
+          await subscribe(tx, w.store.id, { appId: w.app.id }, 'products/create');
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      expect(productId).toBeGreaterThan(0);
+      expect(await s.accounts.findMerchantByEmail(`${name}@example.test`)).toBeUndefined();
+      expect(await s.accounts.storeNameTaken(name)).toBe(false);
+      expect(await s.resources.exists('products', w.store.id, productId)).toBe(false);
+      expect(await s.apps.findById(w.app.id)).toEqual(w.app);
+      expect(await s.apps.findInstallation(w.store.id, w.app.id)).toEqual(w.installation);
+      expect(await s.sessions.findSession(`session-${name}`)).toBeUndefined();
+      expect(await s.throttles.lockedUntil([`key-${name}`])).toEqual([]);
+      expect(await s.webhooks.subscriptions().after({ storeId: w.store.id }, undefined, 10)).toEqual([]);
+    });
+
+    // The port allows the hot-path lookups to see a transaction's writes while it is open (on SQLite
+    // they run on the one connection the transaction holds); once it has rolled back, they see the
+    // committed state again, on every dialect.
+    it('a rolled-back transaction leaves nothing behind for the hot-path lookups', async () => {
+      const w = await world(s);
+      await expect(
+        s.transaction(async (tx) => {
+          await tx.apps.updateSecrets(w.app.id, {
+            current: 'secret-uncommitted',
+            previous: w.app.client_secret_enc,
+            previousExpiresAt: NOW + DAY,
+          });
+          throw new Error('roll back');
+        }),
+      ).rejects.toThrow('roll back');
+      expect((await s.apps.findByClientId(w.app.client_id))?.client_secret_enc).toBe(w.app.client_secret_enc);
+    });
+
+    it.runIf(target.dialect === 'sqlite')('changeStamp: a string that stays put without writes and moves after any write', async () => {
+      const a = s.changeStamp();
+      expect(typeof a).toBe('string');
+      expect(s.changeStamp()).toBe(a);
+      await s.accounts.findStoreByName('no-such-store');
+      expect(s.changeStamp()).toBe(a);
+
+      const w = await world(s);
+      const b = s.changeStamp();
+      expect(b).not.toBe(a);
+
+      await s.transaction((tx) =>
+        tx.sessions.insertSession({
+          idHash: tag('stamp'),
+          kind: 'merchant',
+          subjectId: w.merchantId,
+          storeId: null,
+          expiresAt: NOW,
+          now: NOW,
+        }),
+      );
+      const c = s.changeStamp();
+      expect(c).not.toBe(b);
+
+      await issue(s, w);
+      const d = s.changeStamp();
+      expect(d).not.toBe(c);
+
+      await s.apps.updateUrls(w.app.id, 'https://moved.example.test/', w.app.redirect_uri);
+      expect(s.changeStamp()).not.toBe(d);
+    });
+
+    it.runIf(target.dialect === 'sqlite' && target.file)(
+      'changeStamp: a write by another connection to the same file moves it (after the turn)',
+      async () => {
+        const other = openStorage(config);
+        try {
+          const before = s.changeStamp();
+          await other.accounts.insertMerchant({ email: `${tag('other')}@example.test`, passwordHash: 'hash-1', now: NOW });
+          await new Promise<void>((resolve) => setImmediate(resolve));
+          expect(s.changeStamp()).not.toBe(before);
+        } finally {
+          await other.close();
+        }
+      },
+    );
+
+    it.runIf(target.dialect === 'postgres')('changeStamp is undefined on PostgreSQL (nothing may be cached against it)', async () => {
+      expect(s.changeStamp()).toBeUndefined();
+      await world(s);
+      expect(s.changeStamp()).toBeUndefined();
+    });
+
+    it.runIf(target.dialect === 'postgres')('ping rejects when the server does not answer', async () => {
+      const url = new URL(process.env.TEST_PG_URL!);
+      url.port = '1';
+      const dead = openStorage({ dialect: 'postgres', url: url.toString() }, { poolSize: 1 });
+      try {
+        await expect(dead.ping()).rejects.toThrow();
+      } finally {
+        await dead.close();
+      }
+    });
+  });
+
+  describe('accounts', () => {
+    it('merchants and stores: insert, find, name taken; a second store of the same name or merchant of the same email is refused', async () => {
+      const name = tag('shop');
+      const merchant = await s.accounts.insertMerchant({ email: `${name}@example.test`, passwordHash: 'hash-1', now: NOW });
+      expect(merchant).toEqual({ id: expect.any(Number), email: `${name}@example.test`, password_hash: 'hash-1' });
+      expect(await s.accounts.findMerchantByEmail(`${name}@example.test`)).toEqual(merchant);
+      expect(await s.accounts.findMerchantByEmail(`nobody-${name}@example.test`)).toBeUndefined();
+      await expect(s.accounts.insertMerchant({ email: `${name}@example.test`, passwordHash: 'hash-2', now: NOW })).rejects.toThrow();
+
+      const store = await s.accounts.insertStore({ name, ownerMerchantId: merchant.id, now: NOW });
+      expect(store).toEqual({ id: expect.any(Number), name, owner_merchant_id: merchant.id });
+      expect(await s.accounts.findStoreByName(name)).toEqual(store);
+      expect(await s.accounts.findStoreByName(`${name}-missing`)).toBeUndefined();
+      expect(await s.accounts.findStoreNameById(store.id)).toBe(name);
+      expect(await s.accounts.findStoreNameById(store.id + 100_000)).toBeUndefined();
+      expect(await s.accounts.storeNameTaken(name)).toBe(true);
+      expect(await s.accounts.storeNameTaken(`${name}-missing`)).toBe(false);
+      await expect(s.accounts.insertStore({ name, ownerMerchantId: merchant.id, now: NOW })).rejects.toThrow();
+      expect(await s.accounts.findStoreByName(name)).toEqual(store);
+    });
+
+    it('partners: insert, find by email (with the hash) and by id; a second partner of the same email is refused', async () => {
+      const email = `${tag('partner')}@example.test`;
+      const partner = await s.accounts.insertPartner({ email, passwordHash: 'hash-1', now: NOW });
+      expect(partner).toEqual({ id: expect.any(Number), email });
+      expect(await s.accounts.findPartnerByEmail(email)).toEqual({ id: partner.id, email, password_hash: 'hash-1' });
+      expect(await s.accounts.findPartnerById(partner.id)).toEqual(partner);
+      expect(await s.accounts.findPartnerById(partner.id + 100_000)).toBeUndefined();
+      expect(await s.accounts.findPartnerByEmail(`x-${email}`)).toBeUndefined();
+      await expect(s.accounts.insertPartner({ email, passwordHash: 'hash-2', now: NOW })).rejects.toThrow();
+      expect(await s.accounts.findPartnerByEmail(email)).toEqual({ id: partner.id, email, password_hash: 'hash-1' });
+    });
+  });
+
+  describe('sessions', () => {
+    it('insert, find, delete', async () => {
+      const w = await world(s);
+      const merchantHash = tag('session-hash');
+      const partnerHash = tag('session-hash');
+      await s.sessions.insertSession({
+        idHash: merchantHash,
+        kind: 'merchant',
+        subjectId: w.merchantId,
+        storeId: w.store.id,
+        expiresAt: NOW + HOUR,
+        now: NOW,
+      });
+      await s.sessions.insertSession({
+        idHash: partnerHash,
+        kind: 'partner',
+        subjectId: w.partnerId,
+        storeId: null,
+        expiresAt: NOW + DAY,
+        now: NOW,
+      });
+      expect(await s.sessions.findSession(merchantHash)).toEqual({
+        kind: 'merchant',
+        subject_id: w.merchantId,
+        store_id: w.store.id,
+        expires_at: NOW + HOUR,
+      });
+      expect(await s.sessions.findSession(partnerHash)).toEqual({
+        kind: 'partner',
+        subject_id: w.partnerId,
+        store_id: null,
+        expires_at: NOW + DAY,
+      });
+      expect(await s.sessions.findSession('session-hash-unknown')).toBeUndefined();
+      await s.sessions.deleteSession(merchantHash);
+      expect(await s.sessions.findSession(merchantHash)).toBeUndefined();
+      expect(await s.sessions.findSession(partnerHash)).toBeDefined();
+      await expect(s.sessions.deleteSession(merchantHash)).resolves.toBeUndefined();
+    });
+  });
+
+  describe('throttles', () => {
+    const WINDOW = 15 * MINUTE;
+
+    it('counts failures up; concurrent failures on one key are all counted', async () => {
+      const key = tag('acct');
+      expect(await s.throttles.countFailure(key, NOW, NOW - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
+      expect(await s.throttles.countFailure(key, NOW + 1, NOW + 1 - WINDOW)).toEqual({ failures: 2, lockedUntil: null });
+
+      const hot = tag('addr');
+      const results = await Promise.all(Array.from({ length: 10 }, () => s.throttles.countFailure(hot, NOW, NOW - WINDOW)));
+      expect(results.map((r) => r.failures).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await s.throttles.countFailure(hot, NOW, NOW - WINDOW)).toEqual({ failures: 11, lockedUntil: null });
+    });
+
+    it('a count whose window started at or before the window start begins again at 1', async () => {
+      const key = tag('acct');
+      await s.throttles.countFailure(key, NOW, NOW - WINDOW);
+      await s.throttles.countFailure(key, NOW + MINUTE, NOW + MINUTE - WINDOW);
+      // The window began at NOW; a window starting at NOW + 1 no longer includes it.
+      expect(await s.throttles.countFailure(key, NOW + WINDOW + 1, NOW + 1)).toEqual({ failures: 1, lockedUntil: null });
+      expect(await s.throttles.countFailure(key, NOW + WINDOW + 2, NOW + 2)).toEqual({ failures: 2, lockedUntil: null });
+    });
+
+    it('lock, lockedUntil, a lock that ended restarts the count, clear', async () => {
+      const key = tag('acct');
+      const other = tag('addr');
+      await s.throttles.countFailure(key, NOW, NOW - WINDOW);
+      await s.throttles.countFailure(other, NOW, NOW - WINDOW);
+      await s.throttles.lock(key, NOW + 5 * MINUTE);
+      expect(await s.throttles.lockedUntil([key])).toEqual([NOW + 5 * MINUTE]);
+      expect(await s.throttles.lockedUntil([other])).toEqual([null]);
+      expect(await s.throttles.lockedUntil([tag('unknown')])).toEqual([]);
+      expect((await s.throttles.lockedUntil([key, other, tag('unknown')])).sort()).toEqual([NOW + 5 * MINUTE, null].sort());
+
+      // Still locked: the failure is counted and the lock stays.
+      expect(await s.throttles.countFailure(key, NOW + MINUTE, NOW + MINUTE - WINDOW)).toEqual({
+        failures: 2,
+        lockedUntil: NOW + 5 * MINUTE,
+      });
+      // The lock has ended (inside the window still): counting starts over, unlocked.
+      expect(await s.throttles.countFailure(key, NOW + 6 * MINUTE, NOW + 6 * MINUTE - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
+      expect(await s.throttles.lockedUntil([key])).toEqual([null]);
+
+      await s.throttles.clear(key);
+      expect(await s.throttles.lockedUntil([key])).toEqual([]);
+      expect(await s.throttles.countFailure(key, NOW + 7 * MINUTE, NOW + 7 * MINUTE - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
+    });
+
+    it('lockedUntil of no keys is empty', async () => {
+      expect(await s.throttles.lockedUntil([])).toEqual([]);
+    });
+
+    it('prune drops counts whose window is old and whose lock (if any) has ended', async () => {
+      // Times far before the other throttle tests, so pruning here only touches these keys.
+      const t0 = NOW - 10 * DAY;
+      const oldUnlocked = tag('old');
+      const oldLockEnded = tag('old-lock-ended');
+      const oldStillLocked = tag('old-locked');
+      const recent = tag('recent');
+      for (const key of [oldUnlocked, oldLockEnded, oldStillLocked]) await s.throttles.countFailure(key, t0, t0 - WINDOW);
+      await s.throttles.lock(oldLockEnded, t0 + MINUTE);
+      await s.throttles.lock(oldStillLocked, t0 + 2 * DAY);
+      await s.throttles.countFailure(recent, t0 + DAY, t0 + DAY - WINDOW);
+
+      await s.throttles.prune(t0 + DAY - WINDOW, t0 + DAY);
+      expect(await s.throttles.lockedUntil([oldUnlocked])).toEqual([]);
+      expect(await s.throttles.lockedUntil([oldLockEnded])).toEqual([]);
+      expect(await s.throttles.lockedUntil([oldStillLocked])).toEqual([t0 + 2 * DAY]);
+      expect(await s.throttles.lockedUntil([recent])).toEqual([null]);
+    });
+  });
+
+  describe('reveals', () => {
+    it('put, then take once; another session gets nothing', async () => {
+      const id = tag('reveal-hash');
+      await s.reveals.put({ idHash: id, sessionHash: 'session-hash-a', payloadEnc: 'sealed-1', expiresAt: NOW + MINUTE, now: NOW });
+      expect(await s.reveals.take(id, 'session-hash-b')).toBeUndefined();
+      expect(await s.reveals.take(tag('reveal-hash'), 'session-hash-a')).toBeUndefined();
+      expect(await s.reveals.take(id, 'session-hash-a')).toEqual({ payload_enc: 'sealed-1', expires_at: NOW + MINUTE });
+      expect(await s.reveals.take(id, 'session-hash-a')).toBeUndefined();
+    });
+
+    it('concurrent takes of one reveal: exactly one gets it', async () => {
+      const id = tag('reveal-hash');
+      await s.reveals.put({ idHash: id, sessionHash: 'session-hash-a', payloadEnc: 'sealed-2', expiresAt: NOW + MINUTE, now: NOW });
+      const taken = await Promise.all(Array.from({ length: 5 }, () => s.reveals.take(id, 'session-hash-a')));
+      expect(taken.filter((t) => t !== undefined)).toEqual([{ payload_enc: 'sealed-2', expires_at: NOW + MINUTE }]);
+    });
+  });
+
+  describe('apps', () => {
+    it('insertApp, findByClientId, findById, listApps, listPartnerApps; a duplicate client id is refused', async () => {
+      const w = await world(s);
+      const name = tag('app');
+      const app = await s.apps.insertApp(newApp(name, w.partnerId));
+      const { created_at: _created, ...fields } = newApp(name, w.partnerId);
+      expect(app).toEqual({ id: expect.any(Number), ...fields, previous_secret_enc: null, previous_secret_expires_at: null });
+      expect(await s.apps.findByClientId(app.client_id)).toEqual(app);
+      expect(await s.apps.findByClientId('client-unknown')).toBeUndefined();
+      expect(await s.apps.findById(app.id)).toEqual(app);
+      expect(await s.apps.findById(app.id + 100_000)).toBeUndefined();
+
+      const unowned = await s.apps.insertApp(newApp(tag('app'), null));
+      const all = await s.apps.listApps();
+      expect(all.map((a) => a.id)).toEqual([...all.map((a) => a.id)].sort((a, b) => a - b));
+      expect(all.filter((a) => [w.app.id, app.id, unowned.id].includes(a.id))).toEqual([w.app, app, unowned]);
+      expect(await s.apps.listPartnerApps(w.partnerId)).toEqual([w.app, app]);
+      expect(await s.apps.listPartnerApps(w.partnerId + 100_000)).toEqual([]);
+
+      await expect(s.apps.insertApp(newApp(name, null))).rejects.toThrow();
+    });
+
+    it('updateUrls and updateSecrets', async () => {
+      const w = await world(s);
+      await s.apps.updateUrls(w.app.id, 'https://new.example.test/', 'https://new.example.test/cb');
+      await s.apps.updateSecrets(w.app.id, { current: 'secret-2', previous: w.app.client_secret_enc, previousExpiresAt: NOW + DAY });
+      const expected = {
+        ...w.app,
+        app_url: 'https://new.example.test/',
+        redirect_uri: 'https://new.example.test/cb',
+        client_secret_enc: 'secret-2',
+        previous_secret_enc: w.app.client_secret_enc,
+        previous_secret_expires_at: NOW + DAY,
+      };
+      expect(await s.apps.findById(w.app.id)).toEqual(expected);
+      expect(await s.apps.findByClientId(w.app.client_id)).toEqual(expected);
+      await s.apps.updateSecrets(w.app.id, { current: 'secret-3', previous: null, previousExpiresAt: null });
+      expect(await s.apps.findByClientId(w.app.client_id)).toEqual({
+        ...expected,
+        client_secret_enc: 'secret-3',
+        previous_secret_enc: null,
+        previous_secret_expires_at: null,
+      });
+    });
+
+    it('installations: insert, find, update, listInstalled (uninstalled apps are not listed); one per store and app', async () => {
+      const w = await world(s);
+      expect(w.installation).toEqual({
+        id: expect.any(Number),
+        store_id: w.store.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        uninstalled_at: null,
+      });
+      expect(await s.apps.findInstallation(w.store.id, w.app.id)).toEqual(w.installation);
+      const two = await secondApp(s, w);
+      expect(await s.apps.findInstallation(w.store.id, two.app.id + 100_000)).toBeUndefined();
+      await expect(s.apps.insertInstallation({ storeId: w.store.id, appId: w.app.id, scopes: 'read_orders', now: NOW })).rejects.toThrow();
+
+      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_products,write_products' });
+      expect((await s.apps.listInstalled(w.store.id)).sort((a, b) => a.app_id - b.app_id)).toEqual([
+        { app_id: w.app.id, client_id: w.app.client_id, name: w.app.name, scopes: 'read_products,write_products', installed_at: NOW },
+        { app_id: two.app.id, client_id: two.app.client_id, name: two.app.name, scopes: 'read_products', installed_at: NOW },
+      ]);
+
+      await s.apps.updateInstallation(two.installation.id, { uninstalledAt: NOW + MINUTE });
+      expect((await s.apps.findInstallation(w.store.id, two.app.id))?.uninstalled_at).toBe(NOW + MINUTE);
+      expect((await s.apps.listInstalled(w.store.id)).map((a) => a.app_id)).toEqual([w.app.id]);
+
+      // Installing again: the same row, back in the list with the new install time.
+      await s.apps.updateInstallation(two.installation.id, { uninstalledAt: null, installedAt: NOW + HOUR, scopes: 'read_orders' });
+      expect((await s.apps.listInstalled(w.store.id)).find((a) => a.app_id === two.app.id)).toEqual({
+        app_id: two.app.id,
+        client_id: two.app.client_id,
+        name: two.app.name,
+        scopes: 'read_orders',
+        installed_at: NOW + HOUR,
+      });
+      expect(await s.apps.listInstalled(w.store.id + 100_000)).toEqual([]);
+    });
+
+    it('private apps: insert, list newest first, find, revoke once and only in their own store', async () => {
+      const w = await world(s);
+      const elsewhere = await world(s);
+      const first = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'Sync',
+        scopes: 'read_orders',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed-a',
+        now: NOW,
+      });
+      const second = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'Report',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed-b',
+        now: NOW + 1,
+      });
+      expect(await s.apps.listPrivateApps(w.store.id)).toEqual([
+        { id: second, name: 'Report', scopes: 'read_products', created_at: NOW + 1, revoked_at: null },
+        { id: first, name: 'Sync', scopes: 'read_orders', created_at: NOW, revoked_at: null },
+      ]);
+      expect(await s.apps.listPrivateApps(elsewhere.store.id)).toEqual([]);
+      expect(await s.apps.findPrivateApp(first)).toEqual({
+        id: first,
+        store_id: w.store.id,
+        webhook_secret_enc: 'sealed-a',
+        revoked_at: null,
+      });
+      expect(await s.apps.findPrivateApp(second + 100_000)).toBeUndefined();
+
+      expect(await s.apps.revokePrivateApp(elsewhere.store.id, first, NOW + 2)).toBe(false);
+      expect(await s.apps.revokePrivateApp(w.store.id, first, NOW + 3)).toBe(true);
+      expect(await s.apps.revokePrivateApp(w.store.id, first, NOW + 4)).toBe(false);
+      expect(await s.apps.findPrivateApp(first)).toEqual({
+        id: first,
+        store_id: w.store.id,
+        webhook_secret_enc: 'sealed-a',
+        revoked_at: NOW + 3,
+      });
+      expect((await s.apps.listPrivateApps(w.store.id)).map((p) => p.revoked_at)).toEqual([null, NOW + 3]);
+    });
+  });
+
+  describe('tokens and grants', () => {
+    it('codes: codeByHash, claimCode true once then false', async () => {
+      const w = await world(s);
+      const hash = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, hash));
+      const code = {
+        app_id: w.app.id,
+        store_id: w.store.id,
+        installation_id: w.installation.id,
+        redirect_uri: w.app.redirect_uri,
+        scopes: 'read_products',
+        code_challenge: 'challenge-1',
+        expires_at: NOW + MINUTE,
+        used_at: null,
+        family_id: null,
+      };
+      expect(await s.grants.run((q) => q.codeByHash(hash))).toEqual(code);
+      expect(await s.grants.run((q) => q.codeByHash('code-hash-unknown'))).toBeUndefined();
+      expect(await s.grants.run((q) => q.claimCode(hash, 'family-a', NOW + 1))).toBe(true);
+      expect(await s.grants.run((q) => q.claimCode(hash, 'family-b', NOW + 2))).toBe(false);
+      expect(await s.grants.run((q) => q.codeByHash(hash))).toEqual({ ...code, used_at: NOW + 1, family_id: 'family-a' });
+      expect(await s.grants.run((q) => q.installation(w.installation.id))).toEqual({ id: w.installation.id, uninstalled_at: null });
+      expect(await s.grants.run((q) => q.installation(w.installation.id + 100_000))).toBeUndefined();
+    });
+
+    it('concurrent grants claiming one code: exactly one wins', async () => {
+      const w = await world(s);
+      const hash = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, hash));
+      const wins = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          s.grants.run(async (q) => {
+            if (!(await q.claimCode(hash, `family-${hash}-${i}`, NOW + 1))) return false;
+            await q.insertFamily(`family-${hash}-${i}`, w.installation.id, NOW + 1);
+            return true;
+          }),
+        ),
+      );
+      expect(wins.filter(Boolean)).toHaveLength(1);
+      expect((await s.grants.run((q) => q.codeByHash(hash)))?.family_id).toBe(`family-${hash}-${wins.indexOf(true)}`);
+    });
+
+    it('a token pair: refreshByHash, successor, owners, and the Admin API lookup', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const refresh = {
+        family_id: p.familyId,
+        installation_id: w.installation.id,
+        store_id: w.store.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        expires_at: NOW + 30 * DAY,
+        rotated_at: null,
+        revoked_at: null,
+      };
+      const owner = { family_id: p.familyId, app_id: w.app.id, store_id: w.store.id };
+      await s.grants.run(async (q) => {
+        expect(await q.refreshByHash(p.refreshHash)).toEqual(refresh);
+        expect(await q.refreshByHash(p.accessHash)).toBeUndefined();
+        expect(await q.successor(p.refreshHash)).toEqual({ access_expires_at: NOW + HOUR, revoked_at: null });
+        expect(await q.refreshOwner(p.refreshHash)).toEqual(owner);
+        expect(await q.accessOwner(p.accessHash)).toEqual(owner);
+        expect(await q.accessOwner(p.refreshHash)).toBeUndefined();
+      });
+      expect(await s.tokens.findAccessToken(p.accessHash)).toEqual({
+        app_id: w.app.id,
+        store_id: w.store.id,
+        scopes: 'read_products',
+        expires_at: NOW + HOUR,
+        revoked_at: null,
+      });
+      expect(await s.tokens.findAccessToken(p.refreshHash)).toBeUndefined();
+    });
+
+    it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      expect(await s.grants.run((q) => q.claimRefresh(p.refreshHash, NOW + 1))).toBe(true);
+      expect(await s.grants.run((q) => q.claimRefresh(p.refreshHash, NOW + 2))).toBe(false);
+      expect((await s.grants.run((q) => q.refreshByHash(p.refreshHash)))?.rotated_at).toBe(NOW + 1);
+
+      const other = await issue(s, w);
+      await s.grants.run((q) => q.revokeAccess(other.accessHash, NOW + 3));
+      expect((await s.tokens.findAccessToken(other.accessHash))?.revoked_at).toBe(NOW + 3);
+      expect((await s.grants.run((q) => q.refreshByHash(other.refreshHash)))?.revoked_at).toBeNull();
+
+      await s.grants.run((q) => q.revokeFamily(p.familyId, NOW + 4));
+      await s.grants.run(async (q) => {
+        expect(await q.refreshByHash(p.refreshHash)).toMatchObject({ revoked_at: NOW + 4, rotated_at: NOW + 1 });
+        expect(await q.successor(p.refreshHash)).toEqual({ access_expires_at: NOW + HOUR, revoked_at: NOW + 4 });
+      });
+      expect((await s.tokens.findAccessToken(p.accessHash))?.revoked_at).toBe(NOW + 4);
+      // Another family of the same installation is untouched.
+      expect((await s.grants.run((q) => q.refreshByHash(other.refreshHash)))?.revoked_at).toBeNull();
+    });
+
+    it('a grant that throws is rolled back; a grant beside it still commits', async () => {
+      const w = await world(s);
+      const kept = pair(w, tag('t'));
+      const dropped = pair(w, tag('t'));
+      const refused = new Error('grant refused');
+      const [ok, failed] = await Promise.allSettled([
+        s.grants.run(async (q) => {
+          await q.insertFamily(kept.familyId, w.installation.id, NOW);
+          await q.insertPair(kept);
+          return 'kept';
+        }),
+        s.grants.run(async (q) => {
+          await q.insertFamily(dropped.familyId, w.installation.id, NOW);
+          await q.insertPair(dropped);
+          throw refused;
+        }),
+      ]);
+      expect(ok).toEqual({ status: 'fulfilled', value: 'kept' });
+      expect(failed).toEqual({ status: 'rejected', reason: refused });
+      expect(await s.tokens.findAccessToken(kept.accessHash)).toBeDefined();
+      expect(await s.tokens.findAccessToken(dropped.accessHash)).toBeUndefined();
+      expect(await s.grants.run((q) => q.refreshByHash(dropped.refreshHash))).toBeUndefined();
+      // Nothing of it is left behind: the same family and tokens can be written afresh.
+      await s.grants.run(async (q) => {
+        await q.insertFamily(dropped.familyId, w.installation.id, NOW);
+        await q.insertPair(dropped);
+      });
+      expect(await s.tokens.findAccessToken(dropped.accessHash)).toBeDefined();
+    });
+
+    it('revokeInstallation ends every family of the installation, and only those', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const a = await issue(s, w);
+      const b = await issue(s, w);
+      const elsewhere = await issue(s, other);
+      await s.tokens.revokeInstallation(w.installation.id, NOW + 5);
+      expect((await s.tokens.findAccessToken(a.accessHash))?.revoked_at).toBe(NOW + 5);
+      expect((await s.tokens.findAccessToken(b.accessHash))?.revoked_at).toBe(NOW + 5);
+      expect((await s.grants.run((q) => q.refreshByHash(b.refreshHash)))?.revoked_at).toBe(NOW + 5);
+      expect((await s.tokens.findAccessToken(elsewhere.accessHash))?.revoked_at).toBeNull();
+    });
+
+    it('private tokens: found by hash, revoked with their app', async () => {
+      const w = await world(s);
+      const hash = tag('private-hash');
+      const id = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'Feed',
+        scopes: 'read_products',
+        tokenHash: hash,
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      expect(await s.tokens.findPrivateToken(hash)).toEqual({ id, store_id: w.store.id, scopes: 'read_products', revoked_at: null });
+      expect(await s.tokens.findPrivateToken('private-hash-unknown')).toBeUndefined();
+      await s.apps.revokePrivateApp(w.store.id, id, NOW + 1);
+      expect(await s.tokens.findPrivateToken(hash)).toEqual({ id, store_id: w.store.id, scopes: 'read_products', revoked_at: NOW + 1 });
+    });
+  });
+
+  describe('resources', () => {
+    it('insert, get, update, delete, exists, always within the store', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const row = await s.resources.insert('products', product(w.store.id, 7));
+      expect(row).toEqual({ id: expect.any(Number), ...product(w.store.id, 7) });
+      expect(await s.resources.get('products', w.store.id, row.id)).toEqual(row);
+      expect(await s.resources.get('products', other.store.id, row.id)).toBeUndefined();
+      expect(await s.resources.exists('products', w.store.id, row.id)).toBe(true);
+      expect(await s.resources.exists('products', other.store.id, row.id)).toBe(false);
+      expect(await s.resources.exists('orders', w.store.id, row.id + 100_000)).toBe(false);
+
+      const updated = await s.resources.update('products', w.store.id, row.id, {
+        title: 'Renamed',
+        inventory_quantity: 3,
+        updated_at: NOW + 1,
+      });
+      expect(updated).toEqual({ ...row, title: 'Renamed', inventory_quantity: 3, updated_at: NOW + 1 });
+      expect(await s.resources.update('products', other.store.id, row.id, { title: 'Hijacked' })).toBeUndefined();
+      expect(await s.resources.get('products', w.store.id, row.id)).toEqual(updated);
+
+      expect(await s.resources.delete('products', other.store.id, row.id)).toBeUndefined();
+      expect(await s.resources.delete('products', w.store.id, row.id)).toEqual(updated);
+      expect(await s.resources.get('products', w.store.id, row.id)).toBeUndefined();
+      expect(await s.resources.exists('products', w.store.id, row.id)).toBe(false);
+      expect(await s.resources.delete('products', w.store.id, row.id)).toBeUndefined();
+
+      const o = await s.resources.insert('orders', order(w.store.id, 'buyer@example.test'));
+      expect(await s.resources.get('orders', w.store.id, o.id)).toEqual({ id: o.id, ...order(w.store.id, 'buyer@example.test') });
+    });
+
+    it('customerEmailTaken (per store, except one customer), insertMany, someCustomers', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      await s.resources.insertMany('customers', []);
+      await s.resources.insertMany(
+        'customers',
+        ['c1@example.test', 'c2@example.test', 'c3@example.test'].map((e) => customer(w.store.id, e)),
+      );
+      const some = await s.resources.someCustomers(w.store.id, 2);
+      expect(some.map((c) => c.email)).toEqual(['c1@example.test', 'c2@example.test']);
+      expect(some[0]!.id).toBeLessThan(some[1]!.id);
+      expect(await s.resources.someCustomers(other.store.id, 5)).toEqual([]);
+
+      const c1 = some[0]!;
+      expect(await s.resources.customerEmailTaken(w.store.id, 'c1@example.test', undefined)).toBe(true);
+      expect(await s.resources.customerEmailTaken(w.store.id, 'c1@example.test', c1.id)).toBe(false);
+      expect(await s.resources.customerEmailTaken(w.store.id, 'c1@example.test', some[1]!.id)).toBe(true);
+      expect(await s.resources.customerEmailTaken(w.store.id, 'nobody@example.test', undefined)).toBe(false);
+      expect(await s.resources.customerEmailTaken(other.store.id, 'c1@example.test', undefined)).toBe(false);
+    });
+
+    it('keyset pages of products: after, before (descending), exists; never another store’s rows', async () => {
+      const a = await world(s);
+      const b = await world(s);
+      // Interleaved inserts, so the two stores' ids interleave too.
+      for (let i = 1; i <= 5; i++) {
+        await s.resources.insert('products', product(a.store.id, i));
+        if (i <= 3) await s.resources.insert('products', product(b.store.id, 100 + i));
+      }
+      const page = s.resources.page('products');
+      const qa = { storeId: a.store.id };
+      const all = await page.after(qa, undefined, 100);
+      expect(all.map((r) => r.sku)).toEqual(['sku-1', 'sku-2', 'sku-3', 'sku-4', 'sku-5']);
+      expect(all.every((r) => r.store_id === a.store.id)).toBe(true);
+      const ids = all.map((r) => r.id);
+
+      const first = await page.after(qa, undefined, 2);
+      expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2));
+      expect(first[0]).toEqual({ id: ids[0], ...product(a.store.id, 1) });
+      expect((await page.after(qa, ids[1], 2)).map((r) => r.id)).toEqual(ids.slice(2, 4));
+      expect((await page.after(qa, ids[3], 2)).map((r) => r.id)).toEqual(ids.slice(4));
+      expect(await page.after(qa, ids[4], 2)).toEqual([]);
+
+      expect((await page.before(qa, ids[4]!, 2)).map((r) => r.id)).toEqual([ids[3], ids[2]]);
+      expect((await page.before(qa, ids[1]!, 10)).map((r) => r.id)).toEqual([ids[0]]);
+      expect(await page.before(qa, ids[0]!, 10)).toEqual([]);
+
+      expect(await page.exists(qa, '>', ids[3]!)).toBe(true);
+      expect(await page.exists(qa, '>', ids[4]!)).toBe(false);
+      expect(await page.exists(qa, '<', ids[1]!)).toBe(true);
+      expect(await page.exists(qa, '<', ids[0]!)).toBe(false);
+
+      const bRows = await page.after({ storeId: b.store.id }, undefined, 100);
+      expect(bRows.map((r) => r.sku)).toEqual(['sku-101', 'sku-102', 'sku-103']);
+      // A cursor taken from store A reveals nothing of store A in store B's pages.
+      const bFromA = await page.after({ storeId: b.store.id }, ids[0], 100);
+      expect(bFromA.every((r: ResourceRow) => r.store_id === b.store.id)).toBe(true);
+      expect(await page.exists({ storeId: b.store.id }, '>', ids[4]!)).toBe(false);
+    });
+
+    it('keyset pages of customers and orders, with an equality filter', async () => {
+      const w = await world(s);
+      await s.resources.insertMany(
+        'customers',
+        ['k1@example.test', 'k2@example.test', 'k1@example.test'].map((e) => customer(w.store.id, e)),
+      );
+      await s.resources.insertMany('orders', [order(w.store.id, 'o1@example.test'), order(w.store.id, 'o2@example.test')]);
+      const customers = await s.resources
+        .page('customers')
+        .after({ storeId: w.store.id, where: { email: 'k1@example.test' } }, undefined, 10);
+      expect(customers.map((c) => c.email)).toEqual(['k1@example.test', 'k1@example.test']);
+      const orders = await s.resources.page('orders').after({ storeId: w.store.id }, undefined, 10);
+      expect(orders.map((o) => o.email)).toEqual(['o1@example.test', 'o2@example.test']);
+      expect(
+        await s.resources.page('orders').exists({ storeId: w.store.id, where: { email: 'o2@example.test' } }, '<', orders[1]!.id),
+      ).toBe(false);
+    });
+  });
+
+  describe('webhooks', () => {
+    it('subscriptions: insert, exists, find (by owner), delete; a duplicate is refused', async () => {
+      const w = await world(s);
+      const owner = `app:${w.app.id}`;
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/p');
+      expect(sub).toEqual({
+        id: expect.any(Number),
+        store_id: w.store.id,
+        owner,
+        app_id: w.app.id,
+        private_app_id: null,
+        topic: 'products/create',
+        address: 'https://hooks.example.test/p',
+        api_version: '2026-01',
+        created_at: NOW,
+        updated_at: NOW,
+        disabled_at: null,
+      });
+      expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(true);
+      expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/q')).toBe(false);
+      expect(await s.webhooks.subscriptionExists(w.store.id, 'app:0', 'products/create', 'https://hooks.example.test/p')).toBe(false);
+      expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toEqual(sub);
+      expect(await s.webhooks.findSubscription(w.store.id, 'app:0', sub.id)).toBeUndefined();
+      await expect(subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/p')).rejects.toThrow();
+      await s.webhooks.deleteSubscription(sub.id);
+      expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toBeUndefined();
+      expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(false);
+    });
+
+    it('subscriptions() keyset, filtered by owner and store', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const mine: SubscriptionRow[] = [];
+      for (const topic of ['products/create', 'orders/create', 'customers/create'] as const) {
+        mine.push(await subscribe(s, w.store.id, { appId: w.app.id }, topic));
+        await subscribe(s, w.store.id, { appId: two.app.id }, topic);
+      }
+      await subscribe(s, other.store.id, { appId: w.app.id }, 'products/create');
+      const keyset = s.webhooks.subscriptions();
+      const q = { storeId: w.store.id, where: { owner: `app:${w.app.id}` } };
+      // The rows carry every field of SubscriptionRow (an implementation may add columns of its own).
+      expect(await keyset.after(q, undefined, 10)).toMatchObject(mine);
+      expect(await keyset.after(q, mine[0]!.id, 1)).toMatchObject([mine[1]!]);
+      expect(await keyset.before(q, mine[2]!.id, 10)).toMatchObject([mine[1]!, mine[0]!]);
+      expect(await keyset.exists(q, '>', mine[2]!.id)).toBe(false);
+      expect(await keyset.exists(q, '<', mine[1]!.id)).toBe(true);
+      expect(await keyset.after({ storeId: w.store.id }, undefined, 10)).toHaveLength(6);
+    });
+
+    it('recipients: installed apps and active private apps; with uninstalledAppId that app only', async () => {
+      const w = await world(s);
+      const gone = await secondApp(s, w);
+      const never = await s.apps.insertApp(newApp(tag('app'), w.partnerId));
+      const live = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'Live',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const revoked = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'Revoked',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const installed = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const uninstalled = await subscribe(s, w.store.id, { appId: gone.app.id }, 'products/create');
+      await subscribe(s, w.store.id, { appId: never.id }, 'products/create');
+      const livePrivate = await subscribe(s, w.store.id, { privateAppId: live }, 'products/create');
+      await subscribe(s, w.store.id, { privateAppId: revoked }, 'products/create');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      const goneUninstalled = await subscribe(s, w.store.id, { appId: gone.app.id }, 'app/uninstalled');
+      await s.apps.updateInstallation(gone.installation.id, { uninstalledAt: NOW + 1 });
+      await s.apps.revokePrivateApp(w.store.id, revoked, NOW + 1);
+
+      expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
+        { id: installed.id, app_id: w.app.id, private_app_id: null },
+        { id: livePrivate.id, app_id: null, private_app_id: live },
+      ]);
+      expect(await s.webhooks.recipients(w.store.id, 'products/create', gone.app.id)).toEqual([
+        { id: uninstalled.id, app_id: gone.app.id, private_app_id: null },
+      ]);
+      expect(await s.webhooks.recipients(w.store.id, 'app/uninstalled', gone.app.id)).toEqual([
+        { id: goneUninstalled.id, app_id: gone.app.id, private_app_id: null },
+      ]);
+      expect(await s.webhooks.recipients(w.store.id, 'products/delete')).toEqual([]);
+    });
+
+    it('appIdByClientId and storeIdByName', async () => {
+      const w = await world(s);
+      expect(await s.webhooks.appIdByClientId(w.app.client_id)).toBe(w.app.id);
+      expect(await s.webhooks.appIdByClientId('client-unknown')).toBeUndefined();
+      expect(await s.webhooks.storeIdByName(w.store.name)).toBe(w.store.id);
+      expect(await s.webhooks.storeIdByName('store-unknown')).toBeUndefined();
+    });
+
+    it('insertEvent in a transaction wakes listeners once, after the commit; a throwing transaction wakes nobody and leaves nothing', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      let calls = 0;
+      let other = 0;
+      const off = s.onDeliveriesQueued(() => calls++);
+      const offOther = s.onDeliveriesQueued(() => other++);
+      try {
+        await s.transaction(async (tx) => {
+          await enqueue(tx, w.store.id, 'products/create', [sub], NOW);
+          await enqueue(tx, w.store.id, 'products/create', [sub], NOW);
+          expect(calls).toBe(0);
+        });
+        expect(calls).toBe(1);
+        expect(other).toBe(1);
+        expect(await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 })).toHaveLength(2);
+
+        const broken = await world(s);
+        const brokenSub = await subscribe(s, broken.store.id, { appId: broken.app.id }, 'products/create');
+        await expect(
+          s.transaction(async (tx) => {
+            await enqueue(tx, broken.store.id, 'products/create', [brokenSub], NOW);
+            throw new Error('nope');
+          }),
+        ).rejects.toThrow('nope');
+        expect(calls).toBe(1);
+        expect(await s.webhooks.listDeliveries({ storeId: broken.store.id, limit: 10 })).toEqual([]);
+
+        // Outside a transaction the write is its own commit.
+        await enqueue(s, w.store.id, 'products/create', [sub], NOW);
+        expect(calls).toBe(2);
+        off();
+        await enqueue(s, w.store.id, 'products/create', [sub], NOW);
+        expect(calls).toBe(2);
+        expect(other).toBe(3);
+      } finally {
+        off();
+        offOther();
+      }
+    });
+
+    it('listDeliveries: newest first, with filters and what the log shows', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const privateId = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const subA = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/a');
+      const subB = await subscribe(s, w.store.id, { appId: two.app.id }, 'products/create');
+      const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
+      const subElsewhere = await subscribe(s, other.store.id, { appId: w.app.id }, 'products/create');
+      const e1 = await enqueue(s, w.store.id, 'products/create', [subA, subB, subP], NOW);
+      await enqueue(s, other.store.id, 'products/create', [subElsewhere], NOW);
+      const [dA, dB, dP] = await deliveriesOf(s, w.store.id, e1);
+
+      const inStore = await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 });
+      expect(inStore.map((d) => d.id)).toEqual([dP, dB, dA]);
+      expect(inStore[2]).toEqual({
+        id: dA,
+        webhook_id: `wh-${e1}-${subA.id}`,
+        event_id: e1,
+        topic: 'products/create',
+        status: 'pending',
+        attempts: 0,
+        last_status: null,
+        last_error: null,
+        next_attempt_at: NOW,
+        created_at: NOW,
+        updated_at: NOW,
+        private_app_id: null,
+        store_name: w.store.name,
+        client_id: w.app.client_id,
+        address: 'https://hooks.example.test/a',
+      });
+      expect(inStore[0]).toMatchObject({ private_app_id: privateId, client_id: null });
+      expect((await s.webhooks.listDeliveries({ appId: w.app.id, limit: 10 })).map((d) => d.store_name).sort()).toEqual(
+        [other.store.name, w.store.name].sort(),
+      );
+      expect((await s.webhooks.listDeliveries({ appId: w.app.id, storeId: w.store.id, limit: 10 })).map((d) => d.id)).toEqual([dA]);
+      expect((await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 2 })).map((d) => d.id)).toEqual([dP, dB]);
+      expect(await s.webhooks.listDeliveries({ storeId: w.store.id, status: 'delivered', limit: 10 })).toEqual([]);
+      expect((await s.webhooks.listDeliveries({ id: dB, limit: 10 })).map((d) => d.id)).toEqual([dB]);
+    });
+
+    it('cancelPending cancels an app’s queued deliveries in a store, except app/uninstalled', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const subs = {
+        mine: await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create'),
+        uninstalled: await subscribe(s, w.store.id, { appId: w.app.id }, 'app/uninstalled'),
+        sibling: await subscribe(s, w.store.id, { appId: two.app.id }, 'products/create'),
+        elsewhere: await subscribe(s, other.store.id, { appId: w.app.id }, 'products/create'),
+      };
+      const [mine] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [subs.mine], NOW));
+      const [farewell] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'app/uninstalled', [subs.uninstalled], NOW));
+      const [sibling] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [subs.sibling], NOW));
+      const [elsewhere] = await deliveriesOf(s, other.store.id, await enqueue(s, other.store.id, 'products/create', [subs.elsewhere], NOW));
+
+      await s.webhooks.cancelPending(w.store.id, w.app.id, 'the app was uninstalled', NOW + 1);
+      expect(await delivery(s, mine!)).toMatchObject({ status: 'cancelled', last_error: 'the app was uninstalled', updated_at: NOW + 1 });
+      expect((await delivery(s, farewell!)).status).toBe('pending');
+      expect((await delivery(s, sibling!)).status).toBe('pending');
+      expect((await delivery(s, elsewhere!)).status).toBe('pending');
+    });
+
+    it('redeliveryCheck and requeue (which wakes listeners)', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const [id] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [sub], NOW));
+      await s.webhooks.cancelPending(w.store.id, w.app.id, 'stopped', NOW + 1);
+      expect(await s.webhooks.redeliveryCheck(id!)).toEqual({ status: 'cancelled', sub_id: sub.id, disabled_at: null });
+      expect(await s.webhooks.redeliveryCheck(id! + 100_000)).toBeUndefined();
+
+      let calls = 0;
+      const off = s.onDeliveriesQueued(() => calls++);
+      try {
+        await s.webhooks.requeue(id!, NOW + 2);
+      } finally {
+        off();
+      }
+      expect(calls).toBe(1);
+      expect(await delivery(s, id!)).toMatchObject({ status: 'pending', attempts: 0, next_attempt_at: NOW + 2, updated_at: NOW + 2 });
+
+      await s.webhooks.deleteSubscription(sub.id);
+      expect(await s.webhooks.redeliveryCheck(id!)).toEqual({ status: 'pending', sub_id: null, disabled_at: null });
+    });
+
+    it('partnerDeliveries and partnerDelivery: one app’s deliveries only, with filters', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const subP = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/partner');
+      const subO = await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      const subTwo = await subscribe(s, w.store.id, { appId: two.app.id }, 'products/create');
+      const e1 = await enqueue(s, w.store.id, 'products/create', [subP, subTwo], NOW);
+      const [d1, dTwo] = await deliveriesOf(s, w.store.id, e1);
+      const [d2] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'orders/create', [subO], NOW + 1));
+      const [d3] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [subP], NOW + 2));
+
+      const all = await s.webhooks.partnerDeliveries(w.app.id, { limit: 10 });
+      expect(all.map((d) => d.id)).toEqual([d3, d2, d1]);
+      expect(all[2]).toEqual({
+        id: d1,
+        topic: 'products/create',
+        status: 'pending',
+        attempts: 0,
+        last_status: null,
+        last_error: null,
+        created_at: NOW,
+        updated_at: NOW,
+        next_attempt_at: NOW,
+        store_name: w.store.name,
+        address: 'https://hooks.example.test/partner',
+      });
+      expect((await s.webhooks.partnerDeliveries(w.app.id, { topic: 'products/create', limit: 10 })).map((d) => d.id)).toEqual([d3, d1]);
+      expect((await s.webhooks.partnerDeliveries(w.app.id, { before: d3!, limit: 10 })).map((d) => d.id)).toEqual([d2, d1]);
+      expect((await s.webhooks.partnerDeliveries(w.app.id, { limit: 1 })).map((d) => d.id)).toEqual([d3]);
+      expect(await s.webhooks.partnerDeliveries(w.app.id, { status: 'dead', limit: 10 })).toEqual([]);
+      expect((await s.webhooks.partnerDeliveries(two.app.id, { limit: 10 })).map((d) => d.id)).toEqual([dTwo]);
+
+      expect(await s.webhooks.partnerDelivery(w.app.id, d1!)).toEqual({
+        id: d1,
+        webhook_id: `wh-${e1}-${subP.id}`,
+        event_id: e1,
+        topic: 'products/create',
+        status: 'pending',
+        attempts: 0,
+        last_status: null,
+        last_error: null,
+        created_at: NOW,
+        next_attempt_at: NOW,
+        store_name: w.store.name,
+        sub_id: subP.id,
+        address: 'https://hooks.example.test/partner',
+        disabled_at: null,
+      });
+      expect(await s.webhooks.partnerDelivery(two.app.id, d1!)).toBeUndefined();
+      expect(await s.webhooks.disabledSubscriptions([])).toEqual([]);
+      expect(await s.webhooks.disabledSubscriptions([w.app.id])).toEqual([]);
+    });
+  });
+
+  describe('deliveryQueue', () => {
+    beforeEach(() => drain(s));
+
+    it(`singleProcess is ${target.dialect === 'sqlite'}`, () => {
+      expect(s.deliveryQueue.singleProcess).toBe(target.dialect === 'sqlite');
+    });
+
+    it('claim: due pending deliveries, oldest first, with what sending needs', async () => {
+      const w = await world(s);
+      const privateId = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed-private',
+        now: NOW,
+      });
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/claim');
+      const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'orders/create', 'https://hooks.example.test/private');
+      // Written first but due later: the order is by due time, not by id.
+      const later = await enqueue(s, w.store.id, 'products/create', [sub], NOW + 2);
+      const earlier = await enqueue(s, w.store.id, 'products/create', [sub], NOW + 1);
+      const priv = await enqueue(s, w.store.id, 'orders/create', [subP], NOW + 3);
+      await enqueue(s, w.store.id, 'products/create', [sub], NOW + HOUR);
+
+      const rows = await claim(s, 'worker-1', NOW + MINUTE);
+      expect(rows.map((r) => r.event_id)).toEqual([earlier, later, priv]);
+      expect(rows[0]).toEqual({
+        id: expect.any(Number),
+        webhook_id: `wh-${earlier}-${sub.id}`,
+        event_id: earlier,
+        topic: 'products/create',
+        subscription_id: sub.id,
+        attempts: 0,
+        app_id: w.app.id,
+        private_app_id: null,
+        payload: `{"event":"${earlier}"}`,
+        event_at: NOW + 1,
+        store_name: w.store.name,
+        sub_id: sub.id,
+        address: 'https://hooks.example.test/claim',
+        api_version: '2026-01',
+        disabled_at: null,
+        client_secret_enc: w.app.client_secret_enc,
+        installation_id: w.installation.id,
+        uninstalled_at: null,
+        installed_at: NOW,
+        private_id: null,
+        webhook_secret_enc: null,
+        revoked_at: null,
+      });
+      expect(rows[2]).toMatchObject({
+        private_app_id: privateId,
+        app_id: null,
+        private_id: privateId,
+        webhook_secret_enc: 'sealed-private',
+        revoked_at: null,
+        client_secret_enc: null,
+        installation_id: null,
+        address: 'https://hooks.example.test/private',
+      });
+    });
+
+    it('claim loads an uninstalled app and a revoked private app as they are (the worker decides)', async () => {
+      const w = await world(s);
+      const privateId = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
+      await enqueue(s, w.store.id, 'products/create', [sub, subP], NOW);
+      await s.apps.updateInstallation(w.installation.id, { uninstalledAt: NOW + 1 });
+      await s.apps.revokePrivateApp(w.store.id, privateId, NOW + 2);
+      await s.webhooks.deleteSubscription(sub.id);
+      const rows = await claim(s, 'worker-1', NOW + MINUTE);
+      expect(rows).toHaveLength(2);
+      expect(rows[0]).toMatchObject({
+        subscription_id: sub.id,
+        sub_id: null,
+        address: null,
+        uninstalled_at: NOW + 1,
+        installation_id: w.installation.id,
+      });
+      expect(rows[1]).toMatchObject({ subscription_id: subP.id, sub_id: subP.id, revoked_at: NOW + 2 });
+    });
+
+    it('claim respects limit and excludeSubscriptions', async () => {
+      const w = await world(s);
+      const a = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const b = await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      const e1 = await enqueue(s, w.store.id, 'products/create', [a], NOW + 1);
+      const e2 = await enqueue(s, w.store.id, 'orders/create', [b], NOW + 2);
+      const e3 = await enqueue(s, w.store.id, 'products/create', [a], NOW + 3);
+      const at = NOW + MINUTE;
+      expect((await claim(s, 'worker-1', at, { limit: 1 })).map((r) => r.event_id)).toEqual([e1]);
+      expect((await claim(s, 'worker-1', at, { exclude: [a.id] })).map((r) => r.event_id)).toEqual([e2]);
+      expect((await claim(s, 'worker-1', at)).map((r) => r.event_id)).toEqual([e3]);
+      expect(await claim(s, 'worker-1', at)).toEqual([]);
+    });
+
+    it('the lease: nobody else claims a delivery before it ends; afterwards another worker may, and only its outcome counts', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const [id] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [sub], NOW));
+      const t = NOW + MINUTE;
+      const [mine] = await claim(s, 'worker-1', t, { leaseMs: MINUTE });
+      expect(mine?.id).toBe(id);
+      expect(await claim(s, 'worker-2', t + 1)).toEqual([]);
+      expect(await claim(s, 'worker-2', t + MINUTE - 1)).toEqual([]);
+      const [theirs] = await claim(s, 'worker-2', t + MINUTE + 1);
+      expect(theirs?.id).toBe(id);
+
+      // The first worker's late outcome changes neither the delivery nor the subscription.
+      await s.deliveryQueue.recordOutcomes([attempted(mine!, t + 2 * MINUTE, { status: 'dead', disable: 'gone' }, { status: 410 })], {
+        worker: 'worker-1',
+        now: t + 2 * MINUTE,
+        disableAfterDead: 1,
+      });
+      expect(await delivery(s, id!)).toMatchObject({ status: 'pending', attempts: 0, last_status: null });
+      expect((await s.webhooks.findSubscription(w.store.id, sub.owner, sub.id))?.disabled_at).toBeNull();
+
+      await s.deliveryQueue.recordOutcomes([attempted(theirs!, t + 2 * MINUTE, { status: 'delivered' })], {
+        worker: 'worker-2',
+        now: t + 2 * MINUTE,
+        disableAfterDead: 1,
+      });
+      expect(await delivery(s, id!)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, updated_at: t + 2 * MINUTE });
+    });
+
+    it('recordOutcomes: delivered, retry, dead and cancelled; one attempt row per attempt', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      for (let i = 1; i <= 4; i++) await enqueue(s, w.store.id, 'products/create', [sub], NOW + i);
+      const t = NOW + MINUTE;
+      const [d1, d2, d3, d4] = await claim(s, 'worker-1', t);
+      await s.deliveryQueue.recordOutcomes(
+        [
+          attempted(d1!, t + 1, { status: 'delivered' }, { body: 'ok' }),
+          attempted(d2!, t + 2, { status: 'pending', nextAttemptAt: t + HOUR }, { status: null, error: 'connect ECONNREFUSED' }),
+          attempted(d3!, t + 3, { status: 'dead' }, { status: 410, error: 'gone for good' }),
+          { id: d4!.id, subscriptionId: sub.id, attempts: 0, cancelled: 'subscription deleted' },
+        ],
+        { worker: 'worker-1', now: t + 10, disableAfterDead: 5 },
+      );
+      expect(await delivery(s, d1!.id)).toMatchObject({
+        status: 'delivered',
+        attempts: 1,
+        last_status: 200,
+        last_error: null,
+        updated_at: t + 10,
+      });
+      expect(await delivery(s, d2!.id)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_status: null,
+        last_error: 'connect ECONNREFUSED',
+        next_attempt_at: t + HOUR,
+      });
+      expect(await delivery(s, d3!.id)).toMatchObject({ status: 'dead', attempts: 1, last_status: 410, last_error: 'gone for good' });
+      expect(await delivery(s, d4!.id)).toMatchObject({ status: 'cancelled', attempts: 0, last_error: 'subscription deleted' });
+
+      expect(await s.webhooks.attempts(d1!.id)).toEqual([
+        {
+          id: expect.any(Number),
+          delivery_id: d1!.id,
+          attempted_at: t + 1,
+          status_code: 200,
+          latency_ms: 12,
+          response_body: 'ok',
+          error: null,
+        },
+      ]);
+      expect(await s.webhooks.attempts(d4!.id)).toEqual([]);
+      const last = await s.webhooks.lastAttempts([d1!.id, d2!.id, d3!.id, d4!.id]);
+      expect([...last.keys()].sort((a, b) => a - b)).toEqual([d1!.id, d2!.id, d3!.id]);
+      expect(last.get(d2!.id)).toMatchObject({
+        delivery_id: d2!.id,
+        attempted_at: t + 2,
+        status_code: null,
+        error: 'connect ECONNREFUSED',
+      });
+      expect(await s.webhooks.lastAttempts([])).toEqual(new Map());
+
+      // The retry is released and comes due again at its time, with its attempt count.
+      expect(await claim(s, 'worker-2', t + HOUR - 1)).toEqual([]);
+      const [again] = await claim(s, 'worker-2', t + HOUR);
+      expect(again).toMatchObject({ id: d2!.id, attempts: 1 });
+      await s.deliveryQueue.recordOutcomes([attempted(again!, t + HOUR + 1, { status: 'delivered' }, { status: 204 })], {
+        worker: 'worker-2',
+        now: t + HOUR + 2,
+        disableAfterDead: 5,
+      });
+      expect(await delivery(s, d2!.id)).toMatchObject({ status: 'delivered', attempts: 2, last_status: 204 });
+      expect((await s.webhooks.attempts(d2!.id)).map((a) => a.attempted_at)).toEqual([t + 2, t + HOUR + 1]);
+      expect((await s.webhooks.lastAttempts([d2!.id])).get(d2!.id)).toMatchObject({ attempted_at: t + HOUR + 1, status_code: 204 });
+      // Finished deliveries are never claimed again.
+      expect(await claim(s, 'worker-3', FAR - 1)).toEqual([]);
+    });
+
+    it('a dead outcome with a reason to disable disables the subscription', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/refused');
+      const [id] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [sub], NOW));
+      const [c] = await claim(s, 'worker-1', NOW + 1);
+      await s.deliveryQueue.recordOutcomes(
+        [attempted(c!, NOW + 2, { status: 'dead', disable: 'the address refused the request' }, { status: 410 })],
+        {
+          worker: 'worker-1',
+          now: NOW + 3,
+          disableAfterDead: 5,
+        },
+      );
+      expect((await s.webhooks.findSubscription(w.store.id, sub.owner, sub.id))?.disabled_at).toBe(NOW + 3);
+      expect(await s.webhooks.disabledSubscriptions([w.app.id])).toEqual([
+        {
+          id: sub.id,
+          app_id: w.app.id,
+          topic: 'products/create',
+          address: 'https://hooks.example.test/refused',
+          disabled_at: NOW + 3,
+          disabled_reason: 'the address refused the request',
+          store_name: w.store.name,
+        },
+      ]);
+      expect(await s.webhooks.redeliveryCheck(id!)).toEqual({ status: 'dead', sub_id: sub.id, disabled_at: NOW + 3 });
+      expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([]);
+      expect((await s.webhooks.partnerDelivery(w.app.id, id!))?.disabled_at).toBe(NOW + 3);
+    });
+
+    it('disableAfterDead dead outcomes in a row disable the subscription; a delivered one resets the streak', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      for (let i = 1; i <= 6; i++) await enqueue(s, w.store.id, 'products/create', [sub], NOW + i);
+      const rows = await claim(s, 'worker-1', NOW + MINUTE);
+      expect(rows).toHaveLength(6);
+      const disabledAt = async () => (await s.webhooks.findSubscription(w.store.id, sub.owner, sub.id))?.disabled_at;
+      const plan: Next[] = [{ status: 'dead' }, { status: 'dead' }, { status: 'delivered' }, { status: 'dead' }, { status: 'dead' }];
+      for (const [i, next] of plan.entries()) {
+        await s.deliveryQueue.recordOutcomes(
+          [attempted(rows[i]!, NOW + MINUTE + i, next, { status: next.status === 'dead' ? 500 : 200 })],
+          {
+            worker: 'worker-1',
+            now: NOW + MINUTE + i,
+            disableAfterDead: 3,
+          },
+        );
+        expect(await disabledAt()).toBeNull();
+      }
+      await s.deliveryQueue.recordOutcomes([attempted(rows[5]!, NOW + 2 * MINUTE, { status: 'dead' }, { status: 500 })], {
+        worker: 'worker-1',
+        now: NOW + 2 * MINUTE,
+        disableAfterDead: 3,
+      });
+      expect(await disabledAt()).toBe(NOW + 2 * MINUTE);
+      const [disabled] = await s.webhooks.disabledSubscriptions([w.app.id]);
+      expect(disabled).toMatchObject({ id: sub.id, disabled_at: NOW + 2 * MINUTE });
+      expect(disabled?.disabled_reason).toEqual(expect.any(String));
+    });
+
+    // Outcomes reach recordOutcomes in the order the attempts finished. Within one batch a
+    // delivered outcome followed by a dead one for the same subscription does not reset the
+    // streak before the dead one is counted (the reset is applied at the end of the batch, and the
+    // dead outcome cancels it), so the dead one extends the streak from before the success.
+    // Marked as failing until it is decided whether the order within a batch counts.
+    it('a delivered outcome earlier in the same batch resets the streak before a later dead one', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      for (let i = 1; i <= 3; i++) await enqueue(s, w.store.id, 'products/create', [sub], NOW + i);
+      const [d1, d2, d3] = await claim(s, 'worker-1', NOW + MINUTE);
+      const ctx = { worker: 'worker-1', now: NOW + MINUTE, disableAfterDead: 2 };
+      await s.deliveryQueue.recordOutcomes([attempted(d1!, NOW + MINUTE, { status: 'dead' }, { status: 500 })], ctx);
+      await s.deliveryQueue.recordOutcomes(
+        [attempted(d2!, NOW + MINUTE, { status: 'delivered' }), attempted(d3!, NOW + MINUTE, { status: 'dead' }, { status: 500 })],
+        ctx,
+      );
+      // Only one dead outcome since the last delivered one: not disabled.
+      expect((await s.webhooks.findSubscription(w.store.id, sub.owner, sub.id))?.disabled_at).toBeNull();
+    });
+
+    it('releaseAllClaims frees every claim at once', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      await enqueue(s, w.store.id, 'products/create', [sub], NOW);
+      await enqueue(s, w.store.id, 'products/create', [sub], NOW);
+      expect(await claim(s, 'worker-1', NOW + 1, { leaseMs: HOUR })).toHaveLength(2);
+      expect(await claim(s, 'worker-2', NOW + 2)).toEqual([]);
+      await s.deliveryQueue.releaseAllClaims();
+      const again = await claim(s, 'worker-2', NOW + 2);
+      expect(again).toHaveLength(2);
+      // The old holder's outcomes no longer count.
+      await s.deliveryQueue.recordOutcomes(
+        again.map((c) => attempted(c, NOW + 3, { status: 'delivered' })),
+        { worker: 'worker-1', now: NOW + 3, disableAfterDead: 5 },
+      );
+      expect((await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 })).map((d) => d.status)).toEqual(['pending', 'pending']);
+    });
+
+    it('prune deletes old finished deliveries, their attempts and unreferenced events; pending deliveries stay', async () => {
+      // Times long before every other test's rows, so the counts are this test's alone.
+      const old = NOW - 30 * DAY;
+      const w = await world(s);
+      const a = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const b = await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      const event = await enqueue(s, w.store.id, 'products/create', [a, b], old);
+      const [dDone, dRetry] = await deliveriesOf(s, w.store.id, event);
+      const rows = await claim(s, 'worker-1', old + 1);
+      expect(rows.map((r) => r.id)).toEqual([dDone, dRetry]);
+      await s.deliveryQueue.recordOutcomes(
+        [
+          attempted(rows[0]!, old + 2, { status: 'delivered' }),
+          attempted(rows[1]!, old + 2, { status: 'pending', nextAttemptAt: old + 2 * DAY }, { status: 503 }),
+        ],
+        { worker: 'worker-1', now: old + 3, disableAfterDead: 5 },
+      );
+
+      expect(await s.webhooks.prune(old + DAY)).toEqual({ attempts: 2, deliveries: 1, events: 0 });
+      expect(await s.webhooks.listDeliveries({ id: dDone!, limit: 1 })).toEqual([]);
+      expect(await delivery(s, dRetry!)).toMatchObject({ status: 'pending', attempts: 1 });
+
+      const [retry] = await claim(s, 'worker-1', old + 2 * DAY);
+      expect(retry?.id).toBe(dRetry);
+      // The event is still there for the retry to send.
+      expect(retry?.payload).toBe(`{"event":"${event}"}`);
+      await s.deliveryQueue.recordOutcomes([attempted(retry!, old + 2 * DAY, { status: 'dead' }, { status: 500 })], {
+        worker: 'worker-1',
+        now: old + 2 * DAY,
+        disableAfterDead: 5,
+      });
+      expect(await s.webhooks.prune(old + 3 * DAY)).toEqual({ attempts: 1, deliveries: 1, events: 1 });
+      expect(await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 })).toEqual([]);
+      expect(await s.webhooks.prune(old + 3 * DAY)).toEqual({ attempts: 0, deliveries: 0, events: 0 });
+    });
+  });
+});
