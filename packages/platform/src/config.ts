@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ConfigError } from './domain/errors.ts';
+import { storeHostname } from './domain/store-host.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from './domain/webhook-backoff.ts';
 
 export interface Config {
@@ -178,7 +179,7 @@ export function loadConfig(raw: RawConfig): Config {
 
 /**
  * `--webhook-retry-schedule`: comma-separated waits such as `100ms,1s,5m,2h` (a bare number is
- * milliseconds), 1 to 50 entries; the default is the 19 retries of about 48 h (webhooks/backoff.ts).
+ * milliseconds), 1 to 50 entries; the default is the 19 retries of about 48 h (domain/webhook-backoff.ts).
  */
 export function parseRetrySchedule(value: string | undefined): readonly number[] {
   if (value === undefined || value.trim() === '') return DEFAULT_RETRY_SCHEDULE_MS;
@@ -199,7 +200,7 @@ export function parseRetrySchedule(value: string | undefined): readonly number[]
 
 /** The public origin of a store, e.g. http://demo.localhost:8080 */
 export function storeBaseUrl(config: Pick<Config, 'publicScheme' | 'storeDomain' | 'publicPort'>, storeName: string): string {
-  return `${config.publicScheme}://${storeName}.${config.storeDomain}${portSuffix(config)}`;
+  return `${config.publicScheme}://${storeHostname(storeName, config.storeDomain)}${portSuffix(config)}`;
 }
 
 export function platformBaseUrl(config: Pick<Config, 'publicScheme' | 'storeDomain' | 'publicPort'>): string {

@@ -128,6 +128,13 @@ export class AuthorizePageError extends Error {
 
 export class ConfigError extends Error {}
 
+/** A cursor that is malformed, altered, of another list or of the wrong direction (400). */
+export class InvalidCursor extends PlatformError {
+  constructor(message: string) {
+    super(400, 'InvalidCursor', message);
+  }
+}
+
 /** The request is valid but the record is not in a state that allows it (409). */
 export class ConflictError extends PlatformError {
   constructor(message: string) {

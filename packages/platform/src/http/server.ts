@@ -1,6 +1,5 @@
 // The HTTP server: Fastify with its plugins and every route, built from the services. It never
 // listens by itself (tests use inject(); the composition root decides where it listens).
-import { readFileSync } from 'node:fs';
 import cookie from '@fastify/cookie';
 import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
@@ -35,8 +34,6 @@ export interface HttpOptions {
   /** Where JSON logs go (default stdout); tests capture them to prove no secret is logged. */
   logStream?: DestinationStream | undefined;
 }
-
-const CSS = readFileSync(new URL('./views/app.css', import.meta.url), 'utf8');
 
 export async function buildHttpServer(services: Services, options: HttpOptions = {}): Promise<FastifyInstance> {
   const config = services.config;
@@ -110,10 +107,6 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerHostRouting(app, services);
   registerErrorHandler(app);
   registerSessionGate(app, services);
-
-  app.get('/assets/app.css', { config: { area: 'any' } }, async (_req, reply) => {
-    return reply.header('Cache-Control', 'public, max-age=3600').type('text/css; charset=utf-8').send(CSS);
-  });
 
   registerHealthRoutes(app, services);
   registerLoginRoutes(app, services);

@@ -2,7 +2,7 @@
 // and `cursor` + `pre_cursor` (2022-01, which can also page backwards). Never an offset.
 import type { PaginationConvention } from '../domain/api-versions.ts';
 import { type CursorCodec, InvalidCursorError } from '../domain/cursor.ts';
-import { PlatformError } from '../domain/errors.ts';
+import { InvalidCursor } from '../domain/errors.ts';
 import type { KeysetQuery, KeysetSource } from '../storage/ports.ts';
 
 export interface PageRequest {
@@ -14,11 +14,7 @@ export interface PageRequest {
 
 export type PageEnvelope<T> = { data: T[]; cursor: string; has_more: boolean } | { data: T[]; cursor: string; pre_cursor: string | null };
 
-export class InvalidCursor extends PlatformError {
-  constructor(message: string) {
-    super(400, 'InvalidCursor', message);
-  }
-}
+export { InvalidCursor };
 
 export async function keysetPage<R extends { id: number }, T>(
   source: KeysetSource<R>,

@@ -10,7 +10,8 @@ import { allows, type Access, type Resource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, parseId, VERSION_PARAM } from './api-common.ts';
+import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, VERSION_PARAM } from './api-common.ts';
+import { parseId } from '../path-params.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 
 declare module 'fastify' {

@@ -1,7 +1,7 @@
 // Pieces shared by the Admin API routes: error and list schemas, page requests, ids, 405s.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
-import { NotFoundError, PlatformError } from '../../domain/errors.ts';
+import { PlatformError } from '../../domain/errors.ts';
 
 export const VERSION_PARAM = { type: 'string', enum: SUPPORTED_VERSIONS, description: 'API version' };
 
@@ -58,12 +58,6 @@ export function pageRequest(req: FastifyRequest) {
     });
   }
   return { limit: q.limit ?? q.page_size ?? q.per_page ?? 50, cursor: q.cursor, preCursor: q.pre_cursor, convention };
-}
-
-/** A path id: digits only; anything else cannot exist (404, not 400). */
-export function parseId(raw: unknown): number {
-  if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new NotFoundError();
-  return Number(raw);
 }
 
 /** Answers methods a path does not support with 405 and an Allow header. */

@@ -4,7 +4,8 @@ import type { FastifyInstance } from 'fastify';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, parseId } from './api-common.ts';
+import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest } from './api-common.ts';
+import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
   type: 'object',

@@ -6,7 +6,7 @@ import type { Services } from '../../services/services.ts';
 import { BadRequestError, ConflictError, NotFoundError } from '../../domain/errors.ts';
 import { DELIVERY_STATUSES, isDeliveryStatus } from '../../services/delivery-log.ts';
 import { TOPICS } from '../../domain/webhook-topics.ts';
-import { pathId } from '../store-admin/private-apps.route.ts';
+import { parseId } from '../path-params.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
@@ -41,7 +41,7 @@ export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Ser
       throw new BadRequestError(`status must be one of: ${DELIVERY_STATUSES.join(', ')}`);
     if (topic !== undefined && !(TOPICS as readonly string[]).includes(topic))
       throw new BadRequestError(`topic must be one of: ${TOPICS.join(', ')}`);
-    const before = typeof q.before === 'string' && q.before !== '' ? pathId(q.before) : undefined;
+    const before = typeof q.before === 'string' && q.before !== '' ? parseId(q.before) : undefined;
     const [page, disabled] = await Promise.all([
       deliveries.list(a.id, { status, topic, before, limit: DELIVERIES_PAGE_SIZE }),
       deliveries.disabledSubscriptions([a.id]),
@@ -87,7 +87,7 @@ ${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuer
     const partner = req.partner!;
     const params = req.params as { clientId: string; id: string };
     const a = await services.apps.findPartnerApp(partner.partnerId, params.clientId);
-    const d = await deliveries.get(a.id, pathId(params.id));
+    const d = await deliveries.get(a.id, parseId(params.id));
     if (!d) throw new NotFoundError('No delivery with this id for this app');
     return { partner, a, d };
   };

@@ -3,21 +3,15 @@
 // shown once; only a hash of the token is kept), list, revoke.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { NotFoundError } from '../../domain/errors.ts';
 import { checkPrivateApp } from '../../services/app-service.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
+import { parseId } from '../path-params.ts';
 
 const NOTICES: Record<string, string> = { revoked: 'The private app was revoked: its Access-Token no longer works.' };
 
-/** A path id: digits only; anything else cannot exist (404). */
 const merchantOnly = { config: { session: 'merchant' as const } };
-
-export function pathId(raw: unknown): number {
-  if (typeof raw !== 'string' || !/^[1-9][0-9]{0,15}$/.test(raw)) throw new NotFoundError();
-  return Number(raw);
-}
 
 export function registerPrivateAppRoutes(app: FastifyInstance, services: Services): void {
   const reveals = services.reveals;
@@ -103,7 +97,7 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
   });
 
   app.post('/admin/private-apps/:id/revoke', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
-    await services.apps.revokePrivateApp(req.store!.id, pathId((req.params as { id: string }).id));
+    await services.apps.revokePrivateApp(req.store!.id, parseId((req.params as { id: string }).id));
     return reply.redirect('/admin/private-apps?done=revoked', 303);
   });
 }

@@ -1,10 +1,15 @@
-// Static scripts of the server-rendered pages (CSP: script-src 'self', no inline scripts).
+// Static files of the server-rendered pages: the style sheet and the one script (the CSP allows
+// styles and scripts from 'self' only, nothing inline).
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 
+const CSS = readFileSync(new URL('./app.css', import.meta.url), 'utf8');
 const COPY_BUTTON_JS = readFileSync(new URL('./copy-button.js', import.meta.url), 'utf8');
 
 export function registerAssetRoutes(app: FastifyInstance): void {
+  app.get('/assets/app.css', { config: { area: 'any' } }, async (_req, reply) => {
+    return reply.header('Cache-Control', 'public, max-age=3600').type('text/css; charset=utf-8').send(CSS);
+  });
   app.get('/assets/copy-button.js', { config: { area: 'any' } }, async (_req, reply) => {
     return reply.header('Cache-Control', 'public, max-age=3600').type('text/javascript; charset=utf-8').send(COPY_BUTTON_JS);
   });
