@@ -1,30 +1,25 @@
 // An app's webhook subscriptions through the Admin API: list, subscribe, get, delete. The caller
 // is the authenticated principal; a subscription belongs to it and to its store.
-import { lookup } from 'node:dns/promises';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
 import { ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { allows } from '../domain/scopes.ts';
-import { checkWebhookAddress, isNonPublicAddress } from '../domain/ssrf.ts';
+import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { Storage, SubscriptionRow } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import { keysetPage, type PageRequest } from './pagination.ts';
+import { hostProblem } from './public-address.ts';
 
 export type { SubscriptionRow };
 
 /** In production the address must resolve to public addresses only (checked again at delivery). */
 export async function resolvesToPublic(address: string): Promise<string | undefined> {
-  const host = new URL(address).hostname.replace(/^\[|\]$/g, '');
-  try {
-    const answers = await lookup(host, { all: true, verbatim: true });
-    if (answers.length === 0) return 'could not be resolved';
-    if (answers.some((a) => isNonPublicAddress(a.address))) return 'must not point at a private, loopback or link-local address';
-    return undefined;
-  } catch {
-    return 'could not be resolved';
-  }
+  const problem = await hostProblem(address);
+  if (problem === 'unresolvable') return 'could not be resolved';
+  if (problem === 'non-public') return 'must not point at a private, loopback or link-local address';
+  return undefined;
 }
 
 export class WebhookSubscriptions {

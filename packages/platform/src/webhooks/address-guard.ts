@@ -2,16 +2,11 @@
 // were checked when the subscription was made, but they are checked again before every attempt
 // because the rules may have tightened since, and the name is resolved again because DNS answers
 // can change after the check.
-import { lookup } from 'node:dns/promises';
 import type { Config } from '../config.ts';
-import { checkWebhookAddress, isNonPublicAddress } from '../domain/ssrf.ts';
+import { checkWebhookAddress } from '../domain/ssrf.ts';
+import { hostProblem, type Resolver, resolveAll } from '../services/public-address.ts';
 
-/** Every address a hostname resolves to. */
-export type Resolver = (hostname: string) => Promise<string[]>;
-
-export async function resolveAll(hostname: string): Promise<string[]> {
-  return (await lookup(hostname, { all: true, verbatim: true })).map((a) => a.address);
-}
+export type { Resolver };
 
 export class AddressGuard {
   constructor(
@@ -23,15 +18,9 @@ export class AddressGuard {
   async refusal(address: string): Promise<string | undefined> {
     const problem = checkWebhookAddress(address, this.mode);
     if (problem || this.mode !== 'production') return problem;
-    // URL keeps the brackets of an IPv6 literal; the resolver wants the bare address.
-    const host = new URL(address).hostname.replace(/^\[|\]$/g, '');
-    try {
-      const ips = await this.resolve(host);
-      if (ips.length === 0) return 'could not be resolved';
-      if (ips.some((ip) => isNonPublicAddress(ip))) return 'resolves to a private, loopback or link-local address';
-    } catch {
-      return 'could not be resolved';
-    }
+    const host = await hostProblem(address, this.resolve);
+    if (host === 'unresolvable') return 'could not be resolved';
+    if (host === 'non-public') return 'resolves to a private, loopback or link-local address';
     return undefined;
   }
 }
