@@ -74,6 +74,10 @@ describe('scopes (PRODUCT.md §4)', () => {
     for (const bad of ['read_everything', 'delete_products', 'read', 'READ_PRODUCTS', 'read_products;drop'])
       expect(() => parseScopes(bad)).toThrow(ScopeParseError);
   });
+  it('refuses resource names that are properties of every object (read_constructor, write___proto__, …)', () => {
+    for (const bad of ['read_constructor', 'write___proto__', 'read_toString', 'read_hasOwnProperty', 'write_valueOf', 'read___proto__'])
+      expect(() => parseScopes(bad), bad).toThrow(ScopeParseError);
+  });
   it('write implies read', () => {
     expect(allows(['write_products'], 'read', 'products')).toBe(true);
     expect(allows(['read_products'], 'write', 'products')).toBe(false);
@@ -171,6 +175,27 @@ describe('code lifecycle (injected clock)', () => {
     expect(checkCode(withPkce, { ...req, codeVerifier: 'wrong' })).toMatchObject({ ok: false });
     expect(checkCode(withPkce, req)).toMatchObject({ ok: false });
   });
+  // RFC 7636 section 4.1: 43 to 128 characters of A-Z a-z 0-9 - . _ ~. Each verifier here hashes to
+  // the stored challenge, so only its form can make it fail.
+  const verifierCases: [string, string, boolean][] = [
+    ['43 characters', 'a'.repeat(43), true],
+    ['128 characters of every allowed kind', `${'AZaz09-._~'.repeat(12)}abcdefgh`, true],
+    ['42 characters', 'a'.repeat(42), false],
+    ['129 characters', 'a'.repeat(129), false],
+    ['one character', 'x', false],
+    ['a plus sign', `${'a'.repeat(42)}+`, false],
+    ['a slash', `${'a'.repeat(42)}/`, false],
+    ['base64 padding', `${'a'.repeat(42)}=`, false],
+    ['a space', `${'a'.repeat(21)} ${'a'.repeat(21)}`, false],
+    ['a non-ASCII letter', `${'a'.repeat(42)}é`, false],
+    ['a line break', `${'a'.repeat(42)}\n`, false],
+  ];
+  for (const [name, verifier, ok] of verifierCases) {
+    it(`PKCE verifier with ${name} is ${ok ? 'accepted' : 'refused'} even when it hashes to the challenge`, () => {
+      const withPkce = { ...row, code_challenge: pkceChallenge(verifier) };
+      expect(checkCode(withPkce, { ...req, codeVerifier: verifier })).toMatchObject({ ok });
+    });
+  }
 });
 
 describe('refresh lifecycle (injected clock)', () => {

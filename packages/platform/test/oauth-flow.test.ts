@@ -301,6 +301,16 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     expect(ok.statusCode).toBe(200);
   });
 
+  it('refuses a PKCE verifier outside RFC 7636 section 4.1 with invalid_grant, even when it hashes to the challenge', async () => {
+    const f = await createFixture(t);
+    const base = { client_id: f.clientId, client_secret: f.clientSecret, grant_type: 'authorization_code', redirect_uri: f.redirectUri };
+    for (const verifier of ['short', 'a'.repeat(129), `${'a'.repeat(42)}+`]) {
+      const code = await codeFor(t, f, { code_challenge: pkceChallenge(verifier), code_challenge_method: 'S256' });
+      const res = await tokenRequest(t, f, { ...base, code, code_verifier: verifier });
+      expect([res.statusCode, res.json().error], verifier).toEqual([400, 'invalid_grant']);
+    }
+  });
+
   it('revocation endpoint (RFC 7009): refresh token revokes its family; unknown tokens answer 200', async () => {
     const f = await createFixture(t);
     const pair = await exchange(t, f, await codeFor(t, f));

@@ -22,9 +22,20 @@ export function checkCode(
   if (req.redirectUri !== row.redirect_uri) return { ok: false, reason: 'redirect_uri does not match the authorization request' };
   if (row.code_challenge !== null) {
     if (!req.codeVerifier) return { ok: false, reason: 'code_verifier is required' };
+    if (!isPkceVerifier(req.codeVerifier))
+      return { ok: false, reason: 'code_verifier must be 43 to 128 characters of A-Z, a-z, 0-9, "-", ".", "_" and "~"' };
     if (pkceChallenge(req.codeVerifier) !== row.code_challenge) return { ok: false, reason: 'code_verifier does not match code_challenge' };
   }
   return { ok: true };
+}
+
+// RFC 7636 section 4.1: a verifier is 43 to 128 unreserved characters. A shorter one carries too
+// little entropy to stand in for the client secret the flow is protecting.
+const PKCE_VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/** Whether a code_verifier has the form RFC 7636 section 4.1 requires. */
+export function isPkceVerifier(verifier: string): boolean {
+  return PKCE_VERIFIER.test(verifier);
 }
 
 /** RFC 7636 S256: base64url(SHA-256(verifier)). */

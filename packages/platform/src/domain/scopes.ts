@@ -6,7 +6,14 @@ export type Resource = (typeof RESOURCES)[number];
 export type Access = 'read' | 'write';
 export type Scope = `${Access}_${Resource}`;
 
-const ALIASES: Record<string, Resource> = { product: 'products', order: 'orders', customer: 'customers' };
+// Every accepted spelling of a resource, canonical or singular. A Map, not an object literal: a
+// lookup in an object also finds what it inherits, so `read_constructor` would name a resource.
+const RESOURCE_NAMES: ReadonlyMap<string, Resource> = new Map<string, Resource>([
+  ...RESOURCES.map((r): [string, Resource] => [r, r]),
+  ['product', 'products'],
+  ['order', 'orders'],
+  ['customer', 'customers'],
+]);
 
 export class ScopeParseError extends Error {
   constructor(readonly scope: string) {
@@ -20,11 +27,7 @@ export function parseScopes(input: string): Scope[] {
   for (const raw of input.split(/[\s,]+/)) {
     if (raw === '') continue;
     const match = /^(read|write)_([a-z]+)$/.exec(raw);
-    const resource = match
-      ? (RESOURCES as readonly string[]).includes(match[2]!)
-        ? (match[2] as Resource)
-        : ALIASES[match[2]!]
-      : undefined;
+    const resource = match ? RESOURCE_NAMES.get(match[2]!) : undefined;
     if (!match || !resource) throw new ScopeParseError(raw.slice(0, 64));
     out.add(`${match[1] as Access}_${resource}`);
   }
