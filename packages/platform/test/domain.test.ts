@@ -8,6 +8,7 @@ import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken, pooledRandomBytes } from '../src/domain/tokens.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
+import { checkWebhookAddress, isNonPublicAddress } from '../src/domain/ssrf.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
 
@@ -83,6 +84,114 @@ describe('scopes (PRODUCT.md §4)', () => {
     expect(allows(['read_products'], 'write', 'products')).toBe(false);
     expect(covers(['write_products', 'read_orders'], ['read_products', 'read_orders'])).toBe(true);
     expect(covers(['read_products'], ['write_products'])).toBe(false);
+  });
+});
+
+describe('webhook address rules (addresses as strings only; nothing is resolved or connected to)', () => {
+  const publicAddresses = [
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '100.63.255.255', // just below carrier-grade NAT
+    '100.128.0.0', // just above it
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.167.255.255',
+    '198.17.255.255',
+    '223.255.255.255', // the last unicast address before multicast
+    '::ffff:8.8.8.8', // IPv4-mapped, judged as the IPv4 address it carries
+    '::ffff:808:808',
+    '::FFFF:1.1.1.1',
+    '64:ff9b::8.8.8.8', // NAT64 to a public IPv4 address
+    '64:ff9b::808:808',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '2a00:1450:4001:830::200e',
+  ];
+  const nonPublicAddresses: [string, string][] = [
+    ['0.0.0.0', 'unspecified'],
+    ['0.1.2.3', 'this network'],
+    ['10.0.0.1', 'private'],
+    ['10.255.255.255', 'private'],
+    ['100.64.0.1', 'carrier-grade NAT'],
+    ['100.127.255.255', 'carrier-grade NAT'],
+    ['127.0.0.1', 'loopback'],
+    ['127.255.255.254', 'loopback'],
+    ['169.254.169.254', 'link-local (cloud metadata)'],
+    ['172.16.0.1', 'private'],
+    ['172.31.255.255', 'private'],
+    ['192.0.0.8', 'IETF protocol assignments'],
+    ['192.0.2.1', 'documentation'],
+    ['192.88.99.1', '6to4 relay anycast'],
+    ['192.168.1.1', 'private'],
+    ['198.18.0.1', 'benchmarking'],
+    ['198.19.255.255', 'benchmarking'],
+    ['198.51.100.7', 'documentation'],
+    ['203.0.113.9', 'documentation'],
+    ['224.0.0.1', 'multicast'],
+    ['239.255.255.250', 'multicast'],
+    ['240.0.0.1', 'reserved'],
+    ['255.255.255.255', 'broadcast'],
+    ['::', 'IPv6 unspecified'],
+    ['::1', 'IPv6 loopback'],
+    ['::ffff:127.0.0.1', 'IPv4-mapped loopback'],
+    ['::ffff:7f00:1', 'IPv4-mapped loopback, hex form'],
+    ['::ffff:10.0.0.1', 'IPv4-mapped private'],
+    ['::ffff:a00:1', 'IPv4-mapped private, hex form'],
+    ['::ffff:169.254.169.254', 'IPv4-mapped link-local'],
+    ['::ffff:100.64.0.1', 'IPv4-mapped carrier-grade NAT'],
+    ['::ffff:0.0.0.0', 'IPv4-mapped unspecified'],
+    ['::ffff:255.255.255.255', 'IPv4-mapped broadcast'],
+    ['0:0:0:0:0:ffff:c0a8:101', 'IPv4-mapped private, written out'],
+    ['::127.0.0.1', 'IPv4-compatible (deprecated) loopback'],
+    ['::8.8.8.8', 'IPv4-compatible (deprecated)'],
+    ['::ffff:0:8.8.8.8', 'IPv4-translated'],
+    ['64:ff9b::10.0.0.1', 'NAT64 of a private address'],
+    ['64:ff9b::7f00:1', 'NAT64 of loopback'],
+    ['64:ff9b::a9fe:a9fe', 'NAT64 of link-local'],
+    ['64:ff9b::6440:1', 'NAT64 of carrier-grade NAT'],
+    ['64:ff9b:1::8.8.8.8', 'local-use NAT64'],
+    ['100::1', 'discard-only'],
+    ['2001::1', 'Teredo'],
+    ['2001:2::1', 'benchmarking'],
+    ['2001:db8::1', 'documentation'],
+    ['3fff::1', 'documentation'],
+    ['2002:a00:1::1', '6to4'],
+    ['fc00::1', 'unique local'],
+    ['fd12:3456:789a::1', 'unique local'],
+    ['fe80::1', 'link-local'],
+    ['fe80::1%eth0', 'link-local with a zone'],
+    ['febf:ffff::1', 'link-local'],
+    ['fec0::1', 'site-local (deprecated)'],
+    ['ff02::1', 'multicast'],
+    ['ff05::1:3', 'multicast'],
+    ['', 'not an address'],
+    ['example.com', 'not an address'],
+    ['1.2.3', 'not an address'],
+  ];
+  it.each(publicAddresses)('%s is public', (ip) => expect(isNonPublicAddress(ip)).toBe(false));
+  it.each(nonPublicAddresses)('%s is not public (%s)', (ip) => expect(isNonPublicAddress(ip)).toBe(true));
+
+  const productionAddresses: [string, string | undefined][] = [
+    ['https://8.8.8.8/hook', undefined],
+    ['https://93.184.216.34:8443/hook', undefined],
+    ['https://[2606:4700:4700::1111]/hook', undefined],
+    ['https://[::ffff:8.8.8.8]/hook', undefined],
+    ['https://hooks.example.com/hook', undefined],
+    ['https://10.0.0.5/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://0x0a000005/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://100.64.1.1/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://255.255.255.255/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://[::ffff:10.0.0.5]/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://[64:ff9b::a00:5]/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://[fd00::5]/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://[::ffff:127.0.0.1]/hook', 'must not point at a private, loopback or link-local address'],
+    ['https://127.0.0.1/hook', 'must not point at this machine'],
+    ['https://2130706433/hook', 'must not point at this machine'],
+    ['https://[::1]/hook', 'must not point at this machine'],
+  ];
+  it.each(productionAddresses)('production: %s → %s', (address, refusal) => {
+    expect(checkWebhookAddress(address, 'production')).toBe(refusal);
   });
 });
 

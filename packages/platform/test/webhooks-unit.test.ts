@@ -1,6 +1,7 @@
 // Pure webhook logic: signatures against the shared known answers, headers, the retry schedule,
 // Retry-After, next-state decisions, topics of changes, the schedule flag.
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer, type LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseRetrySchedule } from '../src/config.ts';
 import { ConfigError } from '../src/domain/errors.ts';
@@ -13,7 +14,10 @@ import {
   classifyStatus,
 } from '../src/domain/webhook-backoff.ts';
 import { topicFor } from '../src/domain/webhook-topics.ts';
+import { hostProblem } from '../src/services/public-address.ts';
+import { AddressGuard } from '../src/webhooks/address-guard.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
+import { publicOnlyLookup, SsrfRefusedError, WebhookSender } from '../src/webhooks/webhook-sender.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
 
@@ -123,5 +127,81 @@ describe('topics of changes', () => {
     expect(topicFor('orders', 'delete')).toBeUndefined();
     expect(topicFor('customers', 'update')).toBe('customers/update');
     expect(topicFor('customers', 'delete')).toBeUndefined();
+  });
+});
+
+// Every name here is answered by a stub; non-public answers are only ever strings, and the one
+// socket a mistake could open goes to a listener on 127.0.0.1.
+describe('public-only name resolution (stubbed resolver)', () => {
+  const stub = (answers: string[][]) => {
+    const asked: string[] = [];
+    const resolve = async (hostname: string) => {
+      asked.push(hostname);
+      return answers[Math.min(asked.length, answers.length) - 1]!;
+    };
+    return { resolve, asked };
+  };
+  const lookupOnce = (lookup: LookupFunction, all: boolean) =>
+    new Promise<{ error: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }>((done) =>
+      lookup('hooks.example.com', { all }, (error, address, family) => done({ error, address, family })),
+    );
+
+  it('the subscription and pre-attempt checks let public answers through and stop any non-public one', async () => {
+    expect(await hostProblem('https://hooks.example.com/x', stub([['93.184.216.34']]).resolve)).toBeUndefined();
+    expect(await hostProblem('https://hooks.example.com/x', stub([['2606:4700:4700::1111', '8.8.8.8']]).resolve)).toBeUndefined();
+    expect(await hostProblem('https://hooks.example.com/x', stub([['93.184.216.34', '::ffff:10.0.0.1']]).resolve)).toBe('non-public');
+    expect(await hostProblem('https://hooks.example.com/x', stub([[]]).resolve)).toBe('unresolvable');
+  });
+
+  it('the connect-time lookup hands public answers to the socket, in both lookup forms', async () => {
+    const { resolve } = stub([['93.184.216.34', '2606:4700:4700::1111']]);
+    expect(await lookupOnce(publicOnlyLookup(resolve), false)).toEqual({ error: null, address: '93.184.216.34', family: 4 });
+    expect(await lookupOnce(publicOnlyLookup(resolve), true)).toMatchObject({
+      error: null,
+      address: [
+        { address: '93.184.216.34', family: 4 },
+        { address: '2606:4700:4700::1111', family: 6 },
+      ],
+    });
+  });
+
+  it.each([
+    { answer: ['10.0.0.1'] },
+    { answer: ['127.0.0.1'] },
+    { answer: ['169.254.169.254'] },
+    { answer: ['100.64.0.1'] },
+    { answer: ['::ffff:10.0.0.1'] },
+    { answer: ['64:ff9b::a00:1'] },
+    { answer: ['fd00::1'] },
+    { answer: ['93.184.216.34', '192.168.0.1'] },
+    { answer: [] },
+  ])('the connect-time lookup refuses the answer $answer', async ({ answer }) => {
+    const result = await lookupOnce(publicOnlyLookup(stub([answer]).resolve), true);
+    expect(result.error).toBeInstanceOf(SsrfRefusedError);
+    expect(result.error?.message).toBe('hooks.example.com resolves to a non-public address');
+  });
+
+  it('DNS rebinding: a name that resolves public at the check and private at connect time is refused when connecting', async () => {
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+    const port = (listener.address() as AddressInfo).port;
+    // First answer public (the check before the attempt), then this machine (the connection).
+    const dns = stub([['93.184.216.34'], ['127.0.0.1']]);
+    const sender = new WebhookSender({ timeoutMs: 2000, perOrigin: 1, publicOnly: true, resolve: dns.resolve });
+    try {
+      const address = `https://rebind.example.com:${port}/hook`;
+      expect(await new AddressGuard('production', dns.resolve).refusal(address)).toBeUndefined();
+      const result = await sender.send(address, { 'content-type': 'application/json' }, '{}');
+      expect(result).toMatchObject({ status: null, error: 'refused: rebind.example.com resolves to a non-public address' });
+      expect(dns.asked).toEqual(['rebind.example.com', 'rebind.example.com']);
+      expect(connections).toBe(0);
+    } finally {
+      await sender.close();
+      await new Promise<void>((resolve) => listener.close(() => resolve()));
+    }
   });
 });

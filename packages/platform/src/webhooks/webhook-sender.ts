@@ -2,9 +2,10 @@
 // request deadline, no redirects followed, at most the first 1 KB of the answer kept. In
 // production every connection goes through a DNS lookup that refuses non-public addresses, so a
 // name that changes its answer after the check still cannot reach an internal host.
-import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { isIP, type LookupFunction } from 'node:net';
 import { Agent } from 'undici';
 import { isNonPublicAddress } from '../domain/ssrf.ts';
+import { type Resolver, resolveAll } from '../services/public-address.ts';
 
 export const RESPONSE_KEEP_BYTES = 1024;
 /** Bytes of an answer read (and thrown away) to keep the connection reusable; more closes it. */
@@ -22,24 +23,41 @@ export class SsrfRefusedError extends Error {
   readonly code = 'ESSRFREFUSED';
 }
 
-type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+/**
+ * A `net.connect` lookup that fails for any name resolving to a non-public IP. It runs when the
+ * socket is opened, so the address checked is the address connected to: a name whose answer
+ * changes between the earlier checks and the connection still cannot reach an internal host.
+ */
+export function publicOnlyLookup(resolve: Resolver = resolveAll): LookupFunction {
+  return (hostname, options, callback) => {
+    resolve(hostname).then(
+      (ips) => {
+        if (ips.length === 0 || ips.some((ip) => isNonPublicAddress(ip))) {
+          callback(new SsrfRefusedError(`${hostname} resolves to a non-public address`), []);
+          return;
+        }
+        const addresses = ips.map((address) => ({ address, family: isIP(address) }));
+        if (options.all) callback(null, addresses);
+        else callback(null, addresses[0]!.address, addresses[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => callback(err, []),
+    );
+  };
+}
 
-/** A `net.connect` lookup that fails for any name resolving to a private, loopback or link-local IP. */
-export function publicOnlyLookup(hostname: string, options: { all?: boolean } | number | undefined, callback: LookupCallback): void {
-  dnsLookup(hostname, { all: true, verbatim: true }, (err, addresses) => {
-    if (err) return callback(err, []);
-    if (addresses.length === 0 || addresses.some((a) => isNonPublicAddress(a.address))) {
-      return callback(new SsrfRefusedError(`${hostname} resolves to a non-public address`), []);
-    }
-    if (typeof options === 'object' && options?.all) return callback(null, addresses);
-    callback(null, addresses[0]!.address, addresses[0]!.family);
-  });
+export interface WebhookSenderOptions {
+  timeoutMs: number;
+  perOrigin: number;
+  /** Connect only to public addresses (production). */
+  publicOnly: boolean;
+  /** Name resolution behind the public-only connect (default: the system resolver). */
+  resolve?: Resolver;
 }
 
 export class WebhookSender {
   private readonly agent: Agent;
 
-  constructor(private readonly options: { timeoutMs: number; perOrigin: number; publicOnly: boolean }) {
+  constructor(private readonly options: WebhookSenderOptions) {
     this.agent = new Agent({
       connections: options.perOrigin,
       pipelining: 1,
@@ -48,7 +66,7 @@ export class WebhookSender {
       headersTimeout: options.timeoutMs,
       bodyTimeout: options.timeoutMs,
       maxRedirections: 0,
-      connect: { timeout: options.timeoutMs, ...(options.publicOnly ? { lookup: publicOnlyLookup as never } : {}) },
+      connect: { timeout: options.timeoutMs, ...(options.publicOnly ? { lookup: publicOnlyLookup(options.resolve) } : {}) },
     });
   }
 

@@ -56,7 +56,12 @@ export class WebhookWorker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
-    this.sender = new WebhookSender({ timeoutMs: config.webhooks.timeoutMs, perOrigin, publicOnly: config.mode === 'production' });
+    this.sender = new WebhookSender({
+      timeoutMs: config.webhooks.timeoutMs,
+      perOrigin,
+      publicOnly: config.mode === 'production',
+      ...(options.resolve ? { resolve: options.resolve } : {}),
+    });
     this.jobs = new DeliveryJobs({ box: options.box, storeDomain: config.storeDomain });
     this.attempts = new DeliveryAttempts({
       sender: this.sender,

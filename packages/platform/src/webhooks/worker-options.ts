@@ -34,7 +34,7 @@ export interface WebhookWorkerOptions {
   pollMs?: number;
   /** How long a claim is held before another worker may take the row (default 60 s). */
   leaseMs?: number;
-  /** Name resolution for the production address check (default: the system resolver). */
+  /** Name resolution for the production address check and the connections that follow it (default: the system resolver). */
   resolve?: Resolver;
   /** How often old log rows are pruned (default hourly; 0 = never). */
   pruneEveryMs?: number;
