@@ -3,33 +3,58 @@ import { AdminClient } from './api/admin-client.ts';
 import { CallLimitThrottle } from './api/call-limit.ts';
 import { resolveConfig, type AppConfig, type ResolvedConfig } from './config/app-config.ts';
 import { bytesToBase64Url } from './crypto/encoding.ts';
-import { AuthorizationDeniedError, NetworkError, ShopError, StateError, TokenExchangeError } from './errors.ts';
+import { AuthorizationDeniedError, NetworkError, ParameterError, ShopError, StateError, TokenExchangeError } from './errors.ts';
 import { readRequestInput, type RequestLike, type RequestOrQuery } from './http/request-input.ts';
 import { redactingLogger, type SdkLogger } from './logging/redacting-logger.ts';
 import { postTokenRequest, type TokenFailure, type TokenGrant } from './oauth/token-endpoint.ts';
 import { TokenManager, type AccessTokenOptions } from './oauth/token-manager.ts';
 import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/state-cookie.ts';
-import { createState, verifyState } from './oauth/state.ts';
+import { bindingDigest, createState, requireSameBrowser, verifyState } from './oauth/state.ts';
 import type { Session, SessionStorage } from './session/session.ts';
 import { isValidShop } from './shop/shop-hostname.ts';
 import { checkTimestamp, queryPairs, requireParam, verifyQuery, type QueryInput } from './signature/query-signature.ts';
 import { verifyWebhook, type HeadersInput, type RawBody, type WebhookEvent } from './signature/webhook-signature.ts';
 
-/** What `auth.begin` returns. */
+/** Options of `auth.begin`. */
+export interface BeginOptions {
+  shop: string;
+  /** Scopes to ask for instead of the configured ones. */
+  scopes?: string | readonly string[];
+}
+
+/** Options of `auth.begin` in signed-state mode: the state is bound to the app's session, not to a cookie. */
+export interface BoundBeginOptions extends BeginOptions {
+  /**
+   * A value of the app's own session with the merchant's browser (such as its session id), which an
+   * attacker cannot make another browser present. The callback must pass the same value.
+   */
+  binding: string;
+}
+
+/** What `auth.begin` returns in cookie mode. */
 export interface BeginResult {
   /** The platform's authorization URL (`/admin/oauth/authorize?…`) to redirect the merchant's browser to. */
   url: string;
   /** The signed state in the URL. */
   state: string;
-  /** The `Set-Cookie` header value binding the state to this browser. */
+  /** The `Set-Cookie` header value binding the state to this browser; the callback refuses to go on without it. */
   cookie: string;
   cookieName: string;
+}
+
+/** What `auth.begin` returns in signed-state mode: no cookie to set. */
+export interface BoundBeginResult {
+  url: string;
+  /** The signed state in the URL; it carries a keyed digest of the binding. */
+  state: string;
 }
 
 /** Options of `auth.callback`. */
 export interface CallbackOptions {
   /** The state cookie: its value, or the whole `Cookie` header. Read from the request when one is passed. */
   stateCookie?: string | undefined;
+  /** The app-session value passed to `auth.begin` as `binding` (signed-state mode). */
+  binding?: string | undefined;
 }
 
 /**
@@ -73,7 +98,11 @@ export interface StoregateApp {
   }>;
   /** The OAuth install flow. */
   readonly auth: {
-    begin(options: { shop: string; scopes?: string | readonly string[] }): Promise<BeginResult>;
+    /** Cookie mode: set the returned `cookie` on the redirect. */
+    begin(options: BeginOptions & { binding?: undefined }): Promise<BeginResult>;
+    /** Signed-state mode: no cookie; pass the same `binding` to `callback`. */
+    begin(options: BoundBeginOptions): Promise<BoundBeginResult>;
+    /** Refuses a callback that does not come from the browser that began it (see `begin`), before the code is exchanged. */
     callback(request: RequestOrQuery, options?: CallbackOptions): Promise<Session>;
     /** `Set-Cookie` value that removes the state cookie after the callback. */
     clearStateCookie(): string;
@@ -137,11 +166,18 @@ export function createApp(config: AppConfig): StoregateApp {
     return shop;
   };
 
-  async function begin(options: { shop: string; scopes?: string | readonly string[] }): Promise<BeginResult> {
+  async function begin(options: BeginOptions & { binding?: undefined }): Promise<BeginResult>;
+  async function begin(options: BoundBeginOptions): Promise<BoundBeginResult>;
+  async function begin(options: BeginOptions & { binding?: string | undefined }): Promise<BeginResult | BoundBeginResult> {
     const shop = requireShop(options.shop);
+    const bound = options.binding !== undefined;
+    if (bound && (typeof options.binding !== 'string' || options.binding === ''))
+      throw new ParameterError('PARAMETER_INVALID', 'binding', 'binding must be a non-empty value of the app session');
+    const secret = c.clientSecrets[0] as string;
     const nonce = bytesToBase64Url(c.randomBytes(18));
     const expiresAt = Math.floor(now() / 1000) + c.stateTtlSeconds;
-    const state = await createState({ nonce, shop, expiresAt }, c.clientSecrets[0] as string);
+    const binding = options.binding === undefined ? undefined : await bindingDigest(options.binding, secret);
+    const state = await createState({ nonce, shop, expiresAt, binding }, secret);
     const scopes =
       options.scopes === undefined
         ? c.scopes
@@ -155,9 +191,11 @@ export function createApp(config: AppConfig): StoregateApp {
       response_type: 'code',
       state,
     });
-    log.info('authorization started', { shop });
+    log.info('authorization started', { shop, bound });
+    const url = `${c.apiOrigin(shop)}/admin/oauth/authorize?${query.toString()}`;
+    if (bound) return { url, state };
     return {
-      url: `${c.apiOrigin(shop)}/admin/oauth/authorize?${query.toString()}`,
+      url,
       state,
       cookie: stateCookieHeader(c.stateCookieName, nonce, { secure, maxAgeSeconds: c.stateTtlSeconds }),
       cookieName: c.stateCookieName,
@@ -169,18 +207,13 @@ export function createApp(config: AppConfig): StoregateApp {
     const params: Record<string, string> = {};
     for (const [name, value] of queryPairs(query)) params[name] = name in params ? `${params[name]},${value}` : value;
     try {
-      // The order decides which error a bad callback gets: the state first (it proves this browser
-      // started this authorization, so even an error redirect must carry it), then the hmac (nothing
-      // else in the query is trusted before it), then the shop; the timestamp only when sent.
+      // The order decides which error a bad callback gets: the state and the proof that this browser
+      // started this authorization first (so even an error redirect must carry them), then the hmac
+      // (nothing else in the query is trusted before it), then the shop; the timestamp only when sent.
       const state = await verifyState(params['state'], c.clientSecrets, now());
       const cookieSource = options.stateCookie ?? cookieHeader;
       const cookieNonce = cookieSource?.includes('=') ? readCookie(cookieSource, c.stateCookieName) : cookieSource;
-      if (cookieNonce !== undefined && cookieNonce !== '' && cookieNonce !== state.nonce) {
-        throw new StateError(
-          'STATE_MISMATCH',
-          'the state cookie belongs to another authorization attempt (another tab or browser started one)',
-        );
-      }
+      await requireSameBrowser(state, { cookieNonce, binding: options.binding }, c.clientSecrets);
       if (params['error'] !== undefined) throw new AuthorizationDeniedError(params['error'], params['error_description']);
       await verifyQuery(redirectOwnParams.size === 0 ? query : withoutRedirectOwnParams(query), c.clientSecrets);
       const shop = requireParam(params, 'shop');

@@ -1,6 +1,16 @@
 // @storegate/app — named re-exports only.
 export { createApp } from './app.ts';
-export type { BeginResult, CallbackOptions, InstallRequest, StoregateApp, WebhookInput, RequestLike } from './app.ts';
+export type {
+  BeginOptions,
+  BeginResult,
+  BoundBeginOptions,
+  BoundBeginResult,
+  CallbackOptions,
+  InstallRequest,
+  StoregateApp,
+  WebhookInput,
+  RequestLike,
+} from './app.ts';
 export { resolveConfig, normalizeScopes, paginationForVersion, DEFAULT_API_VERSION } from './config/app-config.ts';
 export type { AppConfig, Clock, PaginationConvention, ResolvedConfig } from './config/app-config.ts';
 export {

@@ -43,12 +43,13 @@ describe('logging hook', () => {
     const seen = new Set<string>([SECRET]);
 
     // Refused callbacks first (bad hmac, stale state), then a good install.
-    const { state } = await app.auth.begin({ shop: SHOP });
+    const { state, cookie } = await app.auth.begin({ shop: SHOP });
+    const stateCookie = cookie.split(';')[0];
     const forged = (await platform.redirectQuery(SHOP, state)).replace('demo', 'evil');
-    await expect(app.auth.callback(forged)).rejects.toBeDefined();
+    await expect(app.auth.callback(forged, { stateCookie })).rejects.toBeDefined();
     const query = await platform.redirectQuery(SHOP, state);
     seen.add(new URLSearchParams(query).get('code')!);
-    const session = await app.auth.callback(query);
+    const session = await app.auth.callback(query, { stateCookie });
     seen.add(session.accessToken).add(session.refreshToken!);
 
     // Refresh ahead of expiry, then a 401 → forced refresh → retry.

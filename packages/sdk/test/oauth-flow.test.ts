@@ -95,9 +95,118 @@ describe('auth.callback', () => {
     });
   });
 
-  it('works when the browser lost the cookie (the state is self-contained)', async () => {
-    const { app, platform, begin } = await begun();
-    await expect(app.auth.callback(await platform.redirectQuery(SHOP, begin.state))).resolves.toMatchObject({ shop: SHOP });
+  async function refused(
+    ctx: Pick<Awaited<ReturnType<typeof begun>>, 'platform' | 'sessionStorage'>,
+    attempt: Promise<unknown>,
+    code: string,
+  ) {
+    await expect(attempt).rejects.toMatchObject({ name: 'StateError', code });
+    expect(ctx.platform.tokenCalls()).toHaveLength(0);
+    expect(await ctx.sessionStorage.get(SHOP)).toBeUndefined();
+  }
+
+  // Login CSRF: an attacker starts an install in their own browser and sends the callback URL (a
+  // valid state and code) to a victim. Only the browser holding the state cookie may finish it.
+  describe('the state cookie binds the callback to the browser that began it', () => {
+    it('no cookie at all: STATE_MISSING, and the code is not exchanged', async () => {
+      const ctx = await begun();
+      const query = await ctx.platform.redirectQuery(SHOP, ctx.begin.state);
+      await refused(ctx, ctx.app.auth.callback(query), 'STATE_MISSING');
+      await refused(ctx, ctx.app.auth.callback(new Request(`${REDIRECT}?${query}`)), 'STATE_MISSING');
+      await refused(ctx, ctx.app.auth.callback({ url: `/auth/callback?${query}`, headers: {} }), 'STATE_MISSING');
+    });
+
+    it('a Cookie header without the state cookie, or with it empty: STATE_MISSING', async () => {
+      const ctx = await begun();
+      const query = await ctx.platform.redirectQuery(SHOP, ctx.begin.state);
+      await refused(ctx, ctx.app.auth.callback(query, { stateCookie: 'other=1; session=abc' }), 'STATE_MISSING');
+      await refused(ctx, ctx.app.auth.callback(query, { stateCookie: 'storegate_state=' }), 'STATE_MISSING');
+      await refused(ctx, ctx.app.auth.callback(query, { stateCookie: '' }), 'STATE_MISSING');
+      await refused(ctx, ctx.app.auth.callback({ url: `/auth/callback?${query}`, headers: { cookie: 'other=1' } }), 'STATE_MISSING');
+    });
+
+    it("the victim's own state cookie from another attempt: STATE_MISMATCH", async () => {
+      const attacker = await begun();
+      const victim = await attacker.app.auth.begin({ shop: SHOP });
+      const victimCookie = victim.cookie.split(';')[0]!;
+      const query = await attacker.platform.redirectQuery(SHOP, attacker.begin.state);
+      await refused(attacker, attacker.app.auth.callback(query, { stateCookie: victimCookie }), 'STATE_MISMATCH');
+      await refused(
+        attacker,
+        attacker.app.auth.callback({ url: `/auth/callback?${query}`, headers: { cookie: victimCookie } }),
+        'STATE_MISMATCH',
+      );
+    });
+
+    it('the right cookie, as a whole header or as its value: the code is exchanged', async () => {
+      const first = await begun();
+      const q1 = await first.platform.redirectQuery(SHOP, first.begin.state);
+      await expect(first.app.auth.callback(q1, { stateCookie: first.cookieHeader })).resolves.toMatchObject({ shop: SHOP });
+      expect(first.platform.tokenCalls()).toHaveLength(1);
+      const second = await begun();
+      const q2 = await second.platform.redirectQuery(SHOP, second.begin.state);
+      await expect(second.app.auth.callback(q2, { stateCookie: second.nonce })).resolves.toMatchObject({ shop: SHOP });
+    });
+
+    it('an authorization error redirect without the cookie is refused as STATE_MISSING, not reported as the denial', async () => {
+      const ctx = await begun();
+      await refused(ctx, ctx.app.auth.callback(`error=access_denied&state=${ctx.begin.state}`), 'STATE_MISSING');
+    });
+  });
+
+  describe('signed-state mode: begin with a binding to the app session, no cookie', () => {
+    const BINDING = 'app-session-7f3a9c';
+
+    it('begin sets no cookie, and the state carries a keyed digest of the binding, never the binding itself', async () => {
+      const { app } = setup();
+      const begin = await app.auth.begin({ shop: SHOP, binding: BINDING });
+      expect(begin).not.toHaveProperty('cookie');
+      expect(begin).not.toHaveProperty('cookieName');
+      const payload = JSON.parse(Buffer.from(begin.state.split('.')[1]!, 'base64url').toString('utf8'));
+      expect(Object.keys(payload).sort()).toEqual(['b', 'e', 'n', 's']);
+      expect(payload.e).toBe(1_700_000_600);
+      expect(begin.state).not.toContain(Buffer.from(BINDING).toString('base64url'));
+      expect(JSON.stringify(payload)).not.toContain(BINDING);
+    });
+
+    it('the same binding at the callback: the code is exchanged, with or without a cookie', async () => {
+      const { app, platform } = setup();
+      const begin = await app.auth.begin({ shop: SHOP, binding: BINDING });
+      const query = await platform.redirectQuery(SHOP, begin.state);
+      await expect(app.auth.callback(query, { binding: BINDING })).resolves.toMatchObject({ shop: SHOP });
+    });
+
+    it('another binding, or none: refused before any exchange (a cookie does not stand in for it)', async () => {
+      const s = setup();
+      const begin = await s.app.auth.begin({ shop: SHOP, binding: BINDING });
+      const query = await s.platform.redirectQuery(SHOP, begin.state);
+      const ctx = s;
+      await refused(ctx, s.app.auth.callback(query, { binding: 'attacker-session' }), 'STATE_MISMATCH');
+      await refused(ctx, s.app.auth.callback(query), 'STATE_MISSING');
+      await refused(ctx, s.app.auth.callback(query, { binding: '' }), 'STATE_MISSING');
+      const nonce = JSON.parse(Buffer.from(begin.state.split('.')[1]!, 'base64url').toString('utf8')).n as string;
+      await refused(ctx, s.app.auth.callback(query, { stateCookie: `storegate_state=${nonce}` }), 'STATE_MISSING');
+    });
+
+    it('a cookie-mode state still needs its cookie when the callback passes a binding', async () => {
+      const ctx = await begun();
+      const query = await ctx.platform.redirectQuery(SHOP, ctx.begin.state);
+      await refused(ctx, ctx.app.auth.callback(query, { binding: BINDING }), 'STATE_MISSING');
+    });
+
+    it('a binding digest made under the previous secret still verifies during a rotation', async () => {
+      const old = setup();
+      const begin = await old.app.auth.begin({ shop: SHOP, binding: BINDING });
+      const rotated = setup({ clientSecret: ['new-secret', SECRET], fetch: old.platform.fetch });
+      const query = await old.platform.redirectQuery(SHOP, begin.state);
+      // Past the state and its binding: the platform refuses the new secret at the exchange.
+      await expect(rotated.app.auth.callback(query, { binding: BINDING })).rejects.toMatchObject({ code: 'TOKEN_EXCHANGE_FAILED' });
+      await expect(rotated.app.auth.callback(query, { binding: 'other' })).rejects.toMatchObject({ code: 'STATE_MISMATCH' });
+    });
+
+    it('refuses an empty binding at begin', async () => {
+      await expect(setup().app.auth.begin({ shop: SHOP, binding: '' })).rejects.toMatchObject({ code: 'PARAMETER_INVALID' });
+    });
   });
 
   it('reads the query and cookie from a web Request and from a Node-style request', async () => {
@@ -187,16 +296,21 @@ describe('auth.callback', () => {
     const ctx = await begun(setup({ redirectUri: `${REDIRECT}?app=1` }));
     const signed = await ctx.platform.redirectQuery(SHOP, ctx.begin.state);
     // The platform's redirect: the registered URI's own ?app=1, then its signed parameters.
-    await expect(ctx.app.auth.callback(`app=2&${signed}`)).rejects.toMatchObject({ code: 'HMAC_INVALID' });
-    await expect(ctx.app.auth.callback(`app=1&${signed}`)).resolves.toMatchObject({ shop: SHOP });
+    await expect(ctx.app.auth.callback(`app=2&${signed}`, { stateCookie: ctx.cookieHeader })).rejects.toMatchObject({
+      code: 'HMAC_INVALID',
+    });
+    await expect(ctx.app.auth.callback(`app=1&${signed}`, { stateCookie: ctx.cookieHeader })).resolves.toMatchObject({ shop: SHOP });
   });
 
   it('never retries a code exchange (a replayed code would revoke the tokens)', async () => {
-    const { app, begin, platform } = await begun();
+    const { app, begin, platform, cookieHeader } = await begun();
     const failing = setup({ fetch: (async () => new Response('bad gateway', { status: 502 })) as typeof fetch });
     const query = await platform.redirectQuery(SHOP, begin.state);
     void app;
-    await expect(failing.app.auth.callback(query)).rejects.toMatchObject({ code: 'TOKEN_EXCHANGE_FAILED', status: 502 });
+    await expect(failing.app.auth.callback(query, { stateCookie: cookieHeader })).rejects.toMatchObject({
+      code: 'TOKEN_EXCHANGE_FAILED',
+      status: 502,
+    });
   });
 
   it('accepts a state and hmac signed with the previous secret during a rotation (reaches the code exchange)', async () => {
@@ -204,7 +318,10 @@ describe('auth.callback', () => {
     const rotated = setup({ clientSecret: ['new-secret', SECRET], fetch: old.platform.fetch });
     const query = await old.platform.redirectQuery(SHOP, old.begin.state);
     // The platform still signs with the old secret; the app has both.
-    await expect(rotated.app.auth.callback(query)).rejects.toMatchObject({ code: 'TOKEN_EXCHANGE_FAILED', oauthError: 'invalid_client' });
+    await expect(rotated.app.auth.callback(query, { stateCookie: old.cookieHeader })).rejects.toMatchObject({
+      code: 'TOKEN_EXCHANGE_FAILED',
+      oauthError: 'invalid_client',
+    });
   });
 });
 
