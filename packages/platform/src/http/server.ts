@@ -16,6 +16,7 @@ import { registerTokenRoute } from './oauth/token.route.ts';
 import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
 import { registerApiDocsRoutes } from './platform/api-docs.route.ts';
 import { registerHealthRoutes } from './platform/health.route.ts';
+import { registerBodyLimits } from './plugins/body-limits.ts';
 import { registerErrorHandler } from './plugins/error-handler.ts';
 import { registerHostRouting } from './plugins/host-routing.ts';
 import { nextRequestId, registerRequestId } from './plugins/request-id.ts';
@@ -57,6 +58,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   app.decorate('services', services);
   app.addHook('onClose', async () => services.rateLimiter?.close());
   registerRequestId(app);
+  registerBodyLimits(app);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 64 * 1024 });
