@@ -11,7 +11,7 @@ import {
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
 import { common } from './options.ts';
-import { print } from './output.ts';
+import { CliError, print } from './output.ts';
 import { webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions {
@@ -30,6 +30,9 @@ interface ServeOptions {
   seedDemo?: boolean;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
+  headersTimeout?: string;
+  requestTimeout?: string;
+  keepAliveTimeout?: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -45,7 +48,20 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
-    .option('--seed-demo', 'create the demo store, merchant and app on first start', false)
+    .addOption(
+      new Option('--headers-timeout <ms>', 'time a client has to send its request headers (default 10000)').env('HEADERS_TIMEOUT_MS'),
+    )
+    .addOption(
+      new Option('--request-timeout <ms>', 'time a client has to send a whole request, body included (default 30000)').env(
+        'REQUEST_TIMEOUT_MS',
+      ),
+    )
+    .addOption(
+      new Option('--keep-alive-timeout <ms>', 'idle keep-alive connections are closed after this (default 72000)').env(
+        'KEEP_ALIVE_TIMEOUT_MS',
+      ),
+    )
+    .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
         port: opts.port,
@@ -62,7 +78,13 @@ export function registerServeCommands(program: Command): void {
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
+        headersTimeout: opts.headersTimeout,
+        requestTimeout: opts.requestTimeout,
+        keepAliveTimeout: opts.keepAliveTimeout,
       });
+      // The demo accounts have passwords printed on every start: never on a real deployment.
+      if (opts.seedDemo && config.mode === 'production')
+        throw new CliError('--seed-demo: not allowed in production mode (the demo accounts have published passwords)');
       const platform = await createPlatform(config, { worker: {} });
       const app = platform.http;
       const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;

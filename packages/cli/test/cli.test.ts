@@ -1,6 +1,6 @@
 // The storegate command as a user runs it: a child process, --json on stdout, one-line errors.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -161,6 +161,14 @@ describe('storegate CLI on SQLite', () => {
       [['serve', '--mode', 'production'], /--master-key \(MASTER_KEY\) is required in production mode/],
       [['serve', '--store-domain', 'bad_domain'], /--store-domain: not a valid domain name/],
       [['serve', '--master-key', 'abcd'], /--master-key: must be at least 32 bytes/],
+      [['serve', '--mode', 'production', '--master-key', 'ab'.repeat(32)], /--public-scheme: production mode serves https only/],
+      [['serve', '--mode', 'production', '--master-key', 'ab'.repeat(32), '--public-scheme', 'http'], /--public-scheme: production mode/],
+      [['serve', '--request-timeout', 'soon'], /--request-timeout: expected an integer/],
+      [
+        ['serve', '--headers-timeout', '60000', '--request-timeout', '1000'],
+        /--headers-timeout: must not be longer than --request-timeout/,
+      ],
+      [['serve', '--keep-alive-timeout', '5'], /--keep-alive-timeout: expected an integer from 100/],
     ] as const) {
       const res = run([...args]);
       expect(res.code).not.toBe(0);
@@ -169,6 +177,46 @@ describe('storegate CLI on SQLite', () => {
     }
     const badDb = run(['migrate'], 'mysql://localhost/x');
     expect(badDb.stderr).toMatch(/--database: unsupported scheme/);
+  });
+});
+
+describe('storegate serve in production mode', () => {
+  it('refuses --seed-demo with a one-line reason, before it opens or creates anything', () => {
+    const db = join(dir, 'production.db');
+    const res = spawnSync(
+      process.execPath,
+      [
+        BIN,
+        'serve',
+        '--mode',
+        'production',
+        '--seed-demo',
+        '--master-key',
+        'ab'.repeat(32),
+        '--store-domain',
+        'shops.example',
+        '--port',
+        '0',
+        '--database',
+        db,
+      ],
+      // Killed after 20 s if it starts serving instead of refusing.
+      { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '' }, timeout: 20_000 },
+    );
+    expect(res.error, 'it started serving').toBeUndefined();
+    expect(res.status).not.toBe(0);
+    expect(res.stdout).toBe('');
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toMatch(/--seed-demo: not allowed in production mode/);
+    expect(existsSync(db)).toBe(false);
+  });
+
+  it('serve --help lists the HTTP timeouts with their defaults and variables', () => {
+    const res = spawnSync(process.execPath, [BIN, 'serve', '--help'], { encoding: 'utf8' });
+    expect(res.status).toBe(0);
+    expect(res.stdout).toMatch(/--headers-timeout <ms>[\s\S]*default 10000[\s\S]*HEADERS_TIMEOUT_MS/);
+    expect(res.stdout).toMatch(/--request-timeout <ms>[\s\S]*default 30000[\s\S]*REQUEST_TIMEOUT_MS/);
+    expect(res.stdout).toMatch(/--keep-alive-timeout <ms>[\s\S]*default 72000[\s\S]*KEEP_ALIVE_TIMEOUT_MS/);
   });
 });
 

@@ -26,6 +26,20 @@ export interface Config {
   refreshGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhooks: WebhookConfig;
+  httpTimeouts: HttpTimeouts;
+}
+
+/** How long the HTTP server waits on a client, so a slow or silent one cannot hold a socket for ever. */
+export interface HttpTimeouts {
+  /** Receiving a request's headers; also how long a new connection may stay silent (default 10 s). */
+  headersMs: number;
+  /** Receiving a whole request, body included; also how long a socket may go without traffic (default 30 s). */
+  requestMs: number;
+  /**
+   * An idle keep-alive connection is closed after this (default 72 s: longer than the 60 s idle
+   * timeout of common proxies and load balancers, so they never reuse a connection being closed).
+   */
+  keepAliveMs: number;
 }
 
 /** Webhook delivery: the deadline of an attempt, the retry schedule, and when a subscription is disabled. */
@@ -56,6 +70,9 @@ export interface RawConfig {
   logLevel?: string | undefined;
   webhookTimeout?: string | number | undefined;
   webhookRetrySchedule?: string | undefined;
+  headersTimeout?: string | number | undefined;
+  requestTimeout?: string | number | undefined;
+  keepAliveTimeout?: string | number | undefined;
 }
 
 export const DEFAULT_DATABASE = './data/storegate.db';
@@ -78,6 +95,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     logLevel: env.LOG_LEVEL,
     webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
+    headersTimeout: env.HEADERS_TIMEOUT_MS,
+    requestTimeout: env.REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
   };
 }
 
@@ -114,6 +134,15 @@ export function parseRateLimit(value: string | undefined): Config['rateLimit'] {
     throw new ConfigError(`--rate-limit: expected <bucket>/<per-second> such as 40/2, or off; got "${value}"`);
   }
   return { bucket, perSecond };
+}
+
+export function parseHttpTimeouts(raw: Pick<RawConfig, 'headersTimeout' | 'requestTimeout' | 'keepAliveTimeout'>): HttpTimeouts {
+  const requestMs = int('--request-timeout', raw.requestTimeout, 30_000, 100, 600_000);
+  const headersMs = int('--headers-timeout', raw.headersTimeout, Math.min(10_000, requestMs), 100, 600_000);
+  // The whole request includes its headers (Node refuses the other way round).
+  if (headersMs > requestMs)
+    throw new ConfigError(`--headers-timeout: must not be longer than --request-timeout (${requestMs} ms), got ${headersMs} ms`);
+  return { headersMs, requestMs, keepAliveMs: int('--keep-alive-timeout', raw.keepAliveTimeout, 72_000, 100, 600_000) };
 }
 
 /** Master key: 32+ bytes as hex or base64. Generated and kept beside the SQLite file in development. */
@@ -153,6 +182,13 @@ export function loadConfig(raw: RawConfig): Config {
   const logLevel = raw.logLevel ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`--log-level: unknown level "${logLevel}"`);
+  const httpTimeouts = parseHttpTimeouts(raw);
+  const masterKey = resolveMasterKey(raw.masterKey, mode, database);
+  // Secure cookies, HSTS and the URLs handed to apps all follow the public scheme.
+  if (mode === 'production' && scheme !== 'https') {
+    const given = raw.publicScheme === undefined ? ` (the default for the store domain "${storeDomain}")` : '';
+    throw new ConfigError(`--public-scheme: production mode serves https only, got "${scheme}"${given}`);
+  }
   return {
     port,
     host,
@@ -161,7 +197,7 @@ export function loadConfig(raw: RawConfig): Config {
     publicScheme: scheme,
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
     redisUrl: raw.redisUrl === '' ? undefined : raw.redisUrl,
-    masterKey: resolveMasterKey(raw.masterKey, mode, database),
+    masterKey,
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
@@ -174,6 +210,7 @@ export function loadConfig(raw: RawConfig): Config {
       retrySchedule: parseRetrySchedule(raw.webhookRetrySchedule),
       disableAfterDead: 5,
     },
+    httpTimeouts,
   };
 }
 

@@ -2,6 +2,7 @@
 // changes nothing.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  api,
   authorizeUrl,
   codeFor,
   createFixture,
@@ -11,6 +12,7 @@ import {
   formBody,
   Jar,
   login,
+  privateToken,
   tokenRequest,
   type Fixture,
   type TestPlatform,
@@ -364,6 +366,89 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       expect(
         (await send({ client_id: f.clientId, client_secret: f.clientSecret, token: 'x', token_type_hint: 'id_token' })).json().error,
       ).toBe('unsupported_token_type');
+    });
+  });
+
+  describe('deeply nested JSON: refused by a depth scan before it is parsed', () => {
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const nested = /nested too deeply/;
+
+    it('a 1 MB body of [[[[… answers 400 with a clear message on the Admin API, the token endpoint and the form routes', async () => {
+      const token = await privateToken(t, f.storeName, 'write_products');
+      const before = await countRows(t);
+      const products = '/openapi/2026-01/products';
+      for (const [path, body] of [
+        [products, '['.repeat(1024 * 1024 - 1)],
+        [products, deep(500_000)],
+        [products, `{"product":${deep(64)}}`],
+        ['/openapi/2026-01/webhooks', `{"address":"https://example.test/","topic":${'{"a":'.repeat(100)}1${'}'.repeat(100)}}`],
+      ] as const) {
+        const res = await api(t, f, token, 'POST', path, body);
+        expect(res.statusCode, `${path} ${body.slice(0, 20)}`).toBe(400);
+        expect(res.json().code).toBe('BadRequest');
+        expect(res.json().message).toMatch(nested);
+      }
+      const oauth = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/token',
+        headers: { host: f.host, 'content-type': 'application/json' },
+        payload: '['.repeat(10_000),
+      });
+      expect(oauth.statusCode).toBe(400);
+      expect(oauth.json().error).toBe('invalid_request');
+      expect(oauth.json().error_description).toMatch(nested);
+      for (const path of ['/admin/login', '/partner/login', '/admin/private-apps']) {
+        const host = path.startsWith('/partner') ? 'localhost:8080' : f.host;
+        const small = await t.app.inject({
+          method: 'POST',
+          url: path,
+          headers: { host, cookie: jar.header(), 'content-type': 'application/json' },
+          payload: '['.repeat(60_000),
+        });
+        expect(small.statusCode, path).toBe(400);
+        expect(small.json().message).toMatch(nested);
+        // Pages and forms take small bodies whatever their type: 1 MB is refused unread.
+        const big = await t.app.inject({
+          method: 'POST',
+          url: path,
+          headers: { host, cookie: jar.header(), 'content-type': 'application/json' },
+          payload: '['.repeat(1024 * 1024 - 1),
+        });
+        expect(big.statusCode, path).toBe(413);
+      }
+      expect(await countRows(t)).toEqual(before);
+    });
+
+    it('normal bodies still work: brackets inside strings do not count, and 64 levels are parsed', async () => {
+      const token = await privateToken(t, f.storeName, 'write_products');
+      // Quotes, backslashes and thousands of brackets inside strings: not nesting.
+      const body_html = `[{"\\[${'['.repeat(5000)}\\"{{{ \\\\"[[`;
+      const created = await api(
+        t,
+        f,
+        token,
+        'POST',
+        '/openapi/2026-01/products',
+        JSON.stringify({ product: { title: 'x"[{', body_html } }),
+      );
+      expect(created.statusCode).toBe(201);
+      expect(created.json().data.body_html).toBe(body_html);
+      // 64 levels are parsed (and then fail validation as any array would); 65 are not.
+      const at64 = await api(t, f, token, 'POST', '/openapi/2026-01/products', deep(64));
+      expect(at64.statusCode).toBe(422);
+      const at65 = await api(t, f, token, 'POST', '/openapi/2026-01/products', deep(65));
+      expect(at65.statusCode).toBe(400);
+      expect(at65.json().message).toMatch(nested);
+      // A JSON token request is parsed as before.
+      const code = await codeFor(t, f);
+      const fields = {
+        client_id: f.clientId,
+        client_secret: f.clientSecret,
+        grant_type: 'authorization_code',
+        redirect_uri: f.redirectUri,
+        code,
+      };
+      expect((await tokenRequest(t, f, fields, 'json')).statusCode).toBe(200);
     });
   });
 

@@ -354,7 +354,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
             expiresAt: NOW + HOUR,
             now: NOW,
           });
-          await tx.throttles.countFailure(`key-${name}`, NOW, NOW - HOUR);
+          await tx.throttles.countAttempt(`key-${name}`, NOW, NOW - HOUR, { max: 5, lockUntil: NOW + HOUR });
           await subscribe(tx, w.store.id, { appId: w.app.id }, 'products/create');
           throw failure;
         }),
@@ -530,50 +530,122 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
 
   describe('throttles', () => {
     const WINDOW = 15 * MINUTE;
+    /** Generous limit: these tests are about counting, not locking. */
+    const LOOSE = { max: 1000, lockUntil: NOW + DAY };
+    const count = (key: string, now: number, limit = LOOSE) => s.throttles.countAttempt(key, now, now - WINDOW, limit);
 
-    it('counts failures up; concurrent failures on one key are all counted', async () => {
+    it('counts attempts up; concurrent attempts on one key each get their own number', async () => {
       const key = tag('acct');
-      expect(await s.throttles.countFailure(key, NOW, NOW - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
-      expect(await s.throttles.countFailure(key, NOW + 1, NOW + 1 - WINDOW)).toEqual({ failures: 2, lockedUntil: null });
+      expect(await count(key, NOW)).toEqual({ attempts: 1, windowStartedAt: NOW, lockedUntil: null });
+      expect(await count(key, NOW + 1)).toEqual({ attempts: 2, windowStartedAt: NOW, lockedUntil: null });
 
       const hot = tag('addr');
-      const results = await Promise.all(Array.from({ length: 10 }, () => s.throttles.countFailure(hot, NOW, NOW - WINDOW)));
-      expect(results.map((r) => r.failures).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
-      expect(await s.throttles.countFailure(hot, NOW, NOW - WINDOW)).toEqual({ failures: 11, lockedUntil: null });
+      const results = await Promise.all(Array.from({ length: 10 }, () => count(hot, NOW)));
+      expect(results.map((r) => r.attempts).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      expect(await count(hot, NOW)).toEqual({ attempts: 11, windowStartedAt: NOW, lockedUntil: null });
+    });
+
+    it('the attempt that goes over the limit locks the key in the same step; a burst locks exactly once', async () => {
+      const key = tag('limit');
+      const limit = { max: 3, lockUntil: NOW + 15 * MINUTE };
+      for (const n of [1, 2, 3]) expect(await count(key, NOW, limit)).toEqual({ attempts: n, windowStartedAt: NOW, lockedUntil: null });
+      expect(await count(key, NOW + 1, { max: 3, lockUntil: NOW + 1 + 15 * MINUTE })).toEqual({
+        attempts: 4,
+        windowStartedAt: NOW,
+        lockedUntil: NOW + 1 + 15 * MINUTE,
+      });
+      // Later attempts keep the lock they found (it is not pushed back).
+      expect(await count(key, NOW + 2, { max: 3, lockUntil: NOW + 2 + 15 * MINUTE })).toEqual({
+        attempts: 5,
+        windowStartedAt: NOW,
+        lockedUntil: NOW + 1 + 15 * MINUTE,
+      });
+
+      const hot = tag('burst');
+      const burst = await Promise.all(Array.from({ length: 25 }, () => count(hot, NOW, { max: 5, lockUntil: NOW + 15 * MINUTE })));
+      const sorted = [...burst].sort((a, b) => a.attempts - b.attempts);
+      expect(sorted.map((r) => r.attempts)).toEqual(Array.from({ length: 25 }, (_, i) => i + 1));
+      // Exactly the first five were under the limit; every later one saw the lock.
+      expect(sorted.filter((r) => r.lockedUntil === null).map((r) => r.attempts)).toEqual([1, 2, 3, 4, 5]);
+      expect(sorted.slice(5).every((r) => r.lockedUntil === NOW + 15 * MINUTE)).toBe(true);
+      expect(await s.throttles.lockedUntil([hot])).toEqual([NOW + 15 * MINUTE]);
+
+      // A limit of 0 locks on the first attempt.
+      expect(await count(tag('zero'), NOW, { max: 0, lockUntil: NOW + MINUTE })).toEqual({
+        attempts: 1,
+        windowStartedAt: NOW,
+        lockedUntil: NOW + MINUTE,
+      });
     });
 
     it('a count whose window started at or before the window start begins again at 1', async () => {
-      const key = tag('acct');
-      await s.throttles.countFailure(key, NOW, NOW - WINDOW);
-      await s.throttles.countFailure(key, NOW + MINUTE, NOW + MINUTE - WINDOW);
+      const key = tag('window');
+      await count(key, NOW);
+      await count(key, NOW + MINUTE);
       // The window began at NOW; a window starting at NOW + 1 no longer includes it.
-      expect(await s.throttles.countFailure(key, NOW + WINDOW + 1, NOW + 1)).toEqual({ failures: 1, lockedUntil: null });
-      expect(await s.throttles.countFailure(key, NOW + WINDOW + 2, NOW + 2)).toEqual({ failures: 2, lockedUntil: null });
+      expect(await count(key, NOW + WINDOW + 1)).toEqual({ attempts: 1, windowStartedAt: NOW + WINDOW + 1, lockedUntil: null });
+      expect(await count(key, NOW + WINDOW + 2)).toEqual({ attempts: 2, windowStartedAt: NOW + WINDOW + 1, lockedUntil: null });
     });
 
-    it('lock, lockedUntil, a lock that ended restarts the count, clear', async () => {
-      const key = tag('acct');
-      const other = tag('addr');
-      await s.throttles.countFailure(key, NOW, NOW - WINDOW);
-      await s.throttles.countFailure(other, NOW, NOW - WINDOW);
+    it('lock, lockedUntil, a lock that ended restarts the count', async () => {
+      const key = tag('lock');
+      const other = tag('other');
+      await count(key, NOW);
+      await count(other, NOW);
       await s.throttles.lock(key, NOW + 5 * MINUTE);
       expect(await s.throttles.lockedUntil([key])).toEqual([NOW + 5 * MINUTE]);
       expect(await s.throttles.lockedUntil([other])).toEqual([null]);
       expect(await s.throttles.lockedUntil([tag('unknown')])).toEqual([]);
       expect((await s.throttles.lockedUntil([key, other, tag('unknown')])).sort()).toEqual([NOW + 5 * MINUTE, null].sort());
 
-      // Still locked: the failure is counted and the lock stays.
-      expect(await s.throttles.countFailure(key, NOW + MINUTE, NOW + MINUTE - WINDOW)).toEqual({
-        failures: 2,
-        lockedUntil: NOW + 5 * MINUTE,
-      });
-      // The lock has ended (inside the window still): counting starts over, unlocked.
-      expect(await s.throttles.countFailure(key, NOW + 6 * MINUTE, NOW + 6 * MINUTE - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
+      // Still locked: the attempt is counted and the lock stays.
+      expect(await count(key, NOW + MINUTE)).toEqual({ attempts: 2, windowStartedAt: NOW, lockedUntil: NOW + 5 * MINUTE });
+      // The lock has ended: a fresh count, no lock.
+      expect(await count(key, NOW + 6 * MINUTE)).toEqual({ attempts: 1, windowStartedAt: NOW + 6 * MINUTE, lockedUntil: null });
       expect(await s.throttles.lockedUntil([key])).toEqual([null]);
+    });
 
-      await s.throttles.clear(key);
+    it('clearIfUnchanged drops a count no attempt has moved on from, and keeps one that has', async () => {
+      const key = tag('clear');
+      await count(key, NOW);
+      const mine = await count(key, NOW + 1);
+      await s.throttles.clearIfUnchanged(key, mine);
       expect(await s.throttles.lockedUntil([key])).toEqual([]);
-      expect(await s.throttles.countFailure(key, NOW + 7 * MINUTE, NOW + 7 * MINUTE - WINDOW)).toEqual({ failures: 1, lockedUntil: null });
+      expect(await count(key, NOW + 2)).toEqual({ attempts: 1, windowStartedAt: NOW + 2, lockedUntil: null });
+
+      // Another attempt came after mine: the count stays.
+      const busy = tag('busy');
+      const first = await count(busy, NOW);
+      await count(busy, NOW);
+      await s.throttles.clearIfUnchanged(busy, first);
+      expect(await count(busy, NOW)).toEqual({ attempts: 3, windowStartedAt: NOW, lockedUntil: null });
+      // The same number in another window is not the same count.
+      await s.throttles.clearIfUnchanged(busy, { attempts: 3, windowStartedAt: NOW - 1 });
+      expect(await count(busy, NOW)).toEqual({ attempts: 4, windowStartedAt: NOW, lockedUntil: null });
+      await s.throttles.clearIfUnchanged(tag('unknown'), { attempts: 1, windowStartedAt: NOW });
+    });
+
+    it('uncount takes one attempt off its own window only, never below 0, and keeps a lock', async () => {
+      const key = tag('uncount');
+      await count(key, NOW);
+      const second = await count(key, NOW);
+      await s.throttles.uncount(key, second.windowStartedAt);
+      expect(await count(key, NOW)).toEqual({ attempts: 2, windowStartedAt: NOW, lockedUntil: null });
+      await s.throttles.uncount(key, NOW - 1);
+      expect(await count(key, NOW)).toEqual({ attempts: 3, windowStartedAt: NOW, lockedUntil: null });
+
+      const once = tag('uncount-once');
+      await count(once, NOW);
+      await s.throttles.uncount(once, NOW);
+      await s.throttles.uncount(once, NOW);
+      expect(await count(once, NOW)).toEqual({ attempts: 1, windowStartedAt: NOW, lockedUntil: null });
+
+      const locked = tag('uncount-locked');
+      await count(locked, NOW);
+      await s.throttles.lock(locked, NOW + MINUTE);
+      await s.throttles.uncount(locked, NOW);
+      expect(await s.throttles.lockedUntil([locked])).toEqual([NOW + MINUTE]);
+      await s.throttles.uncount(tag('unknown'), NOW);
     });
 
     it('lockedUntil of no keys is empty', async () => {
@@ -587,10 +659,10 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const oldLockEnded = tag('old-lock-ended');
       const oldStillLocked = tag('old-locked');
       const recent = tag('recent');
-      for (const key of [oldUnlocked, oldLockEnded, oldStillLocked]) await s.throttles.countFailure(key, t0, t0 - WINDOW);
+      for (const key of [oldUnlocked, oldLockEnded, oldStillLocked]) await s.throttles.countAttempt(key, t0, t0 - WINDOW, LOOSE);
       await s.throttles.lock(oldLockEnded, t0 + MINUTE);
       await s.throttles.lock(oldStillLocked, t0 + 2 * DAY);
-      await s.throttles.countFailure(recent, t0 + DAY, t0 + DAY - WINDOW);
+      await s.throttles.countAttempt(recent, t0 + DAY, t0 + DAY - WINDOW, LOOSE);
 
       await s.throttles.prune(t0 + DAY - WINDOW, t0 + DAY);
       expect(await s.throttles.lockedUntil([oldUnlocked])).toEqual([]);

@@ -16,6 +16,8 @@ import { registerTokenRoute } from './oauth/token.route.ts';
 import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
 import { registerApiDocsRoutes } from './platform/api-docs.route.ts';
 import { registerHealthRoutes } from './platform/health.route.ts';
+import { registerBodyLimits } from './plugins/body-limits.ts';
+import { clientErrorHandler } from './plugins/client-errors.ts';
 import { registerErrorHandler } from './plugins/error-handler.ts';
 import { registerHostRouting } from './plugins/host-routing.ts';
 import { nextRequestId, registerRequestId } from './plugins/request-id.ts';
@@ -37,6 +39,7 @@ export interface HttpOptions {
 
 export async function buildHttpServer(services: Services, options: HttpOptions = {}): Promise<FastifyInstance> {
   const config = services.config;
+  const timeouts = config.httpTimeouts;
   const app = Fastify({
     logger: {
       level: config.logLevel,
@@ -53,10 +56,23 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     genReqId: nextRequestId,
     trustProxy: false,
     return503OnClosing: true,
+    // Slow or silent clients are cut off (408 or closed) instead of holding a socket for ever.
+    connectionTimeout: timeouts.requestMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      // How often Node looks for requests over their time (its default, 30 s, would let one
+      // overstay its timeout by that much).
+      connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
+    },
+    clientErrorHandler,
   });
   app.decorate('services', services);
   app.addHook('onClose', async () => services.rateLimiter?.close());
   registerRequestId(app);
+  registerBodyLimits(app);
 
   await app.register(cookie);
   await app.register(formbody, { bodyLimit: 64 * 1024 });

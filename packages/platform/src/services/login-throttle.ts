@@ -1,17 +1,18 @@
-// Login protection: failed logins are counted per account and per address in the
-// database (shared by every node); too many in a window lock that key for a while. A locked key is
-// refused before the password is checked, so a lock also stops the password hashing work.
-import type { ThrottleRepository } from '../storage/ports.ts';
+// Login protection: attempts are counted per account and per address in the database (shared by
+// every node), each one recorded atomically BEFORE its password is checked, so a burst of parallel
+// guesses cannot slip past the count; an attempt over the limit is refused unchecked and locks the
+// key for a while. A refused attempt costs no password hashing either.
+import type { AttemptCount, ThrottleRepository } from '../storage/ports.ts';
 import type { Clock } from '../domain/clock.ts';
 
 export interface ThrottlePolicy {
-  /** Failures within `windowMs` that lock a key. */
+  /** Attempts within `windowMs` whose password is checked; the last of them, if wrong, locks the key. */
   maxFailures: number;
   windowMs: number;
   lockMs: number;
 }
 
-/** An account: 5 failures in 15 minutes lock it for 15 minutes. */
+/** An account: 5 failed attempts in 15 minutes lock it for 15 minutes. */
 export const ACCOUNT_POLICY: ThrottlePolicy = { maxFailures: 5, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
 /** An address may try several accounts (a shared office), but not endlessly. */
 export const ADDRESS_POLICY: ThrottlePolicy = { maxFailures: 20, windowMs: 15 * 60_000, lockMs: 15 * 60_000 };
@@ -21,6 +22,16 @@ export interface LoginKeys {
   account: string;
   /** The client address (req.ip). */
   address: string;
+}
+
+/** An attempt as recorded by `begin`: its number on each key, for `failed` or `succeeded`. */
+export interface LoginAttempt {
+  accountKey: string;
+  addressKey: string;
+  account: AttemptCount;
+  address: AttemptCount;
+  /** Milliseconds the attempt must wait; 0 when its password may be checked. */
+  wait: number;
 }
 
 export class LoginThrottle {
@@ -44,30 +55,50 @@ export class LoginThrottle {
     return Math.max(0, ...locks.map((until) => (until === null ? 0 : until - now)));
   }
 
-  /** Counts a failure against both keys; returns the wait now in force (0 when not locked). */
-  async recordFailure(k: LoginKeys): Promise<number> {
-    const [account, address] = LoginThrottle.keys(k);
-    const waits = await Promise.all([this.bump(account, this.accountPolicy), this.bump(address, this.addressPolicy)]);
-    return Math.max(...waits);
-  }
-
-  /** A successful login clears the account's count (the address keeps its own). */
-  async recordSuccess(k: LoginKeys): Promise<void> {
-    await this.throttles.clear(LoginThrottle.keys(k)[0]);
-  }
-
-  private async bump(key: string, policy: ThrottlePolicy): Promise<number> {
+  /**
+   * Records an attempt against the account and the address before its password is checked. The
+   * attempt may go on only when `wait` is 0; otherwise a key is locked (possibly by this very
+   * attempt, for going over the limit) and `wait` is how long it stays so.
+   */
+  async begin(k: LoginKeys): Promise<LoginAttempt> {
     const now = this.clock();
-    const windowStart = now - policy.windowMs;
-    const row = await this.throttles.countFailure(key, now, windowStart);
-    if (row.lockedUntil !== null && row.lockedUntil > now) return row.lockedUntil - now;
+    const [accountKey, addressKey] = LoginThrottle.keys(k);
+    const count = (key: string, policy: ThrottlePolicy) =>
+      this.throttles.countAttempt(key, now, now - policy.windowMs, { max: policy.maxFailures, lockUntil: now + policy.lockMs });
+    const [account, address] = await Promise.all([count(accountKey, this.accountPolicy), count(addressKey, this.addressPolicy)]);
     if (now - this.prunedAt > 60_000) {
       this.prunedAt = now;
       await this.prune();
     }
-    if (row.failures < policy.maxFailures) return 0;
-    await this.throttles.lock(key, now + policy.lockMs);
-    return policy.lockMs;
+    const wait = Math.max(0, ...[account, address].map((c) => (c.lockedUntil === null ? 0 : c.lockedUntil - now)));
+    return { accountKey, addressKey, account, address, wait };
+  }
+
+  /** A wrong password: a key whose last checked attempt this was locks now. Returns the wait in force (0 when none). */
+  async failed(a: LoginAttempt): Promise<number> {
+    const now = this.clock();
+    const lockIfLast = async (key: string, count: AttemptCount, policy: ThrottlePolicy) => {
+      if (count.attempts < policy.maxFailures) return 0;
+      await this.throttles.lock(key, now + policy.lockMs);
+      return policy.lockMs;
+    };
+    const waits = await Promise.all([
+      lockIfLast(a.accountKey, a.account, this.accountPolicy),
+      lockIfLast(a.addressKey, a.address, this.addressPolicy),
+    ]);
+    return Math.max(...waits);
+  }
+
+  /**
+   * The right password: the account's count is cleared, unless more attempts have been recorded
+   * since this one (a burst in progress keeps its count, so it gets no fresh guesses); the address
+   * takes this attempt back, since only failures should weigh against a shared address.
+   */
+  async succeeded(a: LoginAttempt): Promise<void> {
+    await Promise.all([
+      this.throttles.clearIfUnchanged(a.accountKey, a.account),
+      this.throttles.uncount(a.addressKey, a.address.windowStartedAt),
+    ]);
   }
 
   /** Drops counts whose window and lock are both over (called now and then; keeps the table small). */

@@ -1,5 +1,5 @@
 // The Kysely database: better-sqlite3 (WAL) as the embedded default, pg for PostgreSQL.
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
@@ -102,9 +102,23 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
   });
 }
 
+/**
+ * Creates the SQLite file (empty is a valid new database) readable by its owner only, unless it
+ * exists: it holds sessions, token hashes and sealed secrets. SQLite gives the -wal and -shm
+ * files it creates the same permissions as the database file.
+ */
+function createPrivately(path: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
 export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
   if (config.dialect === 'sqlite') {
-    if (config.path !== ':memory:') mkdirSync(dirname(config.path), { recursive: true });
+    if (config.path !== ':memory:') createPrivately(config.path);
     const sqlite = new SQLite(config.path);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);

@@ -14,7 +14,7 @@ export function registerPartnerLoginRoutes(app: FastifyInstance, services: Servi
   app.get('/', platform, async (_req, reply) => reply.redirect('/partner', 303));
 
   app.get('/partner/login', platform, async (req, reply) => {
-    const returnTo = partnerReturnTo((req.query as Record<string, unknown>).return_to);
+    const returnTo = partnerReturnTo(services, (req.query as Record<string, unknown>).return_to);
     if (await currentPartner(services, req)) return reply.redirect(returnTo, 303);
     return sendLoginForm(req, reply, {
       action: '/partner/login',
@@ -29,7 +29,7 @@ export function registerPartnerLoginRoutes(app: FastifyInstance, services: Servi
     handleLoginPost(req, reply, {
       throttle,
       formPath: '/partner/login',
-      returnTo: partnerReturnTo((req.body as Record<string, unknown> | undefined)?.return_to),
+      returnTo: partnerReturnTo(services, (req.body as Record<string, unknown> | undefined)?.return_to),
       account: (email) => `partner:${email}`,
       authenticate: (email, password) => services.accounts.authenticatePartner(email, password),
       startSession: async (partnerId) => {

@@ -2,7 +2,9 @@
 // kind 'partner') behind an HttpOnly cookie that store hosts never receive (host-only cookie).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
+import { platformBaseUrl } from '../../config.ts';
 import { SESSION_TTL_MS } from '../../services/account-service.ts';
+import { returnPath } from '../return-path.ts';
 
 export const PARTNER_COOKIE = 'sg_partner_session';
 
@@ -25,12 +27,11 @@ export function setPartnerCookie(services: Services, reply: FastifyReply, id: st
   });
 }
 
-/** Where to go after login: a path of the dashboard only. */
-export function partnerReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 2000 || /[\r\n\\]/.test(value)) return '/partner';
-  return value === '/partner' || (value.startsWith('/partner/') && !value.startsWith('//')) ? value : '/partner';
+/** Where to go after login: a path of the dashboard only, never another origin. */
+export function partnerReturnTo(services: Services, value: unknown): string {
+  return returnPath(value, platformBaseUrl(services.config), '/partner', 2000);
 }
 
-export function redirectToPartnerLogin(req: FastifyRequest, reply: FastifyReply): FastifyReply {
-  return reply.redirect(`/partner/login?return_to=${encodeURIComponent(partnerReturnTo(req.url))}`, 303);
+export function redirectToPartnerLogin(services: Services, req: FastifyRequest, reply: FastifyReply): FastifyReply {
+  return reply.redirect(`/partner/login?return_to=${encodeURIComponent(partnerReturnTo(services, req.url))}`, 303);
 }

@@ -29,7 +29,7 @@ export function registerSessionGate(app: FastifyInstance, services: Services): v
   };
   const partnerGate: preHandlerAsyncHookHandler = async (req, reply) => {
     const session = await currentPartner(services, req);
-    if (!session) return redirectToPartnerLogin(req, reply);
+    if (!session) return redirectToPartnerLogin(services, req, reply);
     const partner = await services.accounts.findPartnerById(session.partnerId);
     req.partner = { ...session, email: partner?.email ?? '' };
   };

@@ -8,7 +8,7 @@ import { SESSION_COOKIE, currentMerchant, safeReturnTo, setSessionCookie } from 
 export function registerLoginRoutes(app: FastifyInstance, services: Services): void {
   const throttle = services.loginThrottle;
   app.get('/admin/login', async (req, reply) => {
-    const returnTo = safeReturnTo((req.query as Record<string, unknown>).return_to);
+    const returnTo = safeReturnTo(services, req, (req.query as Record<string, unknown>).return_to);
     if (await currentMerchant(services, req)) return reply.redirect(returnTo, 303);
     return sendLoginForm(req, reply, { action: '/admin/login', title: 'Log in', heading: `Log in to ${req.store!.name}`, returnTo });
   });
@@ -18,7 +18,7 @@ export function registerLoginRoutes(app: FastifyInstance, services: Services): v
     return handleLoginPost(req, reply, {
       throttle,
       formPath: '/admin/login',
-      returnTo: safeReturnTo((req.body as Record<string, unknown> | undefined)?.return_to),
+      returnTo: safeReturnTo(services, req, (req.body as Record<string, unknown> | undefined)?.return_to),
       account: (email) => `merchant:${store.id}:${email}`,
       authenticate: (email, password) => services.accounts.authenticateMerchant(store, email, password),
       startSession: async (merchantId) => {

@@ -1,7 +1,9 @@
 // The merchant's browser session on a store host: a server-side record behind an HttpOnly cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
+import { storeBaseUrl } from '../../config.ts';
 import { SESSION_TTL_MS } from '../../services/account-service.ts';
+import { returnPath } from '../return-path.ts';
 
 export const SESSION_COOKIE = 'sg_session';
 
@@ -24,11 +26,9 @@ export function setSessionCookie(services: Services, reply: FastifyReply, id: st
   });
 }
 
-/** A return path after login: a local absolute path only, never another origin. */
-export function safeReturnTo(value: unknown): string {
-  if (typeof value !== 'string' || value.length > 4000) return '/admin';
-  if (!value.startsWith('/') || value.startsWith('//') || value.startsWith('/\\') || /[\r\n]/.test(value)) return '/admin';
-  return value;
+/** A return path after login: a path of this store's admin only, never another origin. */
+export function safeReturnTo(services: Services, req: FastifyRequest, value: unknown): string {
+  return returnPath(value, storeBaseUrl(services.config, req.store!.name), '/admin', 4000);
 }
 
 /** Sends the browser to the login page, coming back to this URL afterwards. */

@@ -33,8 +33,9 @@ ${form.extra ?? ''}`;
 }
 
 /**
- * The POST: a locked account or address is refused before the password is even checked; a
- * failure is counted (and may lock); a success clears the account's count and starts a session.
+ * The POST: the attempt is counted first, in one atomic step per key, and refused before its
+ * password is checked when the account or the address is locked or this attempt is over the limit;
+ * a wrong password may lock; a success clears the account's count and starts a session.
  */
 export async function handleLoginPost(
   req: FastifyRequest,
@@ -55,16 +56,16 @@ export async function handleLoginPost(
   const keys = { account: login.account(email), address: req.ip };
   const back = encodeURIComponent(login.returnTo);
   const lockedBack = (waitMs: number) => reply.redirect(`${login.formPath}?locked=${Math.ceil(waitMs / 60_000)}&return_to=${back}`, 303);
-  const wait = await login.throttle.lockedFor(keys);
-  if (wait > 0) return lockedBack(wait);
+  const attempt = await login.throttle.begin(keys);
+  if (attempt.wait > 0) return lockedBack(attempt.wait);
   const subjectId = email && password ? await login.authenticate(email, password) : undefined;
   if (subjectId === undefined) {
     req.log.info(login.failureLog.fields, login.failureLog.message);
-    const lockedNow = await login.throttle.recordFailure(keys);
+    const lockedNow = await login.throttle.failed(attempt);
     if (lockedNow > 0) return lockedBack(lockedNow);
     return reply.redirect(`${login.formPath}?error=1&return_to=${back}`, 303);
   }
-  await login.throttle.recordSuccess(keys);
+  await login.throttle.succeeded(attempt);
   await login.startSession(subjectId);
   return reply.redirect(login.returnTo, 303);
 }
