@@ -47,6 +47,9 @@ export function registerWebhookCommands(program: Command): void {
       const config = loadConfig({
         database: opts.database,
         storeDomain: opts.storeDomain,
+        // The worker builds no URLs, but the configuration is checked as a whole (production
+        // refuses an http scheme), so it reads the same setting as `serve`.
+        publicScheme: process.env.PUBLIC_SCHEME,
         masterKey: opts.masterKey,
         mode: opts.mode === 'test' ? undefined : opts.mode,
         logLevel: opts.logLevel,
