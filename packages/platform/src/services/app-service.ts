@@ -8,6 +8,7 @@ import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domai
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
 import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
@@ -65,9 +66,10 @@ export class AppService {
   ) {}
 
   /**
-   * Uninstalls an app from a store, in one transaction: the installation ends,
-   * every token of it is revoked, its queued webhooks are cancelled and `app/uninstalled` is
-   * enqueued for the app's subscriptions to that topic. Nothing else reaches the app afterwards.
+   * Uninstalls an app from a store, in one transaction: the installation ends, every token of it
+   * is revoked, every code not yet redeemed ends, its queued webhooks are cancelled and
+   * `app/uninstalled` is enqueued for the app's subscriptions to that topic. Nothing else reaches
+   * the app afterwards.
    */
   async uninstall(storeId: number, appId: number): Promise<void> {
     const now = this.clock();
@@ -77,6 +79,7 @@ export class AppService {
       if (!installation || installation.uninstalled_at !== null || !app) throw new NotFoundError('The app is not installed in this store');
       await tx.apps.updateInstallation(installation.id, { uninstalledAt: now });
       await tx.tokens.revokeInstallation(installation.id, now);
+      await tx.tokens.expireCodes(installation.id, now);
       await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
       await this.outbox.enqueue(tx, {
         storeId,
@@ -179,8 +182,11 @@ export class AppService {
   }
 
   /**
-   * Records the merchant's consent: the granted scopes become exactly `scopes`. When they shrink,
-   * every token family of the installation ends.
+   * Records the merchant's consent: the granted scopes become exactly `scopes`, in one
+   * transaction. When they shrink, every token family of the installation ends. When they change
+   * at all (a reinstall included), every code issued before ends (it was issued for the grant as it
+   * stood), and the app's subscriptions to topics it may no longer read are deleted with their
+   * queued deliveries.
    */
   async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
     const now = this.clock();
@@ -188,8 +194,15 @@ export class AppService {
     return this.storage.transaction(async (tx) => {
       const existing = await tx.apps.findInstallation(storeId, appId);
       if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
-      const before = existing.uninstalled_at === null ? existing.scopes.split(',').filter(Boolean) : [];
+      const active = existing.uninstalled_at === null;
+      const before = active ? existing.scopes.split(',').filter(Boolean) : [];
       if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
+      if (!active || existing.scopes !== wanted) {
+        await tx.tokens.expireCodes(existing.id, now);
+        await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
+        // An `app/scopes_update` event, once that topic exists, is enqueued here through the outbox,
+        // inside this transaction (as `uninstall` enqueues `app/uninstalled`).
+      }
       await tx.apps.updateInstallation(existing.id, {
         scopes: wanted,
         uninstalledAt: null,
