@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
-import { ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { allows } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
@@ -48,21 +48,26 @@ export class WebhookSubscriptions {
     const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
     if (problem) throw new ValidationFailedError({ address: [problem] });
     const now = this.clock();
+    const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
     return this.storage.transaction(async (tx) => {
-      if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) {
-        throw new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
+      if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) throw duplicate;
+      try {
+        return await tx.webhooks.insertSubscription({
+          store_id: p.storeId,
+          owner: p.owner,
+          app_id: p.kind === 'app' ? p.id : null,
+          private_app_id: p.kind === 'private' ? p.id : null,
+          topic: input.topic,
+          address: input.address,
+          api_version: input.apiVersion,
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        // The same subscription written by a transaction the check above could not see.
+        if (err instanceof DuplicateRecordError) throw duplicate;
+        throw err;
       }
-      return tx.webhooks.insertSubscription({
-        store_id: p.storeId,
-        owner: p.owner,
-        app_id: p.kind === 'app' ? p.id : null,
-        private_app_id: p.kind === 'private' ? p.id : null,
-        topic: input.topic,
-        address: input.address,
-        api_version: input.apiVersion,
-        created_at: now,
-        updated_at: now,
-      });
     });
   }
 
