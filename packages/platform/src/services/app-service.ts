@@ -8,6 +8,7 @@ import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domai
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
 import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
@@ -221,13 +222,22 @@ export class AppService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
     const webhookSecret = newToken('webhookSecret');
-    const id = await this.storage.apps.insertPrivateApp({
-      storeId: input.storeId,
-      name,
-      scopes: formatScopes(scopes),
-      tokenHash: hashToken(accessToken),
-      webhookSecretEnc: this.box.seal(webhookSecret),
-      now: this.clock(),
+    const id = await this.storage.transaction(async (tx) => {
+      // Concurrent creates in the store take turns from here, so two cannot both count one below the cap.
+      await tx.accounts.lockStore(input.storeId);
+      if ((await tx.apps.countActivePrivateApps(input.storeId)) >= MAX_ACTIVE_PRIVATE_APPS) {
+        throw new ValidationFailedError({
+          base: [`a store may have at most ${MAX_ACTIVE_PRIVATE_APPS} active private apps; revoke one first`],
+        });
+      }
+      return tx.apps.insertPrivateApp({
+        storeId: input.storeId,
+        name,
+        scopes: formatScopes(scopes),
+        tokenHash: hashToken(accessToken),
+        webhookSecretEnc: this.box.seal(webhookSecret),
+        now: this.clock(),
+      });
     });
     return { id, accessToken, webhookSecret };
   }

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
 import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { MAX_SUBSCRIPTIONS_PER_OWNER } from '../domain/limits.ts';
 import { allows } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
@@ -50,7 +51,15 @@ export class WebhookSubscriptions {
     const now = this.clock();
     const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
     return this.storage.transaction(async (tx) => {
+      // Concurrent subscribes of the store take turns from here, so two cannot both count one
+      // below the cap.
+      await tx.accounts.lockStore(p.storeId);
       if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) throw duplicate;
+      if ((await tx.webhooks.countSubscriptions(p.storeId, p.owner)) >= MAX_SUBSCRIPTIONS_PER_OWNER) {
+        throw new ValidationFailedError({
+          base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions in a store; delete one first`],
+        });
+      }
       try {
         return await tx.webhooks.insertSubscription({
           store_id: p.storeId,
