@@ -2,7 +2,9 @@
 // subscriptions to topics the app may no longer read (and their queued deliveries), the outbox and
 // the worker checking the owner's scopes as they are now, and authorization codes issued before the
 // change (or before an uninstall), which never yield more than the installation holds.
+import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { hashToken } from '../src/domain/tokens.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import {
   api,
@@ -249,6 +251,62 @@ describe.each(DIALECTS)('grant changes on %s', (dialect) => {
       expect(issued).toEqual([]);
       // A code within what is held still works.
       expect((await exchange(t, f, narrow)).scope).toBe('read_products');
+    });
+  });
+
+  // A redemption that claimed its code just before the change and commits after it: the change
+  // waits for it (the claimed code row is locked) and then ends the family it issued too.
+  describe.runIf(dialect === 'postgres')('a redemption in flight during the change', () => {
+    async function inFlight(change: (storeId: number, appId: number) => Promise<unknown>): Promise<number | null> {
+      const f = await createFixture(t, { scopes: 'read_products write_orders' });
+      const jar = await login(t, f);
+      const code = (await consent(t, f, { scope: 'read_products write_orders' }, jar)).searchParams.get('code')!;
+      const { storeId, appId } = await ids(f);
+      const installationId = (await t.services.apps.findInstallation(storeId, appId))!.id;
+      const family = `family-in-flight-${installationId}`;
+      const url = t.config.database.dialect === 'postgres' ? t.config.database.url : '';
+      const redemption = new pg.Client({ connectionString: url });
+      await redemption.connect();
+      try {
+        // The grant's first steps, held open: the code claimed, its family written, not committed.
+        await redemption.query('begin');
+        const claimed = await redemption.query(
+          'update authorization_codes set used_at = $1, family_id = $2 where code_hash = $3 and used_at is null',
+          [t.clock.now, family, hashToken(code)],
+        );
+        expect(claimed.rowCount).toBe(1);
+        await redemption.query('insert into token_families (id, installation_id, created_at, revoked_at) values ($1, $2, $3, null)', [
+          family,
+          installationId,
+          t.clock.now,
+        ]);
+        const changed = change(storeId, appId);
+        // Until the change waits on a lock the redemption holds.
+        await until(
+          async () => {
+            const r = await redemption.query(
+              'select count(*)::int as n from pg_stat_activity where pg_backend_pid() = any(pg_blocking_pids(pid))',
+            );
+            return r.rows[0].n > 0;
+          },
+          5000,
+          'the change to wait for the redemption',
+        );
+        await redemption.query('commit');
+        await changed;
+      } finally {
+        await redemption.end();
+      }
+      const row = await t.db.kysely.selectFrom('token_families').select('revoked_at').where('id', '=', family).executeTakeFirstOrThrow();
+      return row.revoked_at;
+    }
+
+    it('a shrinking grant ends the family of a redemption that committed after it began', async () => {
+      expect(await inFlight((storeId, appId) => t.services.apps.grant(storeId, appId, ['read_orders', 'read_products']))).not.toBeNull();
+    });
+
+    it('an uninstall ends the family of a redemption that committed after it began', async () => {
+      expect(await inFlight((storeId, appId) => t.services.apps.uninstall(storeId, appId))).not.toBeNull();
     });
   });
 });

@@ -78,9 +78,11 @@ export class AppService {
       const installation = await tx.apps.findInstallation(storeId, appId);
       const [store, app] = await Promise.all([this.storeName(tx, storeId), tx.apps.findById(appId)]);
       if (!installation || installation.uninstalled_at !== null || !app) throw new NotFoundError('The app is not installed in this store');
+      // Codes first: a redemption that has claimed a code but not committed holds its row, so this
+      // waits for it, and the revocation below then sees the family it issued.
+      await tx.tokens.expireCodes(installation.id, now);
       await tx.apps.updateInstallation(installation.id, { uninstalledAt: now });
       await tx.tokens.revokeInstallation(installation.id, now);
-      await tx.tokens.expireCodes(installation.id, now);
       await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
       await this.outbox.enqueue(tx, {
         storeId,
@@ -197,9 +199,11 @@ export class AppService {
       if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
       const active = existing.uninstalled_at === null;
       const before = active ? existing.scopes.split(',').filter(Boolean) : [];
+      const changed = !active || existing.scopes !== wanted;
+      // Codes first, as in `uninstall`: a redemption in flight finishes before the revocation looks.
+      if (changed) await tx.tokens.expireCodes(existing.id, now);
       if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
-      if (!active || existing.scopes !== wanted) {
-        await tx.tokens.expireCodes(existing.id, now);
+      if (changed) {
         await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
         // An `app/scopes_update` event, once that topic exists, is enqueued here through the outbox,
         // inside this transaction (as `uninstall` enqueues `app/uninstalled`).
