@@ -154,6 +154,15 @@ describe('storegate CLI on SQLite', () => {
     expect(rows('select count(*) as n from orders where customer_id is not null')).toEqual([{ n: 40 }]);
   });
 
+  it('seeding a store again adds customers with emails of their own (emails are unique per store)', () => {
+    // The same counts as before: the same pseudo-random names come up again.
+    const res = run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    expect(rows('select count(*) as n from customers')).toEqual([{ n: 60 }]);
+    expect(rows('select count(distinct email) as n from customers')).toEqual([{ n: 60 }]);
+  });
+
   it('serve refuses bad configuration with a clear reason', () => {
     for (const [args, reason] of [
       [['serve', '--port', 'eighty'], /--port: expected an integer/],

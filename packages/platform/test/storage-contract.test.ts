@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
+import { DuplicateRecordError } from '../src/domain/errors.ts';
 import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
 import type {
   AppRow,
@@ -308,7 +309,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
     config = db.config;
     cleanup = db.cleanup;
     s = openStorage(config, { poolSize: 10 });
-    expect(await s.migrate()).toHaveLength(5);
+    expect(await s.migrate()).toHaveLength(6);
   });
 
   afterAll(async () => {
@@ -484,6 +485,64 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.accounts.findPartnerByEmail(`x-${email}`)).toBeUndefined();
       await expect(s.accounts.insertPartner({ email, passwordHash: 'hash-2', now: NOW })).rejects.toThrow();
       expect(await s.accounts.findPartnerByEmail(email)).toEqual({ id: partner.id, email, password_hash: 'hash-1' });
+    });
+  });
+
+  describe('store lock', () => {
+    it('lockStore: a second transaction locking the same store waits until the first one ends', async () => {
+      const w = await world(s);
+      const order: string[] = [];
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const firstLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const first = s.transaction(async (tx) => {
+        await tx.accounts.lockStore(w.store.id);
+        order.push('first locked');
+        locked();
+        await held;
+        order.push('first done');
+      });
+      // (Racing the transaction itself: should it fail before locking, the test fails instead of hanging.)
+      await Promise.race([firstLocked, first]);
+      const second = s.transaction(async (tx) => {
+        await tx.accounts.lockStore(w.store.id);
+        order.push('second locked');
+      });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      release();
+      await Promise.all([first, second]);
+      expect(order).toEqual(['first locked', 'first done', 'second locked']);
+    });
+
+    it.runIf(target.dialect === 'postgres')('lockStore does not hold up writes that only reference the store', async () => {
+      const w = await world(s);
+      let release = () => {};
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      let locked = () => {};
+      const firstLocked = new Promise<void>((resolve) => {
+        locked = resolve;
+      });
+      const holder = s.transaction(async (tx) => {
+        await tx.accounts.lockStore(w.store.id);
+        locked();
+        await held;
+      });
+      await Promise.race([firstLocked, holder]);
+      try {
+        // A product of the store is written while the lock is held (its foreign key only shares the row).
+        const row = await s.resources.insert('products', product(w.store.id, 1));
+        expect(row.store_id).toBe(w.store.id);
+      } finally {
+        release();
+        await holder;
+      }
     });
   });
 
@@ -814,6 +873,28 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       });
       expect((await s.apps.listPrivateApps(w.store.id)).map((p) => p.revoked_at)).toEqual([null, NOW + 3]);
     });
+
+    it('countActivePrivateApps counts a store’s private apps that are not revoked', async () => {
+      const w = await world(s);
+      const elsewhere = await world(s);
+      const add = (storeId: number) =>
+        s.apps.insertPrivateApp({
+          storeId,
+          name: 'P',
+          scopes: 'read_products',
+          tokenHash: tag('private-hash'),
+          webhookSecretEnc: 'x',
+          now: NOW,
+        });
+      expect(await s.apps.countActivePrivateApps(w.store.id)).toBe(0);
+      const first = await add(w.store.id);
+      await add(w.store.id);
+      await add(elsewhere.store.id);
+      expect(await s.apps.countActivePrivateApps(w.store.id)).toBe(2);
+      await s.apps.revokePrivateApp(w.store.id, first, NOW + 1);
+      expect(await s.apps.countActivePrivateApps(w.store.id)).toBe(1);
+      expect(await s.apps.countActivePrivateApps(elsewhere.store.id)).toBe(1);
+    });
   });
 
   describe('tokens and grants', () => {
@@ -837,7 +918,14 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.grants.run((q) => q.claimCode(hash, 'family-a', NOW + 1))).toBe(true);
       expect(await s.grants.run((q) => q.claimCode(hash, 'family-b', NOW + 2))).toBe(false);
       expect(await s.grants.run((q) => q.codeByHash(hash))).toEqual({ ...code, used_at: NOW + 1, family_id: 'family-a' });
-      expect(await s.grants.run((q) => q.installation(w.installation.id))).toEqual({ id: w.installation.id, uninstalled_at: null });
+      expect(await s.grants.run((q) => q.installation(w.installation.id))).toEqual({
+        id: w.installation.id,
+        uninstalled_at: null,
+        scopes: 'read_products',
+      });
+      // The scopes as they are at this moment, not as they were when the code was issued.
+      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders' });
+      expect((await s.grants.run((q) => q.installation(w.installation.id)))?.scopes).toBe('read_orders');
       expect(await s.grants.run((q) => q.installation(w.installation.id + 100_000))).toBeUndefined();
     });
 
@@ -955,6 +1043,29 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect((await s.tokens.findAccessToken(elsewhere.accessHash))?.revoked_at).toBeNull();
     });
 
+    it('expireCodes ends the unredeemed, unexpired codes of one installation now, and only those', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const [open, alsoOpen, used, expired, elsewhere] = Array.from({ length: 5 }, () => tag('code-hash'));
+      await s.tokens.insertCode(newCode(w, open!));
+      await s.tokens.insertCode({ ...newCode(w, alsoOpen!), expiresAt: NOW + 10 * MINUTE });
+      await s.tokens.insertCode(newCode(w, used!));
+      await s.tokens.insertCode({ ...newCode(w, expired!), expiresAt: NOW - 1 });
+      await s.tokens.insertCode(newCode(other, elsewhere!));
+      expect(await s.grants.run((q) => q.claimCode(used!, 'family-used', NOW))).toBe(true);
+
+      expect(await s.transaction((tx) => tx.tokens.expireCodes(w.installation.id, NOW + 5))).toBe(2);
+      const code = (hash: string) => s.grants.run((q) => q.codeByHash(hash));
+      expect(await code(open!)).toMatchObject({ expires_at: NOW + 5, used_at: null });
+      expect(await code(alsoOpen!)).toMatchObject({ expires_at: NOW + 5, used_at: null });
+      expect(await code(used!)).toMatchObject({ expires_at: NOW + MINUTE, used_at: NOW });
+      expect(await code(expired!)).toMatchObject({ expires_at: NOW - 1 });
+      expect(await code(elsewhere!)).toMatchObject({ expires_at: NOW + MINUTE, used_at: null });
+      // Nothing left to end.
+      expect(await s.tokens.expireCodes(w.installation.id, NOW + 6)).toBe(0);
+      expect(await code(open!)).toMatchObject({ expires_at: NOW + 5 });
+    });
+
     it('private tokens: found by hash, revoked with their app', async () => {
       const w = await world(s);
       const hash = tag('private-hash');
@@ -1025,6 +1136,58 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.resources.customerEmailTaken(other.store.id, 'c1@example.test', undefined)).toBe(false);
     });
 
+    it('a customer email is unique per store: insert and update of a taken one throw DuplicateRecordError and change nothing', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const first = await s.resources.insert('customers', customer(w.store.id, 'same@example.test'));
+      const second = await s.resources.insert('customers', customer(w.store.id, 'second@example.test'));
+      await expect(s.resources.insert('customers', customer(w.store.id, 'same@example.test'))).rejects.toBeInstanceOf(DuplicateRecordError);
+      await expect(
+        s.resources.update('customers', w.store.id, second.id, { email: 'same@example.test', updated_at: NOW + 1 }),
+      ).rejects.toBeInstanceOf(DuplicateRecordError);
+      // Inside a transaction too; the transaction rolls back as a whole.
+      await expect(
+        s.transaction(async (tx) => {
+          await tx.resources.insert('products', product(w.store.id, 1));
+          await tx.resources.insert('customers', customer(w.store.id, 'same@example.test'));
+        }),
+      ).rejects.toBeInstanceOf(DuplicateRecordError);
+      expect(await s.resources.page('products').after({ storeId: w.store.id }, undefined, 10)).toEqual([]);
+      expect(await s.resources.get('customers', w.store.id, second.id)).toEqual(second);
+      expect((await s.resources.page('customers').after({ storeId: w.store.id }, undefined, 10)).map((c) => c.id)).toEqual([
+        first.id,
+        second.id,
+      ]);
+      // Another store may have a customer with the same email; a customer may keep its own.
+      expect(await s.resources.insert('customers', customer(other.store.id, 'same@example.test'))).toMatchObject({
+        email: 'same@example.test',
+      });
+      expect(
+        await s.resources.update('customers', w.store.id, first.id, { email: 'same@example.test', updated_at: NOW + 2 }),
+      ).toMatchObject({
+        updated_at: NOW + 2,
+      });
+    });
+
+    it('concurrent inserts of one customer email: exactly one succeeds, the others throw DuplicateRecordError', async () => {
+      const w = await world(s);
+      const results = await Promise.allSettled(
+        Array.from({ length: 4 }, () =>
+          s.transaction(async (tx) => {
+            if (await tx.resources.customerEmailTaken(w.store.id, 'race@example.test', undefined)) return 'taken';
+            return (await tx.resources.insert('customers', customer(w.store.id, 'race@example.test'))).id;
+          }),
+        ),
+      );
+      const inserted = results.filter((r) => r.status === 'fulfilled' && typeof r.value === 'number');
+      expect(inserted).toHaveLength(1);
+      for (const r of results) {
+        if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(DuplicateRecordError);
+        else if (r !== inserted[0]) expect(r.value).toBe('taken');
+      }
+      expect(await s.resources.someCustomers(w.store.id, 10)).toHaveLength(1);
+    });
+
     it('keyset pages of products: after, before (descending), exists; never another store’s rows', async () => {
       const a = await world(s);
       const b = await world(s);
@@ -1066,15 +1229,14 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
 
     it('keyset pages of customers and orders, with an equality filter', async () => {
       const w = await world(s);
-      await s.resources.insertMany(
-        'customers',
-        ['k1@example.test', 'k2@example.test', 'k1@example.test'].map((e) => customer(w.store.id, e)),
-      );
+      await s.resources.insertMany('customers', [
+        customer(w.store.id, 'k1@example.test'),
+        { ...customer(w.store.id, 'k2@example.test'), first_name: 'Grace' },
+        customer(w.store.id, 'k3@example.test'),
+      ]);
       await s.resources.insertMany('orders', [order(w.store.id, 'o1@example.test'), order(w.store.id, 'o2@example.test')]);
-      const customers = await s.resources
-        .page('customers')
-        .after({ storeId: w.store.id, where: { email: 'k1@example.test' } }, undefined, 10);
-      expect(customers.map((c) => c.email)).toEqual(['k1@example.test', 'k1@example.test']);
+      const customers = await s.resources.page('customers').after({ storeId: w.store.id, where: { first_name: 'Ada' } }, undefined, 10);
+      expect(customers.map((c) => c.email)).toEqual(['k1@example.test', 'k3@example.test']);
       const orders = await s.resources.page('orders').after({ storeId: w.store.id }, undefined, 10);
       expect(orders.map((o) => o.email)).toEqual(['o1@example.test', 'o2@example.test']);
       expect(
@@ -1106,7 +1268,9 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.subscriptionExists(w.store.id, 'app:0', 'products/create', 'https://hooks.example.test/p')).toBe(false);
       expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toEqual(sub);
       expect(await s.webhooks.findSubscription(w.store.id, 'app:0', sub.id)).toBeUndefined();
-      await expect(subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/p')).rejects.toThrow();
+      await expect(subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/p')).rejects.toBeInstanceOf(
+        DuplicateRecordError,
+      );
       await s.webhooks.deleteSubscription(sub.id);
       expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toBeUndefined();
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(false);
@@ -1164,16 +1328,90 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.apps.revokePrivateApp(w.store.id, revoked, NOW + 1);
 
       expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
-        { id: installed.id, app_id: w.app.id, private_app_id: null },
-        { id: livePrivate.id, app_id: null, private_app_id: live },
+        { id: installed.id, app_id: w.app.id, private_app_id: null, scopes: 'read_products' },
+        { id: livePrivate.id, app_id: null, private_app_id: live, scopes: 'read_products' },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'products/create', gone.app.id)).toEqual([
-        { id: uninstalled.id, app_id: gone.app.id, private_app_id: null },
+        { id: uninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products' },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'app/uninstalled', gone.app.id)).toEqual([
-        { id: goneUninstalled.id, app_id: gone.app.id, private_app_id: null },
+        { id: goneUninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products' },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'products/delete')).toEqual([]);
+    });
+
+    it('recipients carry the owner’s scopes as they are now (the caller decides who may read the topic)', async () => {
+      const w = await world(s);
+      const privateId = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const app = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const priv = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
+      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders,write_customers' });
+      expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
+        { id: app.id, app_id: w.app.id, private_app_id: null, scopes: 'read_orders,write_customers' },
+        { id: priv.id, app_id: null, private_app_id: privateId, scopes: 'read_products' },
+      ]);
+    });
+
+    it('removeSubscriptions deletes an app’s subscriptions to the topics given in one store and cancels their pending deliveries', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const subs = {
+        products: await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create'),
+        productsToo: await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update'),
+        orders: await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create'),
+        sibling: await subscribe(s, w.store.id, { appId: two.app.id }, 'products/create'),
+        elsewhere: await subscribe(s, other.store.id, { appId: w.app.id }, 'products/create'),
+      };
+      const [gone] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [subs.products], NOW));
+      const [kept] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'orders/create', [subs.orders], NOW));
+      const [sibling] = await deliveriesOf(s, w.store.id, await enqueue(s, w.store.id, 'products/create', [subs.sibling], NOW));
+      const [elsewhere] = await deliveriesOf(s, other.store.id, await enqueue(s, other.store.id, 'products/create', [subs.elsewhere], NOW));
+
+      const removed = await s.transaction((tx) =>
+        tx.webhooks.removeSubscriptions({
+          storeId: w.store.id,
+          appId: w.app.id,
+          topics: ['products/create', 'products/update', 'products/delete'],
+          reason: 'no longer allowed',
+          now: NOW + 1,
+        }),
+      );
+      expect(removed).toBe(2);
+      const owner = `app:${w.app.id}`;
+      expect(await s.webhooks.findSubscription(w.store.id, owner, subs.products.id)).toBeUndefined();
+      expect(await s.webhooks.findSubscription(w.store.id, owner, subs.productsToo.id)).toBeUndefined();
+      expect(await s.webhooks.findSubscription(w.store.id, owner, subs.orders.id)).toEqual(subs.orders);
+      expect(await s.webhooks.findSubscription(w.store.id, `app:${two.app.id}`, subs.sibling.id)).toEqual(subs.sibling);
+      expect(await s.webhooks.findSubscription(other.store.id, owner, subs.elsewhere.id)).toEqual(subs.elsewhere);
+      expect(await delivery(s, gone!)).toMatchObject({ status: 'cancelled', last_error: 'no longer allowed', updated_at: NOW + 1 });
+      expect((await delivery(s, kept!)).status).toBe('pending');
+      expect((await delivery(s, sibling!)).status).toBe('pending');
+      expect((await delivery(s, elsewhere!)).status).toBe('pending');
+      expect(await s.webhooks.removeSubscriptions({ storeId: w.store.id, appId: w.app.id, topics: [], reason: 'x', now: NOW + 2 })).toBe(0);
+      expect((await delivery(s, kept!)).status).toBe('pending');
+    });
+
+    it('countSubscriptions counts one owner’s subscriptions in one store, disabled ones included', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const owner = `app:${w.app.id}`;
+      expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(0);
+      const first = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      await subscribe(s, w.store.id, { appId: two.app.id }, 'orders/create');
+      await subscribe(s, other.store.id, { appId: w.app.id }, 'orders/create');
+      expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(2);
+      await s.webhooks.deleteSubscription(first.id);
+      expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(1);
     });
 
     it('appIdByClientId and storeIdByName', async () => {
@@ -1419,9 +1657,11 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         installation_id: w.installation.id,
         uninstalled_at: null,
         installed_at: NOW,
+        installation_scopes: 'read_products',
         private_id: null,
         webhook_secret_enc: null,
         revoked_at: null,
+        private_scopes: null,
       });
       expect(rows[2]).toMatchObject({
         private_app_id: privateId,
@@ -1429,8 +1669,10 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         private_id: privateId,
         webhook_secret_enc: 'sealed-private',
         revoked_at: null,
+        private_scopes: 'read_products',
         client_secret_enc: null,
         installation_id: null,
+        installation_scopes: null,
         address: 'https://hooks.example.test/private',
       });
     });
@@ -1461,6 +1703,27 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         installation_id: w.installation.id,
       });
       expect(rows[1]).toMatchObject({ subscription_id: subP.id, sub_id: subP.id, revoked_at: NOW + 2 });
+    });
+
+    it('claim loads the owner’s scopes as they are when claimed, not as they were when queued', async () => {
+      const w = await world(s);
+      const privateId = await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: tag('private-hash'),
+        webhookSecretEnc: 'sealed',
+        now: NOW,
+      });
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
+      await enqueue(s, w.store.id, 'products/create', [sub, subP], NOW);
+      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders' });
+      const rows = await claim(s, 'worker-1', NOW + MINUTE);
+      expect(rows.map((r) => [r.subscription_id, r.installation_scopes, r.private_scopes])).toEqual([
+        [sub.id, 'read_orders', null],
+        [subP.id, null, 'read_products'],
+      ]);
     });
 
     it('claim respects limit and excludeSubscriptions', async () => {

@@ -16,6 +16,8 @@ import {
 import { topicFor } from '../src/domain/webhook-topics.ts';
 import { hostProblem } from '../src/services/public-address.ts';
 import { AddressGuard } from '../src/webhooks/address-guard.ts';
+import type { ClaimedDelivery } from '../src/storage/ports.ts';
+import { decide } from '../src/webhooks/delivery-jobs.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
 import { publicOnlyLookup, SsrfRefusedError, WebhookSender } from '../src/webhooks/webhook-sender.ts';
 
@@ -203,5 +205,73 @@ describe('public-only name resolution (stubbed resolver)', () => {
       await sender.close();
       await new Promise<void>((resolve) => listener.close(() => resolve()));
     }
+  });
+});
+
+describe('decide: whether a claimed delivery may still go out', () => {
+  const at = Date.UTC(2026, 10, 22);
+  const appRow = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
+    id: 1,
+    webhook_id: 'wh_1',
+    event_id: 'evt_1',
+    topic: 'products/create',
+    subscription_id: 7,
+    attempts: 0,
+    app_id: 3,
+    private_app_id: null,
+    payload: '{}',
+    event_at: at,
+    store_name: 'shop',
+    sub_id: 7,
+    address: 'https://hooks.example.test/h',
+    api_version: '2026-01',
+    disabled_at: null,
+    client_secret_enc: 'sealed-app',
+    installation_id: 5,
+    uninstalled_at: null,
+    installed_at: at - 1,
+    installation_scopes: 'read_products',
+    private_id: null,
+    webhook_secret_enc: null,
+    revoked_at: null,
+    private_scopes: null,
+    ...over,
+  });
+  const privateRow = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery =>
+    appRow({
+      app_id: null,
+      private_app_id: 9,
+      client_secret_enc: null,
+      installation_id: null,
+      installed_at: null,
+      installation_scopes: null,
+      private_id: 9,
+      webhook_secret_enc: 'sealed-private',
+      private_scopes: 'read_products',
+      ...over,
+    });
+  const send = (secretEnc: string) => ({ address: 'https://hooks.example.test/h', apiVersion: '2026-01', secretEnc });
+  const lost = { cancelled: 'the app may no longer read this topic' };
+
+  it('sends while the owner may read the topic (write implies read)', () => {
+    expect(decide(appRow())).toEqual(send('sealed-app'));
+    expect(decide(appRow({ installation_scopes: 'read_orders,write_products' }))).toEqual(send('sealed-app'));
+    expect(decide(privateRow())).toEqual(send('sealed-private'));
+    expect(decide(privateRow({ topic: 'orders/updated', private_scopes: 'write_orders' }))).toEqual(send('sealed-private'));
+  });
+
+  it('cancels a delivery whose owner no longer holds the read scope of its topic', () => {
+    expect(decide(appRow({ installation_scopes: 'read_orders' }))).toEqual(lost);
+    expect(decide(appRow({ installation_scopes: '' }))).toEqual(lost);
+    expect(decide(appRow({ topic: 'customers/update', installation_scopes: 'read_products,write_orders' }))).toEqual(lost);
+    expect(decide(privateRow({ private_scopes: 'read_customers' }))).toEqual(lost);
+  });
+
+  it('app/uninstalled needs no scope', () => {
+    expect(decide(appRow({ topic: 'app/uninstalled', installation_scopes: '', uninstalled_at: at }))).toEqual(send('sealed-app'));
+  });
+
+  it('a topic it does not know is never sent (no scope can be checked for it)', () => {
+    expect(decide(appRow({ topic: 'products/explode' }))).toEqual({ cancelled: 'the topic is unknown' });
   });
 });

@@ -141,3 +141,15 @@ export class ConflictError extends PlatformError {
     super(409, 'Conflict', message);
   }
 }
+
+/**
+ * A write that would give a record the unique key of another one (a customer email in its store, an
+ * identical webhook subscription). Storage raises it when the database refuses the write, so a
+ * check made before the write and lost to a concurrent one still ends as this; services turn it
+ * into their own validation answer.
+ */
+export class DuplicateRecordError extends Error {
+  constructor(readonly record: string) {
+    super(`${record}: another record already has the same unique key`);
+  }
+}

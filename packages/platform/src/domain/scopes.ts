@@ -58,3 +58,8 @@ export function describeScope(scope: Scope): string {
   const [access, resource] = scope.split('_') as [Access, Resource];
   return access === 'read' ? `See your ${resource}` : `See, create, change and delete your ${resource}`;
 }
+
+/** Scopes as stored (the canonical comma-separated form); none when there is no grant at all. */
+export function storedScopes(value: string | null): Scope[] {
+  return value ? (value.split(',').filter(Boolean) as Scope[]) : [];
+}

@@ -1,6 +1,6 @@
 // The webhook topics an app can subscribe to, which scope each needs, and which change of a store
 // resource emits which topic.
-import type { Resource } from './scopes.ts';
+import { allows, type Resource, type Scope } from './scopes.ts';
 
 export const TOPICS = [
   'products/create',
@@ -24,6 +24,20 @@ export function isTopic(value: string): value is WebhookTopic {
 export function topicResource(topic: WebhookTopic): Resource | undefined {
   const [resource] = topic.split('/');
   return resource === 'app' ? undefined : (resource as Resource);
+}
+
+/** Why a subscription or a queued delivery ends when its owner's scopes no longer cover its topic. */
+export const SCOPE_LOST = 'the app may no longer read this topic';
+
+/** Whether an owner holding `granted` may receive `topic`: the read scope of its resource (write implies read). */
+export function mayReceive(topic: WebhookTopic, granted: readonly Scope[]): boolean {
+  const resource = topicResource(topic);
+  return resource === undefined || allows(granted, 'read', resource);
+}
+
+/** The topics an owner holding `granted` may not receive. */
+export function unreadableTopics(granted: readonly Scope[]): WebhookTopic[] {
+  return TOPICS.filter((topic) => !mayReceive(topic, granted));
 }
 
 /**

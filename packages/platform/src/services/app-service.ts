@@ -8,6 +8,8 @@ import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domai
 import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
 import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
+import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
@@ -65,9 +67,10 @@ export class AppService {
   ) {}
 
   /**
-   * Uninstalls an app from a store, in one transaction: the installation ends,
-   * every token of it is revoked, its queued webhooks are cancelled and `app/uninstalled` is
-   * enqueued for the app's subscriptions to that topic. Nothing else reaches the app afterwards.
+   * Uninstalls an app from a store, in one transaction: the installation ends, every token of it
+   * is revoked, every code not yet redeemed ends, its queued webhooks are cancelled and
+   * `app/uninstalled` is enqueued for the app's subscriptions to that topic. Nothing else reaches
+   * the app afterwards.
    */
   async uninstall(storeId: number, appId: number): Promise<void> {
     const now = this.clock();
@@ -75,6 +78,9 @@ export class AppService {
       const installation = await tx.apps.findInstallation(storeId, appId);
       const [store, app] = await Promise.all([this.storeName(tx, storeId), tx.apps.findById(appId)]);
       if (!installation || installation.uninstalled_at !== null || !app) throw new NotFoundError('The app is not installed in this store');
+      // Codes first: a redemption that has claimed a code but not committed holds its row, so this
+      // waits for it, and the revocation below then sees the family it issued.
+      await tx.tokens.expireCodes(installation.id, now);
       await tx.apps.updateInstallation(installation.id, { uninstalledAt: now });
       await tx.tokens.revokeInstallation(installation.id, now);
       await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
@@ -179,8 +185,11 @@ export class AppService {
   }
 
   /**
-   * Records the merchant's consent: the granted scopes become exactly `scopes`. When they shrink,
-   * every token family of the installation ends.
+   * Records the merchant's consent: the granted scopes become exactly `scopes`, in one
+   * transaction. When they shrink, every token family of the installation ends. When they change
+   * at all (a reinstall included), every code issued before ends (it was issued for the grant as it
+   * stood), and the app's subscriptions to topics it may no longer read are deleted with their
+   * queued deliveries.
    */
   async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
     const now = this.clock();
@@ -188,8 +197,17 @@ export class AppService {
     return this.storage.transaction(async (tx) => {
       const existing = await tx.apps.findInstallation(storeId, appId);
       if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
-      const before = existing.uninstalled_at === null ? existing.scopes.split(',').filter(Boolean) : [];
+      const active = existing.uninstalled_at === null;
+      const before = active ? existing.scopes.split(',').filter(Boolean) : [];
+      const changed = !active || existing.scopes !== wanted;
+      // Codes first, as in `uninstall`: a redemption in flight finishes before the revocation looks.
+      if (changed) await tx.tokens.expireCodes(existing.id, now);
       if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
+      if (changed) {
+        await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
+        // An `app/scopes_update` event, once that topic exists, is enqueued here through the outbox,
+        // inside this transaction (as `uninstall` enqueues `app/uninstalled`).
+      }
       await tx.apps.updateInstallation(existing.id, {
         scopes: wanted,
         uninstalledAt: null,
@@ -208,13 +226,22 @@ export class AppService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
     const webhookSecret = newToken('webhookSecret');
-    const id = await this.storage.apps.insertPrivateApp({
-      storeId: input.storeId,
-      name,
-      scopes: formatScopes(scopes),
-      tokenHash: hashToken(accessToken),
-      webhookSecretEnc: this.box.seal(webhookSecret),
-      now: this.clock(),
+    const id = await this.storage.transaction(async (tx) => {
+      // Concurrent creates in the store take turns from here, so two cannot both count one below the cap.
+      await tx.accounts.lockStore(input.storeId);
+      if ((await tx.apps.countActivePrivateApps(input.storeId)) >= MAX_ACTIVE_PRIVATE_APPS) {
+        throw new ValidationFailedError({
+          base: [`a store may have at most ${MAX_ACTIVE_PRIVATE_APPS} active private apps; revoke one first`],
+        });
+      }
+      return tx.apps.insertPrivateApp({
+        storeId: input.storeId,
+        name,
+        scopes: formatScopes(scopes),
+        tokenHash: hashToken(accessToken),
+        webhookSecretEnc: this.box.seal(webhookSecret),
+        now: this.clock(),
+      });
     });
     return { id, accessToken, webhookSecret };
   }

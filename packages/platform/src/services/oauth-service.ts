@@ -3,7 +3,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { checkCode, decideRefresh } from '../domain/grants.ts';
-import { formatScopes, type Scope } from '../domain/scopes.ts';
+import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
@@ -88,6 +88,10 @@ export class OAuthService {
       }
       const installation = await q.installation(row!.installation_id);
       if (!installation || installation.uninstalled_at !== null) return { error: 'the app is not installed in this store' };
+      // Read in this grant, after the claim: a change of the grant that committed since the code
+      // was issued is seen here, so the tokens never carry more than the installation holds now.
+      if (!covers(storedScopes(installation.scopes), storedScopes(row!.scopes)))
+        return { error: 'authorization code asks for scopes the app no longer holds' };
       await q.insertFamily(familyId, row!.installation_id, now);
       const expiresAt = await this.insertPair(q, pair, {
         familyId,

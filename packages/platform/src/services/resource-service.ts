@@ -2,7 +2,7 @@
 // its webhook event in the same transaction (the outbox), so the two never disagree.
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
-import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { DuplicateRecordError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import type { ResourceDef } from '../domain/resources.ts';
 import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
@@ -44,7 +44,7 @@ export class ResourceService {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
     return this.storage.transaction(async (tx) => {
       await this.checkReferences(tx, def, storeId, values, undefined);
-      const row = await tx.resources.insert(def.name, values);
+      const row = await emailTakenOnDuplicate(tx.resources.insert(def.name, values));
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'create', object: def.toJson(row) });
       return row;
     });
@@ -55,7 +55,7 @@ export class ResourceService {
     return this.storage.transaction(async (tx) => {
       if (!(await tx.resources.exists(def.name, storeId, id))) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.checkReferences(tx, def, storeId, values, id);
-      const row = await tx.resources.update(def.name, storeId, id, values);
+      const row = await emailTakenOnDuplicate(tx.resources.update(def.name, storeId, id, values));
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'update', object: def.toJson(row) });
       return row;
@@ -70,7 +70,11 @@ export class ResourceService {
     });
   }
 
-  /** Checks that need the database: a customer email is unique in its store; an order's customer exists there. */
+  /**
+   * Checks that need the database: a customer email is unique in its store; an order's customer
+   * exists there. The email check answers the common case; a concurrent write with the same email
+   * that it cannot see yet is refused by the database (emailTakenOnDuplicate).
+   */
   private async checkReferences(
     tx: Repositories,
     def: ResourceDef,
@@ -92,5 +96,19 @@ export class ResourceService {
     ) {
       throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
+  }
+}
+
+/**
+ * A customer's email is the one unique key of a store resource besides its id, so a duplicate the
+ * database refused is the same answer the check before the write gives.
+ */
+async function emailTakenOnDuplicate<T>(write: Promise<T>): Promise<T> {
+  try {
+    return await write;
+  } catch (err) {
+    if (err instanceof DuplicateRecordError && err.record === 'customers')
+      throw new ValidationFailedError({ email: ['has already been taken'] });
+    throw err;
   }
 }

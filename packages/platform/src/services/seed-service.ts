@@ -64,15 +64,19 @@ export class SeedService {
       onProgress('products', done);
     }
 
+    // Numbered on from the store's newest customer: emails are unique per store, and a store seeded
+    // again draws the same names.
+    const [newest] = await this.storage.resources.page('customers').before({ storeId }, Number.MAX_SAFE_INTEGER, 1);
+    const offset = newest ? newest.id : 0;
     for (let done = 0; done < counts.customers; ) {
       const n = Math.min(batch, counts.customers - done);
       const rows = Array.from({ length: n }, (_, i) => {
-        const first = pick(FIRST);
+        const given = pick(FIRST);
         const last = pick(LAST);
         return {
           store_id: storeId,
-          email: `${first}.${last}.${done + i + 1}@example.com`.toLowerCase(),
-          first_name: first,
+          email: `${given}.${last}.${offset + done + i + 1}@example.com`.toLowerCase(),
+          first_name: given,
           last_name: last,
           phone: null,
           created_at: now,

@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import type { ResourceName } from '../domain/resources.ts';
-import { type ChangeKind, topicFor, type WebhookTopic } from '../domain/webhook-topics.ts';
+import { storedScopes } from '../domain/scopes.ts';
+import { type ChangeKind, mayReceive, topicFor, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { Repositories } from '../storage/ports.ts';
 
 export function newWebhookId(): string {
@@ -34,7 +35,8 @@ export class WebhookOutbox {
 
   /**
    * Writes the event and its deliveries for every active subscription to `topic` in the store
-   * whose owner may still receive it: an installed app, a private app that is not revoked.
+   * whose owner may still receive it: an installed app, a private app that is not revoked, whose
+   * scopes as granted now cover the topic (a subscription made under a wider grant gets nothing).
    * `uninstalledAppId`: the `app/uninstalled` event, sent to that app although it is no longer
    * installed. Returns the number of deliveries written.
    */
@@ -42,7 +44,9 @@ export class WebhookOutbox {
     tx: Repositories,
     input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number },
   ): Promise<number> {
-    const subs = await tx.webhooks.recipients(input.storeId, input.topic, input.uninstalledAppId);
+    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, input.uninstalledAppId)).filter((s) =>
+      mayReceive(input.topic, storedScopes(s.scopes)),
+    );
     if (subs.length === 0) return 0;
     await tx.webhooks.insertEvent(
       { id: newEventId(), storeId: input.storeId, topic: input.topic, payload: JSON.stringify(input.payload), now: this.clock() },

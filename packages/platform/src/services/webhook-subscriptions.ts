@@ -3,7 +3,8 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
-import { ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { MAX_SUBSCRIPTIONS_PER_OWNER } from '../domain/limits.ts';
 import { allows } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
@@ -48,21 +49,34 @@ export class WebhookSubscriptions {
     const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
     if (problem) throw new ValidationFailedError({ address: [problem] });
     const now = this.clock();
+    const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
     return this.storage.transaction(async (tx) => {
-      if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) {
-        throw new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
+      // Concurrent subscribes of the store take turns from here, so two cannot both count one
+      // below the cap.
+      await tx.accounts.lockStore(p.storeId);
+      if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, input.topic, input.address)) throw duplicate;
+      if ((await tx.webhooks.countSubscriptions(p.storeId, p.owner)) >= MAX_SUBSCRIPTIONS_PER_OWNER) {
+        throw new ValidationFailedError({
+          base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions in a store; delete one first`],
+        });
       }
-      return tx.webhooks.insertSubscription({
-        store_id: p.storeId,
-        owner: p.owner,
-        app_id: p.kind === 'app' ? p.id : null,
-        private_app_id: p.kind === 'private' ? p.id : null,
-        topic: input.topic,
-        address: input.address,
-        api_version: input.apiVersion,
-        created_at: now,
-        updated_at: now,
-      });
+      try {
+        return await tx.webhooks.insertSubscription({
+          store_id: p.storeId,
+          owner: p.owner,
+          app_id: p.kind === 'app' ? p.id : null,
+          private_app_id: p.kind === 'private' ? p.id : null,
+          topic: input.topic,
+          address: input.address,
+          api_version: input.apiVersion,
+          created_at: now,
+          updated_at: now,
+        });
+      } catch (err) {
+        // The same subscription written by a transaction the check above could not see.
+        if (err instanceof DuplicateRecordError) throw duplicate;
+        throw err;
+      }
     });
   }
 

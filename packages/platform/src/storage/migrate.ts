@@ -6,6 +6,7 @@ import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscr
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
+import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
@@ -13,6 +14,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
   '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
+  '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -26,6 +26,7 @@ import type {
   DisabledSubscriptionRow,
   ClaimedDelivery,
   DeliveryOutcome,
+  Recipient,
   NewDelivery,
   PartnerDeliveryRow,
   PartnerDeliveryDetailRow,
@@ -38,6 +39,12 @@ export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
   findStoreNameById(id: number): Promise<string | undefined>;
   storeNameTaken(name: string): Promise<boolean>;
+  /**
+   * Inside a transaction: holds the store until the transaction ends, so that transactions which
+   * count a store's records before adding one (the caps on subscriptions and private apps) take
+   * turns instead of both counting below the cap. Writes that only reference the store go on.
+   */
+  lockStore(storeId: number): Promise<void>;
   insertStore(input: { name: string; ownerMerchantId: number; now: number }): Promise<StoreRow>;
   findMerchantByEmail(email: string): Promise<CredentialRow | undefined>;
   insertMerchant(input: { email: string; passwordHash: string; now: number }): Promise<CredentialRow>;
@@ -120,6 +127,7 @@ export interface AppRepository {
     now: number;
   }): Promise<number>;
   listPrivateApps(storeId: number): Promise<PrivateAppSummary[]>;
+  countActivePrivateApps(storeId: number): Promise<number>;
   findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
   /** Returns whether an active private app of the store was revoked. */
   revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
@@ -130,7 +138,8 @@ export interface GrantQueries {
   codeByHash(hash: string): Promise<CodeRow | undefined>;
   /** Marks an unused code used; false when another request used it first. */
   claimCode(hash: string, familyId: string, now: number): Promise<boolean>;
-  installation(id: number): Promise<{ id: number; uninstalled_at: number | null } | undefined>;
+  /** The installation as it is now, with the scopes granted at this moment. */
+  installation(id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
   insertFamily(id: string, installationId: number, now: number): Promise<void>;
   insertPair(pair: NewTokenPair): Promise<void>;
   refreshByHash(hash: string): Promise<RefreshRow | undefined>;
@@ -155,6 +164,11 @@ export interface TokenRepository {
   insertCode(code: NewCode): Promise<void>;
   /** Ends every token family of an installation (uninstall, scopes shrunk). */
   revokeInstallation(installationId: number, now: number): Promise<void>;
+  /**
+   * Ends every unredeemed, unexpired code of an installation: its expiry becomes `now`, so a later
+   * redemption is refused as expired (invalid_grant). Returns how many codes it ended.
+   */
+  expireCodes(installationId: number, now: number): Promise<number>;
   /** Read on every Admin API request: prepared statements. */
   findAccessToken(hash: string): Promise<AccessTokenRow | undefined>;
   findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined>;
@@ -179,7 +193,9 @@ export interface KeysetSource<R> {
 export interface ResourceRepository {
   page(resource: ResourceName): KeysetSource<ResourceRow>;
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
+  /** Throws DuplicateRecordError (record: the resource name) when a unique key is taken: a customer's email in its store. */
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow>;
+  /** Throws DuplicateRecordError like `insert`. */
   update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined>;
   delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
   exists(resource: ResourceName, storeId: number, id: number): Promise<boolean>;
@@ -194,17 +210,29 @@ export interface WebhookRepository {
   subscriptions(): KeysetSource<SubscriptionRow>;
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;
   subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
+  /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
   insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow>;
   deleteSubscription(id: number): Promise<void>;
+  /** How many subscriptions (disabled ones included) an owner has in a store. */
+  countSubscriptions(storeId: number, owner: string): Promise<number>;
   /**
-   * Active subscriptions to `topic` in the store whose owner may receive it now (an installed
-   * app, a private app that is not revoked); with `uninstalledAppId`, that app's subscriptions only.
+   * Deletes an app's subscriptions to any of `topics` in a store and cancels their pending
+   * deliveries with `reason`. Returns how many subscriptions it deleted.
    */
-  recipients(
-    storeId: number,
-    topic: WebhookTopic,
-    uninstalledAppId?: number,
-  ): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]>;
+  removeSubscriptions(input: {
+    storeId: number;
+    appId: number;
+    topics: readonly WebhookTopic[];
+    reason: string;
+    now: number;
+  }): Promise<number>;
+  /**
+   * Active subscriptions to `topic` in the store whose owner is still there (an installed app, a
+   * private app that is not revoked), each with its owner's scopes as granted now (the
+   * installation's or the private app's; null when there is none); with `uninstalledAppId`, that
+   * app's subscriptions only. Whether the scopes cover the topic is the caller's decision.
+   */
+  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<Recipient[]>;
   /** Writes an event and its deliveries; the transaction's commit wakes this process's worker. */
   insertEvent(
     event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number },

@@ -58,6 +58,7 @@ export function storageOn(db: Db): Storage & { readonly db: Db } {
   };
   const executor = (k: Kysely<Database> | Transaction<Database>, inTransaction: boolean, onQueued: () => void): Executor => ({
     k,
+    dialect: db.dialect,
     // Outside a transaction SQLite runs hot queries synchronously on its one connection.
     runner: db.sqlite && !inTransaction ? new SqliteRunner(db.sqlite) : new KyselyRunner(k),
     prepared,

@@ -4,6 +4,8 @@
 // of staying pending forever.
 import type { SecretBox } from '../domain/secret-box.ts';
 import { storeHostname } from '../domain/store-host.ts';
+import { storedScopes } from '../domain/scopes.ts';
+import { isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
 import type { WebhookMessage } from './signer.ts';
 
@@ -37,6 +39,10 @@ export function decide(r: ClaimedDelivery): Decision {
     }
   }
   if (r.private_app_id !== null && (r.private_id === null || r.revoked_at !== null)) return { cancelled: 'the private app was revoked' };
+  // Checked again at each attempt: the outbox checked the scopes when it queued the event, and the
+  // grant may have narrowed since (a retry can come two days later).
+  if (!isTopic(r.topic)) return { cancelled: 'the topic is unknown' };
+  if (!mayReceive(r.topic, storedScopes(r.app_id !== null ? r.installation_scopes : r.private_scopes))) return { cancelled: SCOPE_LOST };
   const secretEnc = r.client_secret_enc ?? r.webhook_secret_enc;
   if (!secretEnc) return { cancelled: 'the app no longer exists' };
   return { address: r.address, apiVersion: r.api_version, secretEnc };

@@ -1,7 +1,8 @@
 // Private apps in the store admin: apps of one store that call the Admin API with a fixed
 // Access-Token instead of OAuth. Create with chosen scopes (the Access-Token and webhook secret are
 // shown once; only a hash of the token is kept), list, revoke.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { ValidationFailedError } from '../../domain/errors.ts';
 import type { Services } from '../../services/services.ts';
 import { checkPrivateApp } from '../../services/app-service.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
@@ -51,15 +52,27 @@ ${rows.map(
     const name = formString(q.name, 200);
     const scopes = formList(q.scopes);
     const errors = q.check === '1' ? checkPrivateApp({ name, scopes: scopes.join(' ') }).errors : {};
+    return sendForm(req, reply, name, scopes, errors);
+  });
+
+  function sendForm(
+    req: FastifyRequest,
+    reply: FastifyReply,
+    name: string,
+    scopes: string[],
+    errors: Record<string, string[]>,
+    status = 200,
+  ) {
     const body = html`<h1>Create a private app</h1>
+${errors.base ? html`<p class="error" role="alert">${errors.base.join(' ')}</p>` : ''}
 <form method="post" action="/admin/private-apps">
 ${hiddenFields({ _csrf: reply.generateCsrf() })}
 ${textField({ id: 'name', name: 'name', label: 'App name', value: name, errors: errors.name })}
 ${scopeCheckboxes(scopes, errors.scopes)}
 <div class="actions"><button type="submit" name="create">Create private app</button><a href="/admin/private-apps">Cancel</a></div>
 </form>`;
-    return sendAdminPage(reply, req.store!, 'private-apps', 'Create a private app', body);
-  });
+    return sendAdminPage(reply, req.store!, 'private-apps', 'Create a private app', body, { status });
+  }
 
   app.post('/admin/private-apps', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const b = (req.body ?? {}) as Record<string, unknown>;
@@ -71,7 +84,14 @@ ${scopeCheckboxes(scopes, errors.scopes)}
       for (const s of scopes) back.append('scopes', s.slice(0, 40));
       return reply.redirect(`/admin/private-apps/new?${back}`, 303);
     }
-    const created = await services.apps.createPrivateApp({ storeId: req.store!.id, name, scopes: scopes.join(' ') });
+    let created: Awaited<ReturnType<typeof services.apps.createPrivateApp>>;
+    try {
+      created = await services.apps.createPrivateApp({ storeId: req.store!.id, name, scopes: scopes.join(' ') });
+    } catch (err) {
+      // The store is at its cap of active private apps: the form again (422), naming the limit.
+      if (err instanceof ValidationFailedError && err.errors.base) return sendForm(req, reply, name, scopes, err.errors, 422);
+      throw err;
+    }
     const reveal = await reveals.put(req.merchant!.sessionId, {
       name: checked.name,
       access_token: created.accessToken,

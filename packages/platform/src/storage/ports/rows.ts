@@ -216,9 +216,13 @@ export interface ClaimedDelivery {
   installation_id: number | null;
   uninstalled_at: number | null;
   installed_at: number | null;
+  /** The scopes the installation grants now. */
+  installation_scopes: string | null;
   private_id: number | null;
   webhook_secret_enc: string | null;
   revoked_at: number | null;
+  /** The scopes the private app holds now. */
+  private_scopes: string | null;
 }
 
 /** How one claimed delivery ended this round, as the worker hands it to storage to record. */
@@ -232,6 +236,14 @@ export type DeliveryOutcome =
       attempt: { attemptedAt: number; status: number | null; latencyMs: number; responseBody: string | null; error: string | null };
       next: { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number } | { status: 'dead'; disable?: string | undefined };
     };
+
+/** A subscription an event may go to, with its owner's current scopes (stored form). */
+export interface Recipient {
+  id: number;
+  app_id: number | null;
+  private_app_id: number | null;
+  scopes: string | null;
+}
 
 export interface NewDelivery {
   subscriptionId: number;

@@ -1,4 +1,5 @@
 // Stores, their merchants, and partners (the developers who register apps).
+import { sql } from 'kysely';
 import type { AccountRepository, CredentialRow, StoreRow } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
@@ -15,6 +16,23 @@ export class SqlAccountRepository implements AccountRepository {
 
   async storeNameTaken(name: string): Promise<boolean> {
     return (await this.x.k.selectFrom('stores').select('id').where('name', '=', name).executeTakeFirst()) !== undefined;
+  }
+
+  async lockStore(storeId: number): Promise<void> {
+    if (this.x.dialect === 'postgres') {
+      // NO KEY UPDATE conflicts with itself but not with the KEY SHARE lock a foreign-key check
+      // takes, so inserts of the store's products, orders and customers go on meanwhile.
+      await sql`select id from stores where id = ${storeId} for no key update`.execute(this.x.k);
+    } else {
+      // A write that changes nothing makes this transaction the database's one writer now rather
+      // than at its first real write (which, on a snapshot another process has since moved past,
+      // would fail instead of waiting).
+      await this.x.k
+        .updateTable('stores')
+        .set((eb) => ({ name: eb.ref('name') }))
+        .where('id', '=', storeId)
+        .execute();
+    }
   }
 
   insertStore(input: { name: string; ownerMerchantId: number; now: number }): Promise<StoreRow> {

@@ -142,6 +142,16 @@ export class SqlAppRepository implements AppRepository {
       .execute();
   }
 
+  async countActivePrivateApps(storeId: number): Promise<number> {
+    const row = await this.x.k
+      .selectFrom('private_apps')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('store_id', '=', storeId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
   findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
     return this.x.k
       .selectFrom('private_apps')

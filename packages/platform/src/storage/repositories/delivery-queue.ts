@@ -162,9 +162,11 @@ function loadQuery(k: Kysely<Database>, ids: number[]): CompiledQuery<ClaimedDel
       'i.id as installation_id',
       'i.uninstalled_at',
       'i.installed_at',
+      'i.scopes as installation_scopes',
       'p.id as private_id',
       'p.webhook_secret_enc',
       'p.revoked_at',
+      'p.scopes as private_scopes',
     ])
     .where('d.id', 'in', ids)
     .orderBy('d.next_attempt_at')

@@ -8,6 +8,8 @@ import type { PreparedStatements } from './prepared-statements.ts';
 
 export interface Executor {
   readonly k: Kysely<Database> | Transaction<Database>;
+  /** For the few statements the two databases spell differently. */
+  readonly dialect: 'sqlite' | 'postgres';
   /** Prepared statements on the same handle (synchronous on SQLite outside a transaction). */
   readonly runner: QueryRunner;
   /** The hot-path queries, compiled once for this database. */

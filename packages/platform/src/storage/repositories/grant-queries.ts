@@ -16,7 +16,7 @@ export class PreparedGrantQueries implements GrantQueries {
     // The guard `used_at IS NULL` makes redemption atomic: of concurrent requests, one updates the row.
     return (await this.run.run(this.q.claimCode, { hash, now, family: familyId })) === 1;
   }
-  installation(id: number): Promise<{ id: number; uninstalled_at: number | null } | undefined> {
+  installation(id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined> {
     return this.run.first(this.q.installation, { id });
   }
   async insertFamily(id: string, installationId: number, now: number): Promise<void> {

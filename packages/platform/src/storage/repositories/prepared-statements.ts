@@ -51,8 +51,8 @@ export function preparedStatements(k: Kysely<Database>) {
         .where('code_hash', '=', p('hash'))
         .where('used_at', 'is', null),
     ),
-    installation: defineQuery<{ id: number; uninstalled_at: number | null }>((p) =>
-      k.selectFrom('installations').select(['id', 'uninstalled_at']).where('id', '=', p<number>('id')),
+    installation: defineQuery<{ id: number; uninstalled_at: number | null; scopes: string }>((p) =>
+      k.selectFrom('installations').select(['id', 'uninstalled_at', 'scopes']).where('id', '=', p<number>('id')),
     ),
     insertFamily: defineQuery((p) =>
       k

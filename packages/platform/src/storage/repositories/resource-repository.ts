@@ -2,6 +2,7 @@
 import type { Kysely } from 'kysely';
 import type { ResourceName } from '../../domain/resources.ts';
 import type { KeysetSource, ResourceRepository, ResourceRow } from '../ports.ts';
+import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 
@@ -27,21 +28,29 @@ export class SqlResourceRepository implements ResourceRepository {
   }
 
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow> {
-    return this.k
-      .insertInto(resource)
-      .values(values as ResourceRow)
-      .returningAll()
-      .executeTakeFirstOrThrow() as Promise<ResourceRow>;
+    return refusingDuplicates(
+      resource,
+      () =>
+        this.k
+          .insertInto(resource)
+          .values(values as ResourceRow)
+          .returningAll()
+          .executeTakeFirstOrThrow() as Promise<ResourceRow>,
+    );
   }
 
   update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined> {
-    return this.k
-      .updateTable(resource)
-      .set(values)
-      .where('store_id', '=', storeId)
-      .where('id', '=', id)
-      .returningAll()
-      .executeTakeFirst() as Promise<ResourceRow | undefined>;
+    return refusingDuplicates(
+      resource,
+      () =>
+        this.k
+          .updateTable(resource)
+          .set(values)
+          .where('store_id', '=', storeId)
+          .where('id', '=', id)
+          .returningAll()
+          .executeTakeFirst() as Promise<ResourceRow | undefined>,
+    );
   }
 
   delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {

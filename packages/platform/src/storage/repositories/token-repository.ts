@@ -1,5 +1,5 @@
-// Authorization codes as they are issued, token lookups of the Admin API, and ending every token
-// of an installation. (Grants themselves run through the GrantStore.)
+// Authorization codes as they are issued (and ended early), token lookups of the Admin API, and
+// ending every token of an installation. (Grants themselves run through the GrantStore.)
 import type { AccessTokenRow, NewCode, PrivateTokenRow, TokenRepository } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
@@ -32,6 +32,19 @@ export class SqlTokenRepository implements TokenRepository {
       .where('installation_id', '=', installationId)
       .where('revoked_at', 'is', null)
       .execute();
+  }
+
+  async expireCodes(installationId: number, now: number): Promise<number> {
+    // Expired rather than marked used: a used code presented again counts as a replay (and revokes
+    // what it issued), while this one simply stops being redeemable.
+    const res = await this.x.k
+      .updateTable('authorization_codes')
+      .set({ expires_at: now })
+      .where('installation_id', '=', installationId)
+      .where('used_at', 'is', null)
+      .where('expires_at', '>', now)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
   }
 
   // On SQLite these run as synchronous prepared statements on the shared connection. Such a read

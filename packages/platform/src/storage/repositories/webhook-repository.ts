@@ -10,9 +10,11 @@ import type {
   NewDelivery,
   PartnerDeliveryDetailRow,
   PartnerDeliveryRow,
+  Recipient,
   SubscriptionRow,
   WebhookRepository,
 } from '../ports.ts';
+import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 
@@ -64,27 +66,62 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow> {
-    return this.k
-      .insertInto('webhook_subscriptions')
-      .values({ ...input, disabled_at: null })
-      .returning([...SUBSCRIPTION_COLUMNS])
-      .executeTakeFirstOrThrow();
+    return refusingDuplicates('webhook_subscriptions', () =>
+      this.k
+        .insertInto('webhook_subscriptions')
+        .values({ ...input, disabled_at: null })
+        .returning([...SUBSCRIPTION_COLUMNS])
+        .executeTakeFirstOrThrow(),
+    );
   }
 
   async deleteSubscription(id: number): Promise<void> {
     await this.k.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
   }
 
-  recipients(
-    storeId: number,
-    topic: WebhookTopic,
-    uninstalledAppId?: number,
-  ): Promise<{ id: number; app_id: number | null; private_app_id: number | null }[]> {
+  async countSubscriptions(storeId: number, owner: string): Promise<number> {
+    const row = await this.k
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('store_id', '=', storeId)
+      .where('owner', '=', owner)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async removeSubscriptions(input: {
+    storeId: number;
+    appId: number;
+    topics: readonly WebhookTopic[];
+    reason: string;
+    now: number;
+  }): Promise<number> {
+    if (input.topics.length === 0) return 0;
+    const topics = [...input.topics];
+    await this.k
+      .updateTable('webhook_deliveries')
+      .set({ status: 'cancelled', last_error: input.reason, claimed_by: null, claimed_until: null, updated_at: input.now })
+      .where('store_id', '=', input.storeId)
+      .where('app_id', '=', input.appId)
+      .where('status', '=', 'pending')
+      .where('topic', 'in', topics)
+      .execute();
+    const res = await this.k
+      .deleteFrom('webhook_subscriptions')
+      .where('store_id', '=', input.storeId)
+      .where('app_id', '=', input.appId)
+      .where('topic', 'in', topics)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows);
+  }
+
+  recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<Recipient[]> {
     let q = this.k
       .selectFrom('webhook_subscriptions as s')
       .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
       .leftJoin('private_apps as p', 'p.id', 's.private_app_id')
       .select(['s.id', 's.app_id', 's.private_app_id'])
+      .select((eb) => eb.fn.coalesce('i.scopes', 'p.scopes').as('scopes'))
       .where('s.store_id', '=', storeId)
       .where('s.topic', '=', topic)
       .where('s.disabled_at', 'is', null);

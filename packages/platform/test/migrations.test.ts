@@ -1,0 +1,60 @@
+// Migrations that can meet data an earlier version let in, on SQLite and PostgreSQL.
+import { sql } from 'kysely';
+import { describe, expect, it } from 'vitest';
+import type { DatabaseConfig } from '../src/config.ts';
+import { openStorage } from '../src/storage/sql-storage.ts';
+import { DIALECTS, freshPostgresUrl } from './harness.ts';
+
+const NOW = Date.UTC(2026, 10, 23);
+const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
+
+async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
+  if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
+  const schema = await freshPostgresUrl();
+  return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
+}
+
+describe.each(DIALECTS)('migrations on %s', (dialect) => {
+  it(`${UNIQUE_EMAIL} refuses while customers of one store share an email, changing nothing, and runs once they differ`, async () => {
+    const { config, cleanup } = await database(dialect);
+    const storage = openStorage(config);
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      // Back to the database as the version before left it: no index, the migration not run.
+      await k.schema.dropIndex('customers_store_email').execute();
+      await k.schema.dropIndex('authorization_codes_installation').execute();
+      await sql`delete from kysely_migration where name = ${UNIQUE_EMAIL}`.execute(k);
+
+      const merchant = await storage.accounts.insertMerchant({ email: 'owner@example.test', passwordHash: 'hash', now: NOW });
+      const store = await storage.accounts.insertStore({ name: 'dupes', ownerMerchantId: merchant.id, now: NOW });
+      const customer = (email: string) => ({
+        store_id: store.id,
+        email,
+        first_name: 'Ada',
+        last_name: 'Lovelace',
+        phone: null,
+        created_at: NOW,
+        updated_at: NOW,
+      });
+      await storage.resources.insertMany('customers', [customer('twice@example.test'), customer('twice@example.test')]);
+
+      await expect(storage.migrate()).rejects.toThrow(
+        `cannot make customer emails unique: 1 email(s) belong to more than one customer of the same store (store ids ${store.id})`,
+      );
+      // Nothing changed: still no unique key, and the migration is still to run.
+      await storage.resources.insert('customers', customer('twice@example.test'));
+      const rows = await storage.resources.page('customers').after({ storeId: store.id }, undefined, 10);
+      expect(rows).toHaveLength(3);
+
+      // Once every customer has its own email, it runs and the key holds.
+      await storage.resources.update('customers', store.id, rows[1]!.id, { email: 'second@example.test' });
+      await storage.resources.update('customers', store.id, rows[2]!.id, { email: 'third@example.test' });
+      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL]);
+      await expect(storage.resources.insert('customers', customer('twice@example.test'))).rejects.toThrow('customers: another record');
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+});
