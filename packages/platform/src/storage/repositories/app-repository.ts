@@ -1,19 +1,8 @@
 // Public apps (client credentials), their installations in stores, and private apps.
 import type { AppRepository, AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from '../ports.ts';
 import type { Executor } from './executor.ts';
+import { APP_COLUMNS } from './prepared-statements.ts';
 
-const APP_COLUMNS = [
-  'id',
-  'client_id',
-  'partner_id',
-  'name',
-  'app_url',
-  'redirect_uri',
-  'scopes',
-  'client_secret_enc',
-  'previous_secret_enc',
-  'previous_secret_expires_at',
-] as const;
 const INSTALLATION_COLUMNS = ['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'] as const;
 
 export class SqlAppRepository implements AppRepository {

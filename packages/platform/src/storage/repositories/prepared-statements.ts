@@ -5,6 +5,20 @@ import { defineQuery } from '../prepared-query.ts';
 import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, TokenOwner } from '../ports.ts';
 import type { Database } from '../schema.ts';
 
+/** The columns of an app as the services see it (`AppRow`). */
+export const APP_COLUMNS = [
+  'id',
+  'client_id',
+  'partner_id',
+  'name',
+  'app_url',
+  'redirect_uri',
+  'scopes',
+  'client_secret_enc',
+  'previous_secret_enc',
+  'previous_secret_expires_at',
+] as const;
+
 export type PreparedStatements = ReturnType<typeof preparedStatements>;
 
 export function preparedStatements(k: Kysely<Database>) {
@@ -12,18 +26,7 @@ export function preparedStatements(k: Kysely<Database>) {
     appByClientId: defineQuery<AppRow>((p) =>
       k
         .selectFrom('apps')
-        .select([
-          'id',
-          'client_id',
-          'partner_id',
-          'name',
-          'app_url',
-          'redirect_uri',
-          'scopes',
-          'client_secret_enc',
-          'previous_secret_enc',
-          'previous_secret_expires_at',
-        ])
+        .select([...APP_COLUMNS])
         .where('client_id', '=', p('id')),
     ),
     // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
