@@ -27,6 +27,8 @@ export interface Config {
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhooks: WebhookConfig;
   httpTimeouts: HttpTimeouts;
+  /** How long after an uninstall `shop/redact` is sent to the app (default 48 h). */
+  shopRedactDelayMs: number;
 }
 
 /** How long the HTTP server waits on a client, so a slow or silent one cannot hold a socket for ever. */
@@ -73,6 +75,7 @@ export interface RawConfig {
   headersTimeout?: string | number | undefined;
   requestTimeout?: string | number | undefined;
   keepAliveTimeout?: string | number | undefined;
+  shopRedactDelay?: string | undefined;
 }
 
 export const DEFAULT_DATABASE = './data/storegate.db';
@@ -98,6 +101,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     headersTimeout: env.HEADERS_TIMEOUT_MS,
     requestTimeout: env.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
+    shopRedactDelay: env.SHOP_REDACT_DELAY,
   };
 }
 
@@ -211,7 +215,21 @@ export function loadConfig(raw: RawConfig): Config {
       disableAfterDead: 5,
     },
     httpTimeouts,
+    shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
   };
+}
+
+export const DEFAULT_SHOP_REDACT_DELAY_MS = 48 * 3_600_000;
+
+/** `--shop-redact-delay`: a wait such as `48h`, `30m`, `90s` or `0` (a bare number is milliseconds), at most 30 days. */
+export function parseShopRedactDelay(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_SHOP_REDACT_DELAY_MS;
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const m = /^(\d{1,10})(ms|s|m|h|d)?$/.exec(value.trim());
+  const ms = m ? Number(m[1]) * units[m[2] ?? 'ms']! : NaN;
+  if (!m || ms > 30 * 86_400_000)
+    throw new ConfigError(`--shop-redact-delay: expected a wait from 0 to 30 days such as "48h", "30m" or "90s", got "${value}"`);
+  return ms;
 }
 
 /**

@@ -11,6 +11,7 @@ import { buildHttpServer } from './http/server.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
+import { CustomerPrivacy } from './services/customer-privacy.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
@@ -92,6 +93,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     oauth: new OAuthService(storage, box, config, clock),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp()),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
+    customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     deliveries: new DeliveryLog(storage, clock),

@@ -227,6 +227,7 @@ describe('decide: whether a claimed delivery may still go out', () => {
     api_version: '2026-01',
     disabled_at: null,
     client_secret_enc: 'sealed-app',
+    privacy_webhook_url: null,
     installation_id: 5,
     uninstalled_at: null,
     installed_at: at - 1,

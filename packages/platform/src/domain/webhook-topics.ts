@@ -11,8 +11,22 @@ export const TOPICS = [
   'customers/create',
   'customers/update',
   'app/uninstalled',
+  'app/scopes_update',
+  'customers/data_request',
+  'customers/redact',
+  'shop/redact',
 ] as const;
 export type WebhookTopic = (typeof TOPICS)[number];
+
+/**
+ * Topics sent to the privacy webhook address set on the app itself, without a subscription: every
+ * app must be able to hear them, so no app may opt in or out through the Admin API.
+ */
+export const PRIVACY_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const satisfies readonly WebhookTopic[];
+export type PrivacyTopic = (typeof PRIVACY_TOPICS)[number];
+
+/** The topics an app may subscribe to through the Admin API. */
+export const SUBSCRIBABLE_TOPICS = TOPICS.filter((t) => !isPrivacyTopic(t));
 
 export type ChangeKind = 'create' | 'update' | 'delete';
 
@@ -20,10 +34,27 @@ export function isTopic(value: string): value is WebhookTopic {
   return (TOPICS as readonly string[]).includes(value);
 }
 
-/** The resource whose read scope a topic needs; `app/uninstalled` needs none (it is about the app itself). */
+export function isPrivacyTopic(value: string): value is PrivacyTopic {
+  return (PRIVACY_TOPICS as readonly string[]).includes(value);
+}
+
+/**
+ * A privacy delivery has no subscription, yet the delivery table and the worker's per-receiver
+ * fairness key every delivery by one. The app's negated id stands in for it: no subscription row
+ * has a negative id, so the subscription bookkeeping after an attempt touches nothing, and each
+ * app's privacy address still gets a key of its own.
+ */
+export function privacySubscriptionId(appId: number): number {
+  return -appId;
+}
+
+/**
+ * The resource whose read scope a topic needs. `app/*` topics are about the app itself and
+ * `shop/redact` about a store the app has left: they need none.
+ */
 export function topicResource(topic: WebhookTopic): Resource | undefined {
   const [resource] = topic.split('/');
-  return resource === 'app' ? undefined : (resource as Resource);
+  return resource === 'app' || resource === 'shop' ? undefined : (resource as Resource);
 }
 
 /** Why a subscription or a queued delivery ends when its owner's scopes no longer cover its topic. */

@@ -11,6 +11,7 @@ import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/e
 import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
+import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
 export type { AppRow, InstallationRow };
@@ -61,7 +62,7 @@ export class AppService {
   constructor(
     private readonly storage: Storage,
     private readonly box: SecretBox,
-    private readonly config: Pick<Config, 'mode' | 'storeDomain'>,
+    private readonly config: Pick<Config, 'mode' | 'storeDomain' | 'shopRedactDelayMs'>,
     private readonly clock: Clock,
     private readonly outbox: WebhookOutbox,
   ) {}
@@ -69,8 +70,9 @@ export class AppService {
   /**
    * Uninstalls an app from a store, in one transaction: the installation ends, every token of it
    * is revoked, every code not yet redeemed ends, its queued webhooks are cancelled and
-   * `app/uninstalled` is enqueued for the app's subscriptions to that topic. Nothing else reaches
-   * the app afterwards.
+   * `app/uninstalled` is enqueued for the app's subscriptions to that topic. `shop/redact` is
+   * written too, due after the configured delay, when the app has a privacy webhook address (a
+   * reinstall before then cancels it). Nothing else reaches the app afterwards.
    */
   async uninstall(storeId: number, appId: number): Promise<void> {
     const now = this.clock();
@@ -96,6 +98,15 @@ export class AppService {
           uninstalled_at: new Date(now).toISOString(),
         },
       });
+      if (app.privacy_webhook_url) {
+        await this.outbox.enqueueToApps(tx, {
+          storeId,
+          topic: 'shop/redact',
+          appIds: [appId],
+          dueAt: now + this.config.shopRedactDelayMs,
+          payload: { shop_id: String(storeId), shop_domain: storeHostname(store, this.config.storeDomain) },
+        });
+      }
     });
   }
 
@@ -106,7 +117,7 @@ export class AppService {
   }
 
   /** A new app's fields, checked: field → messages (empty when valid). */
-  checkApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string }): {
+  checkApp(input: { name: string; appUrl: string; redirectUri: string; scopes?: string; privacyWebhookUrl?: string }): {
     errors: Record<string, string[]>;
     name: string;
     scopes: Scope[];
@@ -115,6 +126,8 @@ export class AppService {
     const name = input.name?.trim() ?? '';
     if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
     Object.assign(errors, this.urlErrors(input.appUrl, input.redirectUri));
+    const privacy = input.privacyWebhookUrl ? checkPrivacyWebhookUrl(input.privacyWebhookUrl, this.config.mode) : undefined;
+    if (privacy) errors.privacy_webhook_url = [privacy];
     let scopes: Scope[] = [];
     try {
       scopes = parseScopes(input.scopes ?? '');
@@ -131,8 +144,13 @@ export class AppService {
     redirectUri: string;
     scopes?: string;
     partnerId?: number | null;
+    privacyWebhookUrl?: string;
   }): Promise<{ app: AppRow; clientSecret: string }> {
     const { errors, name, scopes } = this.checkApp(input);
+    if (!errors.privacy_webhook_url && input.privacyWebhookUrl) {
+      const problem = await privacyUrlProblem(input.privacyWebhookUrl, this.config.mode);
+      if (problem) errors.privacy_webhook_url = [problem];
+    }
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const clientId = randomBytes(16).toString('hex');
     const clientSecret = newToken('clientSecret');
@@ -145,8 +163,24 @@ export class AppService {
       scopes: formatScopes(scopes),
       client_secret_enc: this.box.seal(clientSecret),
       created_at: this.clock(),
+      privacy_webhook_url: input.privacyWebhookUrl || null,
     });
     return { app, clientSecret };
+  }
+
+  /**
+   * Sets the app's privacy webhook address (an empty value clears it: the app then gets no privacy
+   * topic), under the rules of subscription addresses. Deliveries already queued go to the
+   * address as it is when they are sent.
+   */
+  async setPrivacyWebhookUrl(appId: number, value: string): Promise<string | null> {
+    const url = value.trim();
+    if (url !== '') {
+      const problem = await privacyUrlProblem(url, this.config.mode);
+      if (problem) throw new ValidationFailedError({ privacy_webhook_url: [problem] });
+    }
+    await this.storage.apps.updatePrivacyWebhookUrl(appId, url || null);
+    return url || null;
   }
 
   findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {
@@ -189,7 +223,8 @@ export class AppService {
    * transaction. When they shrink, every token family of the installation ends. When they change
    * at all (a reinstall included), every code issued before ends (it was issued for the grant as it
    * stood), and the app's subscriptions to topics it may no longer read are deleted with their
-   * queued deliveries.
+   * queued deliveries. A change of an active installation's scopes sends `app/scopes_update` to
+   * the app's subscriptions to it; a reinstall cancels the `shop/redact` still waiting.
    */
   async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
     const now = this.clock();
@@ -203,16 +238,29 @@ export class AppService {
       // Codes first, as in `uninstall`: a redemption in flight finishes before the revocation looks.
       if (changed) await tx.tokens.expireCodes(existing.id, now);
       if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
-      if (changed) {
-        await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
-        // An `app/scopes_update` event, once that topic exists, is enqueued here through the outbox,
-        // inside this transaction (as `uninstall` enqueues `app/uninstalled`).
-      }
+      if (changed) await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
+      if (!active)
+        await tx.webhooks.cancelPendingTopic({ storeId, appId, topic: 'shop/redact', reason: 'the app was installed again', now });
       await tx.apps.updateInstallation(existing.id, {
         scopes: wanted,
         uninstalledAt: null,
         ...(existing.uninstalled_at !== null ? { installedAt: now } : {}),
       });
+      if (active && changed) {
+        const store = await this.storeName(tx, storeId);
+        await this.outbox.enqueue(tx, {
+          storeId,
+          topic: 'app/scopes_update',
+          appId,
+          payload: {
+            id: String(existing.id),
+            previous: before,
+            current: [...scopes].sort(),
+            updated_at: new Date(now).toISOString(),
+            shop_domain: storeHostname(store, this.config.storeDomain),
+          },
+        });
+      }
       return { ...existing, scopes: wanted, uninstalled_at: null };
     });
   }

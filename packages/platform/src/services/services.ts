@@ -5,6 +5,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { AppService } from './app-service.ts';
+import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { OAuthService } from './oauth-service.ts';
@@ -24,6 +25,8 @@ export interface Services {
   apiAuth: ApiAuthService;
   cursors: CursorCodec;
   resources: ResourceService;
+  /** Customer privacy requests from the store admin (customers/data_request, customers/redact). */
+  customerPrivacy: CustomerPrivacy;
   /** Admin API leaky buckets; undefined when rate limiting is off. */
   rateLimiter: RateLimiter | undefined;
   subscriptions: WebhookSubscriptions;

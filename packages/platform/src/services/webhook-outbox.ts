@@ -6,7 +6,14 @@ import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import type { ResourceName } from '../domain/resources.ts';
 import { storedScopes } from '../domain/scopes.ts';
-import { type ChangeKind, mayReceive, topicFor, type WebhookTopic } from '../domain/webhook-topics.ts';
+import {
+  type ChangeKind,
+  mayReceive,
+  type PrivacyTopic,
+  privacySubscriptionId,
+  topicFor,
+  type WebhookTopic,
+} from '../domain/webhook-topics.ts';
 import type { Repositories } from '../storage/ports.ts';
 
 export function newWebhookId(): string {
@@ -38,13 +45,15 @@ export class WebhookOutbox {
    * whose owner may still receive it: an installed app, a private app that is not revoked, whose
    * scopes as granted now cover the topic (a subscription made under a wider grant gets nothing).
    * `uninstalledAppId`: the `app/uninstalled` event, sent to that app although it is no longer
-   * installed. Returns the number of deliveries written.
+   * installed. `appId`: an event about one app (`app/scopes_update`), for its subscriptions only.
+   * Returns the number of deliveries written.
    */
   async enqueue(
     tx: Repositories,
-    input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number },
+    input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number; appId?: number },
   ): Promise<number> {
-    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, input.uninstalledAppId)).filter((s) =>
+    const only = input.uninstalledAppId ?? input.appId;
+    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, only)).filter((s) =>
       mayReceive(input.topic, storedScopes(s.scopes)),
     );
     if (subs.length === 0) return 0;
@@ -53,5 +62,42 @@ export class WebhookOutbox {
       subs.map((s) => ({ subscriptionId: s.id, appId: s.app_id, privateAppId: s.private_app_id, webhookId: newWebhookId() })),
     );
     return subs.length;
+  }
+
+  /**
+   * A privacy topic for every app installed in the store that has a privacy webhook address and
+   * whose scopes as granted now cover the topic; no subscription is involved. Returns the number
+   * of deliveries written.
+   */
+  async enqueuePrivacy(
+    tx: Repositories,
+    input: { storeId: number; topic: PrivacyTopic; payload: Record<string, unknown> },
+  ): Promise<number> {
+    const apps = (await tx.webhooks.privacyRecipients(input.storeId)).filter((r) => mayReceive(input.topic, storedScopes(r.scopes)));
+    return this.enqueueToApps(tx, { ...input, appIds: apps.map((a) => a.app_id) });
+  }
+
+  /**
+   * Writes a privacy event for the apps given, to their privacy addresses, due at `dueAt` (now by
+   * default): the worker leaves a delivery alone until it is due, so a later send needs no timer.
+   */
+  async enqueueToApps(
+    tx: Repositories,
+    input: { storeId: number; topic: PrivacyTopic; payload: Record<string, unknown>; appIds: readonly number[]; dueAt?: number },
+  ): Promise<number> {
+    if (input.appIds.length === 0) return 0;
+    const now = this.clock();
+    await tx.webhooks.insertEvent(
+      {
+        id: newEventId(),
+        storeId: input.storeId,
+        topic: input.topic,
+        payload: JSON.stringify(input.payload),
+        now,
+        ...(input.dueAt !== undefined ? { dueAt: input.dueAt } : {}),
+      },
+      input.appIds.map((appId) => ({ subscriptionId: privacySubscriptionId(appId), appId, privateAppId: null, webhookId: newWebhookId() })),
+    );
+    return input.appIds.length;
   }
 }

@@ -27,6 +27,7 @@ import type {
   ClaimedDelivery,
   DeliveryOutcome,
   Recipient,
+  PrivacyRecipient,
   NewDelivery,
   PartnerDeliveryRow,
   PartnerDeliveryDetailRow,
@@ -113,6 +114,8 @@ export interface AppRepository {
   listApps(): Promise<AppRow[]>;
   listPartnerApps(partnerId: number): Promise<AppRow[]>;
   updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void>;
+  /** Sets or clears (null) the app's privacy webhook address. */
+  updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void>;
   updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;
@@ -202,6 +205,13 @@ export interface ResourceRepository {
   customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean>;
   /** Bulk inserts for seeding (one multi-row statement). */
   insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void>;
+  /** Ids of the store's orders placed by the customer, oldest first. */
+  customerOrderIds(storeId: number, customerId: number): Promise<number[]>;
+  /**
+   * Replaces what identifies a customer (email, names, phone) with placeholders, in the customer
+   * record and in the email of its orders. Returns whether the customer exists.
+   */
+  redactCustomer(storeId: number, customerId: number, placeholderEmail: string, now: number): Promise<boolean>;
   /** The first `limit` customers of a store (seeding orders). */
   someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]>;
 }
@@ -233,11 +243,21 @@ export interface WebhookRepository {
    * app's subscriptions only. Whether the scopes cover the topic is the caller's decision.
    */
   recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<Recipient[]>;
-  /** Writes an event and its deliveries; the transaction's commit wakes this process's worker. */
+  /**
+   * Installed apps of the store that have a privacy webhook address, each with the scopes its
+   * installation grants now (stored form). Whether they cover a topic is the caller's decision.
+   */
+  privacyRecipients(storeId: number): Promise<PrivacyRecipient[]>;
+  /**
+   * Writes an event and its deliveries, due at `dueAt` (default `now`); the transaction's commit
+   * wakes this process's worker.
+   */
   insertEvent(
-    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number },
+    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number; dueAt?: number },
     deliveries: NewDelivery[],
   ): Promise<void>;
+  /** Cancels an app's queued deliveries of one topic in a store; returns how many. */
+  cancelPendingTopic(input: { storeId: number; appId: number; topic: WebhookTopic; reason: string; now: number }): Promise<number>;
   /** Cancels an app's queued deliveries in a store except `app/uninstalled`. */
   cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void>;
   appIdByClientId(clientId: string): Promise<number | undefined>;

@@ -18,6 +18,7 @@ export interface Database {
     previous_secret_enc: string | null;
     previous_secret_expires_at: number | null;
     created_at: number;
+    privacy_webhook_url: Generated<string | null>;
   };
   installations: {
     id: Generated<number>;

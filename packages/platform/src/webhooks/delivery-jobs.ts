@@ -5,7 +5,8 @@
 import type { SecretBox } from '../domain/secret-box.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { storedScopes } from '../domain/scopes.ts';
-import { isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
+import { CURRENT_VERSION } from '../domain/api-versions.ts';
+import { isPrivacyTopic, isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
 import type { WebhookMessage } from './signer.ts';
 
@@ -27,6 +28,7 @@ type Decision = { cancelled: string } | { address: string; apiVersion: string; s
 
 /** Whether a claimed delivery may be sent, judged from the state of its subscription and owner. */
 export function decide(r: ClaimedDelivery): Decision {
+  if (r.subscription_id < 0 && isPrivacyTopic(r.topic)) return decidePrivacy(r);
   // A subscription row always carries an address and an API version; testing them here lets the
   // types follow without assertions.
   if (r.sub_id === null || r.address === null || r.api_version === null) return { cancelled: 'the subscription was deleted' };
@@ -46,6 +48,25 @@ export function decide(r: ClaimedDelivery): Decision {
   const secretEnc = r.client_secret_enc ?? r.webhook_secret_enc;
   if (!secretEnc) return { cancelled: 'the app no longer exists' };
   return { address: r.address, apiVersion: r.api_version, secretEnc };
+}
+
+/**
+ * A privacy delivery goes to the app's privacy address as it is now, signed with its client
+ * secret, in the current API version (there is no subscription to carry one).
+ */
+function decidePrivacy(r: ClaimedDelivery): Decision {
+  if (r.app_id === null || r.client_secret_enc === null) return { cancelled: 'the app no longer exists' };
+  if (!r.privacy_webhook_url) return { cancelled: 'the app has no privacy webhook address' };
+  const reinstalled = r.installed_at !== null && r.installed_at > r.event_at;
+  if (r.topic === 'shop/redact') {
+    // Sent after the uninstall on purpose; an installation made since means the store's data is
+    // wanted again, so the app must not erase it.
+    if (r.installation_id !== null && (r.uninstalled_at === null || reinstalled)) return { cancelled: 'the app was installed again' };
+  } else {
+    if (r.installation_id === null || r.uninstalled_at !== null || reinstalled) return { cancelled: 'the app was uninstalled' };
+    if (!isTopic(r.topic) || !mayReceive(r.topic, storedScopes(r.installation_scopes))) return { cancelled: SCOPE_LOST };
+  }
+  return { address: r.privacy_webhook_url, apiVersion: CURRENT_VERSION, secretEnc: r.client_secret_enc };
 }
 
 /**

@@ -23,6 +23,8 @@ export interface AppRow {
   client_secret_enc: string;
   previous_secret_enc: string | null;
   previous_secret_expires_at: number | null;
+  /** Where the privacy topics go; null when the app has set none (then it is sent none). */
+  privacy_webhook_url: string | null;
 }
 
 export interface NewApp {
@@ -34,6 +36,7 @@ export interface NewApp {
   scopes: string;
   client_secret_enc: string;
   created_at: number;
+  privacy_webhook_url?: string | null;
 }
 
 export interface InstallationRow {
@@ -213,6 +216,8 @@ export interface ClaimedDelivery {
   api_version: string | null;
   disabled_at: number | null;
   client_secret_enc: string | null;
+  /** The app's privacy webhook address now (where privacy topics go). */
+  privacy_webhook_url: string | null;
   installation_id: number | null;
   uninstalled_at: number | null;
   installed_at: number | null;
@@ -243,6 +248,12 @@ export interface Recipient {
   app_id: number | null;
   private_app_id: number | null;
   scopes: string | null;
+}
+
+/** An installed app with a privacy webhook address, with its installation's current scopes (stored form). */
+export interface PrivacyRecipient {
+  app_id: number;
+  scopes: string;
 }
 
 export interface NewDelivery {

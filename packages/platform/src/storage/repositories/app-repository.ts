@@ -49,6 +49,10 @@ export class SqlAppRepository implements AppRepository {
     await this.x.k.updateTable('apps').set({ app_url: appUrl, redirect_uri: redirectUri }).where('id', '=', appId).execute();
   }
 
+  async updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void> {
+    await this.x.k.updateTable('apps').set({ privacy_webhook_url: url }).where('id', '=', appId).execute();
+  }
+
   async updateSecrets(appId: number, s: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void> {
     await this.x.k
       .updateTable('apps')

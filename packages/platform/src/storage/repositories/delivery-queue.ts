@@ -159,6 +159,7 @@ function loadQuery(k: Kysely<Database>, ids: number[]): CompiledQuery<ClaimedDel
       's.api_version',
       's.disabled_at',
       'a.client_secret_enc',
+      'a.privacy_webhook_url',
       'i.id as installation_id',
       'i.uninstalled_at',
       'i.installed_at',

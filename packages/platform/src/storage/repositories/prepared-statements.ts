@@ -17,6 +17,7 @@ export const APP_COLUMNS = [
   'client_secret_enc',
   'previous_secret_enc',
   'previous_secret_expires_at',
+  'privacy_webhook_url',
 ] as const;
 
 export type PreparedStatements = ReturnType<typeof preparedStatements>;

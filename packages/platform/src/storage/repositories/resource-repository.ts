@@ -79,6 +79,34 @@ export class SqlResourceRepository implements ResourceRepository {
         .execute();
   }
 
+  async customerOrderIds(storeId: number, customerId: number): Promise<number[]> {
+    const rows = await this.x.k
+      .selectFrom('orders')
+      .select('id')
+      .where('store_id', '=', storeId)
+      .where('customer_id', '=', customerId)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => Number(r.id));
+  }
+
+  async redactCustomer(storeId: number, customerId: number, placeholderEmail: string, now: number): Promise<boolean> {
+    const res = await this.x.k
+      .updateTable('customers')
+      .set({ email: placeholderEmail, first_name: '', last_name: '', phone: null, updated_at: now })
+      .where('store_id', '=', storeId)
+      .where('id', '=', customerId)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) === 0) return false;
+    await this.x.k
+      .updateTable('orders')
+      .set({ email: placeholderEmail, updated_at: now })
+      .where('store_id', '=', storeId)
+      .where('customer_id', '=', customerId)
+      .execute();
+    return true;
+  }
+
   someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]> {
     return this.x.k.selectFrom('customers').select(['id', 'email']).where('store_id', '=', storeId).orderBy('id').limit(limit).execute();
   }

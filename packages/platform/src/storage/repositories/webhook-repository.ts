@@ -1,5 +1,6 @@
 // Webhook subscriptions, the outbox (events and their deliveries, written with the change that
 // caused them), and the delivery log read by the CLI and the partner dashboard.
+import type { ExpressionBuilder } from 'kysely';
 import type { WebhookTopic } from '../../domain/webhook-topics.ts';
 import type {
   AttemptRow,
@@ -10,11 +11,13 @@ import type {
   NewDelivery,
   PartnerDeliveryDetailRow,
   PartnerDeliveryRow,
+  PrivacyRecipient,
   Recipient,
   SubscriptionRow,
   WebhookRepository,
 } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
+import type { Database } from '../schema.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 
@@ -31,6 +34,25 @@ const SUBSCRIPTION_COLUMNS = [
   'updated_at',
   'disabled_at',
 ] as const;
+
+type LogTables = Database & {
+  d: Database['webhook_deliveries'];
+  s: Database['webhook_subscriptions'];
+  a: Database['apps'];
+};
+
+/**
+ * The address a delivery goes to: its subscription's, or for a privacy delivery (a negative
+ * subscription id, see `privacySubscriptionId`) the app's privacy webhook address as it is now.
+ */
+function addressOf(eb: ExpressionBuilder<LogTables, 'd' | 's' | 'a'>) {
+  return eb.case().when('d.subscription_id', '<', 0).then(eb.ref('a.privacy_webhook_url')).else(eb.ref('s.address')).end();
+}
+
+/** The subscription of a delivery; a privacy delivery keeps its stand-in id, which never goes away. */
+function subscriptionOf(eb: ExpressionBuilder<LogTables, 'd' | 's'>) {
+  return eb.case().when('d.subscription_id', '<', 0).then(eb.ref('d.subscription_id')).else(eb.ref('s.id')).end();
+}
 
 export class SqlWebhookRepository implements WebhookRepository {
   constructor(private readonly x: Executor) {}
@@ -135,11 +157,12 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async insertEvent(
-    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number },
+    event: { id: string; storeId: number; topic: WebhookTopic; payload: string; now: number; dueAt?: number },
     deliveries: NewDelivery[],
   ): Promise<void> {
     if (deliveries.length === 0) return;
     const now = event.now;
+    const due = event.dueAt ?? now;
     await this.k
       .insertInto('webhook_events')
       .values({ id: event.id, store_id: event.storeId, topic: event.topic, payload: event.payload, created_at: now })
@@ -157,7 +180,7 @@ export class SqlWebhookRepository implements WebhookRepository {
           topic: event.topic,
           status: 'pending' as const,
           attempts: 0,
-          next_attempt_at: now,
+          next_attempt_at: due,
           claimed_by: null,
           claimed_until: null,
           last_status: null,
@@ -168,6 +191,30 @@ export class SqlWebhookRepository implements WebhookRepository {
       )
       .execute();
     this.x.deliveriesQueued();
+  }
+
+  privacyRecipients(storeId: number): Promise<PrivacyRecipient[]> {
+    return this.k
+      .selectFrom('installations as i')
+      .innerJoin('apps as a', 'a.id', 'i.app_id')
+      .select(['i.app_id', 'i.scopes'])
+      .where('i.store_id', '=', storeId)
+      .where('i.uninstalled_at', 'is', null)
+      .where('a.privacy_webhook_url', 'is not', null)
+      .orderBy('i.app_id')
+      .execute();
+  }
+
+  async cancelPendingTopic(input: { storeId: number; appId: number; topic: WebhookTopic; reason: string; now: number }): Promise<number> {
+    const res = await this.k
+      .updateTable('webhook_deliveries')
+      .set({ status: 'cancelled', last_error: input.reason, claimed_by: null, claimed_until: null, updated_at: input.now })
+      .where('store_id', '=', input.storeId)
+      .where('app_id', '=', input.appId)
+      .where('status', '=', 'pending')
+      .where('topic', '=', input.topic)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
   }
 
   async cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void> {
@@ -216,8 +263,8 @@ export class SqlWebhookRepository implements WebhookRepository {
         'd.private_app_id',
         'st.name as store_name',
         'a.client_id',
-        's.address',
-      ]);
+      ])
+      .select((eb) => addressOf(eb).as('address'));
     if (filter.appId !== undefined) q = q.where('d.app_id', '=', filter.appId);
     if (filter.storeId !== undefined) q = q.where('d.store_id', '=', filter.storeId);
     if (filter.status !== undefined) q = q.where('d.status', '=', filter.status);
@@ -246,7 +293,8 @@ export class SqlWebhookRepository implements WebhookRepository {
     return this.k
       .selectFrom('webhook_deliveries as d')
       .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
-      .select(['d.status', 's.id as sub_id', 's.disabled_at'])
+      .select(['d.status', 's.disabled_at'])
+      .select((eb) => subscriptionOf(eb).as('sub_id'))
       .where('d.id', '=', id)
       .executeTakeFirst();
   }
@@ -287,6 +335,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
       .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('apps as a', 'a.id', 'd.app_id')
       .select([
         'd.id',
         'd.topic',
@@ -298,8 +347,8 @@ export class SqlWebhookRepository implements WebhookRepository {
         'd.updated_at',
         'd.next_attempt_at',
         'st.name as store_name',
-        's.address',
       ])
+      .select((eb) => addressOf(eb).as('address'))
       .where('d.app_id', '=', appId);
     if (f.status) q = q.where('d.status', '=', f.status);
     if (f.topic) q = q.where('d.topic', '=', f.topic);
@@ -312,6 +361,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
       .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('apps as a', 'a.id', 'd.app_id')
       .select([
         'd.id',
         'd.webhook_id',
@@ -324,10 +374,9 @@ export class SqlWebhookRepository implements WebhookRepository {
         'd.created_at',
         'd.next_attempt_at',
         'st.name as store_name',
-        's.id as sub_id',
-        's.address',
         's.disabled_at',
       ])
+      .select((eb) => [subscriptionOf(eb).as('sub_id'), addressOf(eb).as('address')])
       .where('d.id', '=', id)
       .where('d.app_id', '=', appId)
       .executeTakeFirst();

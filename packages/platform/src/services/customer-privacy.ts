@@ -1,0 +1,112 @@
+// A merchant's privacy requests about one customer: "Request data for apps" sends
+// customers/data_request, "Redact customer" sends customers/redact, each to every app installed in
+// the store that holds read_customers and has a privacy webhook address. Redaction also replaces
+// what identifies the customer in the platform's own records, in the same transaction as the event,
+// so the store and the apps forget the customer together.
+import { randomInt } from 'node:crypto';
+import type { Config } from '../config.ts';
+import type { Clock } from '../domain/clock.ts';
+import { ConflictError, NotFoundError } from '../domain/errors.ts';
+import { storedScopes } from '../domain/scopes.ts';
+import { storeHostname } from '../domain/store-host.ts';
+import { mayReceive } from '../domain/webhook-topics.ts';
+import type { Repositories, Storage } from '../storage/ports.ts';
+import type { WebhookOutbox } from './webhook-outbox.ts';
+
+/** The domain of the placeholder email a redacted customer keeps (reserved: it can never receive mail). */
+export const REDACTED_EMAIL_DOMAIN = 'redacted.invalid';
+
+/** An installed app, as the merchant sees it before sending a privacy request. */
+export interface PrivacyAudienceApp {
+  name: string;
+  /** Whether it would be sent the request: it holds read_customers and has a privacy address. */
+  receives: boolean;
+  /** Why not, when it would not. */
+  reason: string | undefined;
+}
+
+export interface PrivacyRequestResult {
+  /** How many apps were sent the topic. */
+  apps: number;
+  /** The data request's id (customers/data_request only). */
+  dataRequestId?: string;
+}
+
+export class CustomerPrivacy {
+  constructor(
+    private readonly storage: Storage,
+    private readonly config: Pick<Config, 'storeDomain'>,
+    private readonly clock: Clock,
+    private readonly outbox: WebhookOutbox,
+  ) {}
+
+  /** The customer's id, email, phone and whether it was redacted already; unknown → 404. */
+  async customer(storeId: number, customerId: number): Promise<{ id: number; email: string; phone: string | null; redacted: boolean }> {
+    const row = await this.storage.resources.get('customers', storeId, customerId);
+    if (!row) throw new NotFoundError(`No customer with id ${customerId} in this store`);
+    const email = String(row.email);
+    return { id: customerId, email, phone: (row.phone as string | null) ?? null, redacted: email.endsWith(`@${REDACTED_EMAIL_DOMAIN}`) };
+  }
+
+  /** Every installed app, and whether a customer privacy request would reach it. */
+  async audience(storeId: number): Promise<PrivacyAudienceApp[]> {
+    const [installed, apps] = await Promise.all([this.storage.apps.listInstalled(storeId), this.storage.apps.listApps()]);
+    const address = new Map(apps.map((a) => [a.id, a.privacy_webhook_url]));
+    return installed.map((i) => {
+      const reason = !mayReceive('customers/redact', storedScopes(i.scopes))
+        ? 'it may not read customers'
+        : !address.get(i.app_id)
+          ? 'it has no privacy webhook address'
+          : undefined;
+      return { name: i.name, receives: reason === undefined, reason };
+    });
+  }
+
+  /** Sends customers/data_request about the customer: its id, email, phone and order ids. */
+  async requestData(storeId: number, customerId: number): Promise<PrivacyRequestResult> {
+    const dataRequestId = String(randomInt(1, 2 ** 47));
+    return this.storage.transaction(async (tx) => {
+      const { shared, orders } = await this.subject(tx, storeId, customerId);
+      const apps = await this.outbox.enqueuePrivacy(tx, {
+        storeId,
+        topic: 'customers/data_request',
+        payload: { ...shared, orders_requested: orders, data_request: { id: dataRequestId } },
+      });
+      return { apps, dataRequestId };
+    });
+  }
+
+  /**
+   * Sends customers/redact about the customer, then replaces its email, names and phone (and the
+   * email on its orders) with placeholders. A customer redacted before is refused (409): its
+   * identifying data is gone, so a second request could name no one.
+   */
+  async redact(storeId: number, customerId: number): Promise<PrivacyRequestResult> {
+    return this.storage.transaction(async (tx) => {
+      const { shared, orders, redacted } = await this.subject(tx, storeId, customerId);
+      if (redacted) throw new ConflictError(`Customer ${customerId} was redacted already`);
+      const apps = await this.outbox.enqueuePrivacy(tx, {
+        storeId,
+        topic: 'customers/redact',
+        payload: { ...shared, orders_to_redact: orders },
+      });
+      await tx.resources.redactCustomer(storeId, customerId, `customer-${customerId}@${REDACTED_EMAIL_DOMAIN}`, this.clock());
+      return { apps };
+    });
+  }
+
+  /** The parts both payloads share, read in the request's transaction. */
+  private async subject(tx: Repositories, storeId: number, customerId: number) {
+    const row = await tx.resources.get('customers', storeId, customerId);
+    const store = await tx.accounts.findStoreNameById(storeId);
+    if (!row || store === undefined) throw new NotFoundError(`No customer with id ${customerId} in this store`);
+    const orders = (await tx.resources.customerOrderIds(storeId, customerId)).map(String);
+    const email = String(row.email);
+    const shared = {
+      shop_id: String(storeId),
+      shop_domain: storeHostname(store, this.config.storeDomain),
+      customer: { id: String(customerId), email, phone: (row.phone as string | null) ?? null },
+    };
+    return { shared, orders, redacted: email.endsWith(`@${REDACTED_EMAIL_DOMAIN}`) };
+  }
+}
