@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import cliProgress from 'cli-progress';
 import { storeBaseUrl, type SeedCounts } from '@storegate/platform';
 import { withServices } from './database.ts';
+import { shopRedactDelayOption } from './webhooks.command.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
@@ -48,25 +49,49 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--redirect-uri <url>', 'App Redirect URL (exact; no "#")')
     .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders"', '')
     .option('--partner <email>', 'partner account that owns the app')
-    .action(async (opts: Common & { name: string; appUrl: string; redirectUri: string; scopes: string; partner?: string }) => {
-      await withServices(opts.database, async (services) => {
-        let partnerId: number | null = null;
-        if (opts.partner !== undefined) {
-          const partner = await services.accounts.findPartnerByEmail(opts.partner);
-          if (!partner) throw new CliError(`--partner: no partner account with email ${opts.partner}`);
-          partnerId = partner.id;
-        }
-        const { app, clientSecret } = await services.apps.createApp({
-          name: opts.name,
-          appUrl: opts.appUrl,
-          redirectUri: opts.redirectUri,
-          scopes: opts.scopes,
-          partnerId,
+    .option('--privacy-webhook-url <url>', 'where customers/data_request, customers/redact and shop/redact go (none: the app gets none)')
+    .action(
+      async (
+        opts: Common & { name: string; appUrl: string; redirectUri: string; scopes: string; partner?: string; privacyWebhookUrl?: string },
+      ) => {
+        await withServices(opts.database, async (services) => {
+          let partnerId: number | null = null;
+          if (opts.partner !== undefined) {
+            const partner = await services.accounts.findPartnerByEmail(opts.partner);
+            if (!partner) throw new CliError(`--partner: no partner account with email ${opts.partner}`);
+            partnerId = partner.id;
+          }
+          const { app, clientSecret } = await services.apps.createApp({
+            name: opts.name,
+            appUrl: opts.appUrl,
+            redirectUri: opts.redirectUri,
+            scopes: opts.scopes,
+            partnerId,
+            ...(opts.privacyWebhookUrl !== undefined ? { privacyWebhookUrl: opts.privacyWebhookUrl } : {}),
+          });
+          print(
+            opts.json,
+            { client_id: app.client_id, client_secret: clientSecret },
+            `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`,
+          );
         });
+      },
+    );
+
+  common(apps.command('update <client_id>').description("change a public app's settings"))
+    .option('--privacy-webhook-url <url>', 'where privacy webhooks go; "" removes it (the app is then sent none)')
+    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string }) => {
+      if (opts.privacyWebhookUrl === undefined) throw new CliError('nothing to change: give --privacy-webhook-url');
+      await withServices(opts.database, async (services) => {
+        const app = await services.apps.findByClientId(clientId);
+        if (!app) throw new CliError(`no app with client_id "${clientId.slice(0, 100)}"`);
+        const saved = await services.apps.setPrivacyWebhookUrl(app.id, opts.privacyWebhookUrl!);
         print(
           opts.json,
-          { client_id: app.client_id, client_secret: clientSecret },
-          `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`,
+          { client_id: app.client_id, privacy_webhook_url: saved },
+          saved
+            ? `"${app.name}" now receives privacy webhooks at ${saved}`
+            : `"${app.name}" has no privacy webhook address: it is sent no privacy webhooks`,
         );
       });
     });
@@ -74,19 +99,24 @@ export function registerAdminCommands(program: Command): void {
   common(apps.command('uninstall').description('uninstall an app from a store: revokes its tokens, sends app/uninstalled'))
     .requiredOption('--store <name>', 'store name')
     .requiredOption('--client-id <id>', "the app's client_id")
-    .action(async (opts: Common & { store: string; clientId: string }) => {
-      await withServices(opts.database, async (services) => {
-        const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
-        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
-        const app = await services.apps.findByClientId(opts.clientId);
-        if (!app) throw new CliError(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
-        await services.apps.uninstall(store.id, app.id);
-        print(
-          opts.json,
-          { store: store.name, client_id: app.client_id, uninstalled: true },
-          `uninstalled "${app.name}" from ${store.name}`,
-        );
-      });
+    .addOption(shopRedactDelayOption())
+    .action(async (opts: Common & { store: string; clientId: string; shopRedactDelay?: string }) => {
+      await withServices(
+        opts.database,
+        async (services) => {
+          const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
+          if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+          const app = await services.apps.findByClientId(opts.clientId);
+          if (!app) throw new CliError(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
+          await services.apps.uninstall(store.id, app.id);
+          print(
+            opts.json,
+            { store: store.name, client_id: app.client_id, uninstalled: true },
+            `uninstalled "${app.name}" from ${store.name}`,
+          );
+        },
+        { settings: { shopRedactDelay: opts.shopRedactDelay } },
+      );
     });
 
   const privateApps = program.command('private-apps').description('manage private apps of a store');

@@ -12,7 +12,7 @@ import {
 import { adminConfig } from './database.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
-import { webhookOptions } from './webhooks.command.ts';
+import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions {
   port?: string;
@@ -33,6 +33,7 @@ interface ServeOptions {
   headersTimeout?: string;
   requestTimeout?: string;
   keepAliveTimeout?: string;
+  shopRedactDelay?: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -61,6 +62,7 @@ export function registerServeCommands(program: Command): void {
         'KEEP_ALIVE_TIMEOUT_MS',
       ),
     )
+    .addOption(shopRedactDelayOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -81,6 +83,7 @@ export function registerServeCommands(program: Command): void {
         headersTimeout: opts.headersTimeout,
         requestTimeout: opts.requestTimeout,
         keepAliveTimeout: opts.keepAliveTimeout,
+        shopRedactDelay: opts.shopRedactDelay,
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

@@ -16,6 +16,14 @@ interface WorkerOptions {
   webhookRetrySchedule?: string;
 }
 
+/** When `shop/redact` is sent after an uninstall: read wherever an app can be uninstalled. */
+export function shopRedactDelayOption(): Option {
+  return new Option(
+    '--shop-redact-delay <wait>',
+    'wait after an uninstall before shop/redact is sent, e.g. "48h", "30m" (default 48h)',
+  ).env('SHOP_REDACT_DELAY');
+}
+
 /** The webhook options `serve` and `worker` share. */
 export function webhookOptions(cmd: Command): Command {
   return cmd

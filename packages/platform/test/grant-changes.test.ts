@@ -113,8 +113,7 @@ describe.each(DIALECTS)('grant changes on %s', (dialect) => {
       expect((await api(t, f, writer, 'POST', `${V}/customers`, { email: 'shrink@example.test' })).statusCode).toBe(201);
       expect((await api(t, f, writer, 'POST', `${V}/products`, { title: 'Shrink mug' })).statusCode).toBe(201);
 
-      // The merchant approves a list without customers (a narrower list alone would be answered
-      // without consent and change nothing): customers are no longer readable.
+      // The merchant approves a list without customers: customers are no longer readable.
       await consent(t, f, { scope: 'read_products write_orders' }, jar);
 
       expect((await subscriptionsOf(storeId, `app:${appId}`)).map((s) => s.topic)).toEqual(['products/create', 'app/uninstalled']);

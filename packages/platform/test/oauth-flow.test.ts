@@ -183,16 +183,19 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const jar = await login(t, f);
     const first = await exchange(t, f, new URL(await consent(t, f, {}, jar)).searchParams.get('code')!);
     expect(await accessTokenActive(t, first.access_token)).toBe(true);
-    // A narrower request alone is answered without consent and leaves the grant as it is.
+    // A narrower request shows the consent page naming what is given back; confirming shrinks the grant.
     const narrower = await exchange(t, f, (await consent(t, f, { scope: 'read_products' }, jar)).searchParams.get('code')!);
     expect(narrower.scope).toBe('read_products');
-    expect(await accessTokenActive(t, first.access_token)).toBe(true);
-    // Consenting to a list without write_orders (and with a new scope) shrinks the grant.
-    const changed = await consent(t, f, { scope: 'read_products read_customers' }, jar);
     expect(await accessTokenActive(t, first.access_token)).toBe(false);
-    expect(await accessTokenActive(t, narrower.access_token)).toBe(false);
+    // Growing again ends no family.
+    const changed = await consent(t, f, { scope: 'read_products read_customers' }, jar);
+    expect(await accessTokenActive(t, narrower.access_token)).toBe(true);
     const second = await exchange(t, f, changed.searchParams.get('code')!);
     expect(second.scope).toBe('read_customers read_products');
+    // Consenting to a list without read_customers (and with a new scope) shrinks it again.
+    await consent(t, f, { scope: 'read_products write_orders' }, jar);
+    expect(await accessTokenActive(t, narrower.access_token)).toBe(false);
+    expect(await accessTokenActive(t, second.access_token)).toBe(false);
     expect((await refreshRequest(t, f, first.refresh_token)).json().error).toBe('invalid_grant');
   });
 

@@ -1,7 +1,8 @@
 // Webhook subscriptions of the calling app: list, create {address, topic}, get, delete.
 // Delivery itself is the webhook worker's job; here are the records and their validation.
-import type { FastifyInstance } from 'fastify';
-import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { ValidationFailedError } from '../../domain/errors.ts';
+import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
 import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest } from './api-common.ts';
@@ -14,7 +15,7 @@ const SUBSCRIPTION = {
   properties: {
     id: { type: 'string' },
     address: { type: 'string' },
-    topic: { type: 'string', enum: TOPICS },
+    topic: { type: 'string', enum: SUBSCRIBABLE_TOPICS },
     api_version: { type: 'string' },
     status: { type: 'string', enum: ['active', 'disabled'] },
     created_at: { type: 'string', format: 'date-time' },
@@ -32,6 +33,22 @@ function toJson(r: SubscriptionRow) {
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
   };
+}
+
+/**
+ * Privacy topics go to the address set on the app itself, never to a subscription: a plain "not
+ * one of the allowed values" would leave an app wondering how to receive them, so it is told.
+ */
+async function refusePrivacyTopics(req: FastifyRequest): Promise<void> {
+  const body = req.body as Record<string, unknown> | null;
+  const topic = body && typeof body === 'object' ? body.topic : undefined;
+  if (typeof topic === 'string' && isPrivacyTopic(topic)) {
+    throw new ValidationFailedError({
+      topic: [
+        `${topic} is a privacy topic: it is sent without a subscription to the privacy webhook address set on the app (partner dashboard or "storegate apps update --privacy-webhook-url")`,
+      ],
+    });
+  }
 }
 
 export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services: Services): void {
@@ -62,6 +79,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     base,
     {
       config,
+      preValidation: refusePrivacyTopics,
       schema: {
         tags,
         summary: 'Subscribe to a topic',
@@ -69,7 +87,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
           type: 'object',
           additionalProperties: false,
           required: ['address', 'topic'],
-          properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: TOPICS } },
+          properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: SUBSCRIBABLE_TOPICS } },
         },
         response: { 201: one, ...errorResponses },
       },

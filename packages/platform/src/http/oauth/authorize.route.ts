@@ -159,30 +159,33 @@ export function registerAuthorizeRoutes(app: FastifyInstance, services: Services
     const installation = await services.apps.findInstallation(req.store!.id, ar.app.id);
     const granted =
       installation && installation.uninstalled_at === null ? (installation.scopes.split(',').filter(Boolean) as Scope[]) : undefined;
-    // Everything asked for is already granted: no consent page, straight back with a new code.
-    if (granted && covers(granted, ar.scopes)) return redirectWithCode(services, req, reply, ar, installation!.id);
+    // What the grant gains and what it gives back (write implies read, so asking for read_x while
+    // holding write_x gives back write_x and adds nothing).
+    const added = ar.scopes.filter((s) => !granted || !covers(granted, [s]));
+    const removed = granted?.filter((s) => !covers(ar.scopes, [s])) ?? [];
+    // The request is the grant as it stands: no consent page, straight back with a new code.
+    if (granted && added.length === 0 && removed.length === 0) return redirectWithCode(services, req, reply, ar, installation!.id);
 
-    const added = ar.scopes.filter((s) => !granted?.includes(s));
-    const removed = granted?.filter((s) => !ar.scopes.includes(s)) ?? [];
     const store = req.store!;
-    const body = html`<h1>Install ${ar.app.name}?</h1>
-<p><strong>${ar.app.name}</strong> asks for access to the store <strong>${store.name}</strong>.</p>
-${granted ? html`<p>This app is already installed. Approving changes what it can do:</p>` : html`<p>It will be able to:</p>`}
+    const givingBack = granted !== undefined && added.length === 0;
+    const body = html`<h1>${givingBack ? html`Change the access of ${ar.app.name}?` : html`Install ${ar.app.name}?`}</h1>
+<p><strong>${ar.app.name}</strong> ${givingBack ? 'gives back part of its access to' : 'asks for access to'} the store <strong>${store.name}</strong>.</p>
+${granted ? html`<p>This app is already installed. Approving changes what it can do; it will be able to:</p>` : html`<p>It will be able to:</p>`}
 <ul class="scopes">
 ${ar.scopes.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}${granted && added.includes(s) ? ', new' : ''})</span></li>`)}
 </ul>
-${removed.length > 0 ? html`<p>It will no longer be able to:</p><ul class="scopes">${removed.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s})</span></li>`)}</ul>` : ''}
+${removed.length > 0 ? html`<p>It gives back, and will no longer be able to:</p><ul class="scopes removed">${removed.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}, given back)</span></li>`)}</ul>` : ''}
 <form method="post" action="/admin/oauth/authorize">
 ${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
 <div class="actions">
-<button type="submit" name="decision" value="install">Install app</button>
+<button type="submit" name="decision" value="install">${givingBack ? 'Confirm' : 'Install app'}</button>
 <button type="submit" name="decision" value="cancel" class="secondary">Cancel</button>
 </div>
 </form>`;
     return reply
       .header('Cache-Control', 'no-store')
       .type('text/html; charset=utf-8')
-      .send(page(`Install ${ar.app.name}`, body));
+      .send(page(givingBack ? `Change the access of ${ar.app.name}` : `Install ${ar.app.name}`, body));
   });
 
   app.post('/admin/oauth/authorize', { preHandler: app.csrfProtection }, async (req, reply) => {

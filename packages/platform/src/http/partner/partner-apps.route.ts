@@ -3,6 +3,7 @@
 // the client secret (shown once per reveal) and rotate it (the old one keeps authenticating for 24
 // hours so running apps can roll over).
 import type { FastifyInstance } from 'fastify';
+import { ValidationFailedError } from '../../domain/errors.ts';
 import type { Services } from '../../services/services.ts';
 import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
@@ -10,12 +11,21 @@ import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 
 export const SECRET_GRACE_MS = 24 * 3600_000;
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
-const NOTICES: Record<string, string> = { saved: 'The App URL and redirect URL were saved.' };
+const NOTICES: Record<string, string> = {
+  saved: 'The App URL and redirect URL were saved.',
+  privacy_saved: 'The privacy webhook address was saved.',
+  privacy_cleared: 'The privacy webhook address was removed: this app is sent no privacy webhooks.',
+};
 const REVEAL_TITLES: Record<string, [string, string]> = {
   created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
   revealed: ['Client secret', 'This is the current client secret. It is shown once; reveal it again when you need it.'],
   rotated: ['New client secret', 'The secret was rotated. The previous secret keeps working for 24 hours; update your app before then.'],
 };
+
+function privacyField(value: string, errors: readonly string[] | undefined) {
+  return html`${textField({ id: 'privacy_webhook_url', name: 'privacy_webhook_url', label: 'Privacy webhook address (optional)', type: 'url', value, errors, required: false })}
+<p class="muted">https in production; leave it empty and the app is sent no privacy webhooks.</p>`;
+}
 
 export function registerPartnerAppRoutes(app: FastifyInstance, services: Services): void {
   const { reveals, partnerDeliveries: deliveries } = services;
@@ -51,6 +61,7 @@ ${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td
       appUrl: formString(q.app_url),
       redirectUri: formString(q.redirect_uri),
       scopes: formList(q.scopes),
+      privacyWebhookUrl: formString(q.privacy_webhook_url),
     };
     const errors = q.check === '1' ? services.apps.checkApp({ ...values, scopes: values.scopes.join(' ') }).errors : {};
     const body = html`<h1>Create an app</h1>
@@ -61,6 +72,7 @@ ${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', val
 <p class="muted">The platform sends a signed GET here when a merchant installs or opens the app.</p>
 ${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: values.redirectUri, errors: errors.redirect_uri })}
 <p class="muted">Must equal the <code>redirect_uri</code> your app sends, exactly; it must not contain <code>#</code>.</p>
+${privacyField(values.privacyWebhookUrl, errors.privacy_webhook_url)}
 ${scopeCheckboxes(values.scopes, errors.scopes)}
 <div class="actions"><button type="submit" name="create">Create app</button></div>
 </form>`;
@@ -75,9 +87,16 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
       appUrl: formString(b.app_url),
       redirectUri: formString(b.redirect_uri),
       scopes: formList(b.scopes).join(' '),
+      privacyWebhookUrl: formString(b.privacy_webhook_url).trim(),
     };
     if (Object.keys(services.apps.checkApp(input).errors).length > 0) {
-      const back = new URLSearchParams({ check: '1', name: input.name, app_url: input.appUrl, redirect_uri: input.redirectUri });
+      const back = new URLSearchParams({
+        check: '1',
+        name: input.name,
+        app_url: input.appUrl,
+        redirect_uri: input.redirectUri,
+        privacy_webhook_url: input.privacyWebhookUrl,
+      });
       for (const s of formList(b.scopes)) back.append('scopes', s.slice(0, 40));
       return reply.redirect(`/partner/apps/new?${back}`, 303);
     }
@@ -98,6 +117,12 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
     const appUrl = checking ? formString(q.app_url) : a.app_url;
     const redirectUri = checking ? formString(q.redirect_uri) : a.redirect_uri;
     const errors = checking ? services.apps.urlErrors(appUrl, redirectUri) : {};
+    const privacyChecking = q.check === 'privacy';
+    const privacyUrl = privacyChecking ? formString(q.privacy_webhook_url) : (a.privacy_webhook_url ?? '');
+    const privacyErrors = privacyChecking
+      ? (services.apps.checkApp({ name: a.name, appUrl: a.app_url, redirectUri: a.redirect_uri, privacyWebhookUrl: privacyUrl }).errors
+          .privacy_webhook_url ?? [typeof q.error === 'string' ? q.error.slice(0, 200) : 'is not a valid address'])
+      : undefined;
     const notice = NOTICES[String(q.done)];
     const csrf = reply.generateCsrf();
     const previousUntil =
@@ -112,6 +137,14 @@ ${hiddenFields({ _csrf: csrf })}
 ${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', value: appUrl, errors: errors.app_url })}
 ${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: redirectUri, errors: errors.redirect_uri })}
 <div class="actions"><button type="submit" name="save">Save URLs</button></div>
+</form>
+<h2>Privacy webhooks</h2>
+<p>customers/data_request, customers/redact and shop/redact go to this address, signed like every webhook, with no subscription needed.</p>
+${a.privacy_webhook_url ? '' : html`<p class="notice" role="status">No privacy webhook address is set: this app is sent no privacy webhooks, and nothing is queued for it.</p>`}
+<form method="post" action="/partner/apps/${a.client_id}/privacy-webhook">
+${hiddenFields({ _csrf: csrf })}
+${privacyField(privacyUrl, privacyErrors)}
+<div class="actions"><button type="submit" name="save_privacy">Save privacy webhook address</button></div>
 </form>
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
@@ -138,6 +171,23 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
     }
     await services.apps.updateUrls(a.id, appUrl, redirectUri);
     return reply.redirect(`/partner/apps/${a.client_id}?done=saved`, 303);
+  });
+
+  app.post('/partner/apps/:clientId/privacy-webhook', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const value = formString((req.body as Record<string, unknown> | null)?.privacy_webhook_url).trim();
+    try {
+      const saved = await services.apps.setPrivacyWebhookUrl(a.id, value);
+      return reply.redirect(`/partner/apps/${a.client_id}?done=${saved ? 'privacy_saved' : 'privacy_cleared'}`, 303);
+    } catch (err) {
+      if (!(err instanceof ValidationFailedError)) throw err;
+      const error = err.errors.privacy_webhook_url?.[0] ?? 'is not a valid address';
+      return reply.redirect(
+        `/partner/apps/${a.client_id}?${new URLSearchParams({ check: 'privacy', privacy_webhook_url: value, error })}`,
+        303,
+      );
+    }
   });
 
   app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {

@@ -9,6 +9,7 @@ import { NotFoundError } from '../../domain/errors.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
+import { registerCustomerPrivacyRoutes } from './customer-privacy.route.ts';
 import { registerPrivateAppRoutes } from './private-apps.route.ts';
 import { registerStoreListRoutes } from './store-lists.route.ts';
 
@@ -90,4 +91,5 @@ ${publicApps.map(
 
   registerPrivateAppRoutes(app, services);
   registerStoreListRoutes(app, services);
+  registerCustomerPrivacyRoutes(app, services);
 }

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { customers, orders, products, type ResourceDef } from '../../domain/resources.ts';
 import { formatTime } from '../views/form-fields.ts';
+import { privacyNotice } from './customer-privacy.route.ts';
 import { html, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage, type AdminSection } from '../views/store-admin-layout.ts';
 
@@ -19,6 +20,8 @@ interface ListView {
   columns: string[];
   /** The cells of one API object (as the Admin API returns it: ids and prices are strings). */
   row(o: Record<string, unknown>): SafeHtml[];
+  /** A notice from the query string (after an action on a record). */
+  notice?(q: Record<string, unknown>): SafeHtml | undefined;
 }
 
 const money = (amount: unknown, currency: unknown = 'USD') => `${String(amount)} ${String(currency)}`;
@@ -59,14 +62,16 @@ const VIEWS: ListView[] = [
     def: customers,
     section: 'customers',
     title: 'Customers',
-    columns: ['ID', 'Email', 'Name', 'Phone', 'Created'],
+    columns: ['ID', 'Email', 'Name', 'Phone', 'Created', 'Privacy'],
     row: (c) => [
       html`${String(c.id)}`,
       html`${String(c.email)}`,
       html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`,
       html`${String(c.phone ?? '')}`,
       html`${iso(c.created_at)}`,
+      html`<a href="/admin/customers/${String(c.id)}/data-request" aria-label="Request data for apps about customer ${String(c.id)}">Request data for apps</a> · <a href="/admin/customers/${String(c.id)}/redact" aria-label="Redact customer ${String(c.id)}">Redact customer</a>`,
     ],
+    notice: privacyNotice,
   },
 ];
 
@@ -85,6 +90,7 @@ export function registerStoreListRoutes(app: FastifyInstance, services: Services
       })) as { data: Record<string, unknown>[]; cursor: string; pre_cursor: string | null };
       const label = view.title.toLowerCase();
       const body = html`<h1>${view.title}</h1>
+${view.notice?.(q) ?? ''}
 ${
   result.data.length === 0
     ? html`<p class="muted">No ${label} on this page.</p>`
