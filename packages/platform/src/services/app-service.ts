@@ -103,7 +103,7 @@ export class AppService {
           storeId,
           topic: 'shop/redact',
           appIds: [appId],
-          dueAt: now + this.config.shopRedactDelayMs,
+          delayMs: this.config.shopRedactDelayMs,
           payload: { shop_id: String(storeId), shop_domain: storeHostname(store, this.config.storeDomain) },
         });
       }

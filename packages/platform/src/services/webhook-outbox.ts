@@ -78,12 +78,13 @@ export class WebhookOutbox {
   }
 
   /**
-   * Writes a privacy event for the apps given, to their privacy addresses, due at `dueAt` (now by
-   * default): the worker leaves a delivery alone until it is due, so a later send needs no timer.
+   * Writes a privacy event for the apps given, to their privacy addresses, due `delayMs` after now
+   * (at once by default): the worker leaves a delivery alone until it is due, so a later send
+   * needs no timer.
    */
   async enqueueToApps(
     tx: Repositories,
-    input: { storeId: number; topic: PrivacyTopic; payload: Record<string, unknown>; appIds: readonly number[]; dueAt?: number },
+    input: { storeId: number; topic: PrivacyTopic; payload: Record<string, unknown>; appIds: readonly number[]; delayMs?: number },
   ): Promise<number> {
     if (input.appIds.length === 0) return 0;
     const now = this.clock();
@@ -94,7 +95,7 @@ export class WebhookOutbox {
         topic: input.topic,
         payload: JSON.stringify(input.payload),
         now,
-        ...(input.dueAt !== undefined ? { dueAt: input.dueAt } : {}),
+        dueAt: now + (input.delayMs ?? 0),
       },
       input.appIds.map((appId) => ({ subscriptionId: privacySubscriptionId(appId), appId, privateAppId: null, webhookId: newWebhookId() })),
     );

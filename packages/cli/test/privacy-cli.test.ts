@@ -1,0 +1,125 @@
+// The privacy webhook address from the command line (apps create/update --privacy-webhook-url) and
+// the delay of shop/redact after `apps uninstall`, as a user runs them: a child process, --json on
+// stdout, one-line errors that change nothing.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
+const dir = mkdtempSync(join(tmpdir(), 'storegate-privacy-cli-'));
+const database = join(dir, 'privacy.db');
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+function run(args: string[], env: Record<string, string> = {}) {
+  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database], {
+    encoding: 'utf8',
+    env: { ...process.env, DATABASE_URL: '', SHOP_REDACT_DELAY: '', ...env },
+  });
+  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+}
+
+function rows<T>(sql: string, ...params: unknown[]): T[] {
+  const db = new Database(database, { readonly: true });
+  try {
+    return db.prepare(sql).all(...params) as T[];
+  } finally {
+    db.close();
+  }
+}
+
+const APP = ['--name', 'Privacy app', '--app-url', 'http://localhost:3000/', '--redirect-uri', 'http://localhost:3000/cb'];
+
+describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
+  let clientId: string;
+
+  beforeAll(() => {
+    expect(run(['stores', 'create', 'privacy', '--owner-email', 'o@privacy.test', '--owner-password', 'privacy-password']).code).toBe(0);
+  }, 180_000);
+
+  it('apps create checks the address like a subscription address and stores it', () => {
+    for (const [url, reason] of [
+      ['ftp://localhost/p', /privacy_webhook_url must be an https URL/],
+      ['http://hooks.example.com/p', /privacy_webhook_url must use https/],
+    ] as const) {
+      const res = run(['apps', 'create', ...APP, '--privacy-webhook-url', url, '--json']);
+      expect(res.code, url).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(reason);
+      expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    }
+    expect(rows('select id from apps')).toEqual([]);
+    const res = run(['apps', 'create', ...APP, '--privacy-webhook-url', 'http://localhost:4000/privacy', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    clientId = JSON.parse(res.stdout).client_id;
+    expect(rows('select privacy_webhook_url from apps where client_id = ?', clientId)).toEqual([
+      { privacy_webhook_url: 'http://localhost:4000/privacy' },
+    ]);
+  }, 180_000);
+
+  it('apps update sets, refuses and clears it; bad input changes nothing', () => {
+    const set = run(['apps', 'update', clientId, '--privacy-webhook-url', 'https://hooks.example.com/privacy', '--json']);
+    expect(set.code, set.stderr).toBe(0);
+    expect(JSON.parse(set.stdout)).toEqual({ client_id: clientId, privacy_webhook_url: 'https://hooks.example.com/privacy' });
+    const stored = () =>
+      rows<{ privacy_webhook_url: string | null }>('select privacy_webhook_url from apps where client_id = ?', clientId)[0];
+    for (const [args, reason] of [
+      [['apps', 'update', clientId, '--privacy-webhook-url', 'https://user:pw@hooks.example.com/'], /must not contain credentials/],
+      [['apps', 'update', 'no-such-app', '--privacy-webhook-url', 'https://hooks.example.com/'], /no app with client_id "no-such-app"/],
+      [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url/],
+    ] as const) {
+      const res = run([...args, '--json']);
+      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.stdout).toBe('');
+      expect(res.stderr).toMatch(reason);
+      expect(stored()).toEqual({ privacy_webhook_url: 'https://hooks.example.com/privacy' });
+    }
+    const cleared = run(['apps', 'update', clientId, '--privacy-webhook-url', '']);
+    expect(cleared.code).toBe(0);
+    expect(cleared.stdout).toMatch(/has no privacy webhook address: it is sent no privacy webhooks/);
+    expect(stored()).toEqual({ privacy_webhook_url: null });
+  }, 180_000);
+
+  it('apps uninstall writes shop/redact due after --shop-redact-delay (also SHOP_REDACT_DELAY); a bad delay changes nothing', () => {
+    expect(run(['apps', 'update', clientId, '--privacy-webhook-url', 'http://localhost:4000/privacy']).code).toBe(0);
+    const install = () => {
+      const db = new Database(database);
+      try {
+        db.prepare(
+          `insert into installations (store_id, app_id, scopes, installed_at, uninstalled_at)
+           select s.id, a.id, 'read_products', 1, null from stores s, apps a where s.name = 'privacy' and a.client_id = ?
+           on conflict (store_id, app_id) do update set uninstalled_at = null`,
+        ).run(clientId);
+      } finally {
+        db.close();
+      }
+    };
+    install();
+    const bad = run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', 'soon']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/--shop-redact-delay: expected a wait/);
+    expect(rows('select id from installations where uninstalled_at is not null')).toEqual([]);
+
+    const res = run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', '10m', '--json']);
+    expect(res.code, res.stderr).toBe(0);
+    install();
+    expect(run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId], { SHOP_REDACT_DELAY: '2h' }).code).toBe(0);
+    const queued = rows<{ status: string; wait: number; subscription_id: number }>(
+      `select status, next_attempt_at - created_at as wait, subscription_id from webhook_deliveries where topic = 'shop/redact' order by id`,
+    );
+    // The second uninstall cancelled what the first left waiting (the app had been installed again).
+    expect(queued.map((d) => [d.status, Number(d.wait)])).toEqual([
+      ['cancelled', 600_000],
+      ['pending', 7_200_000],
+    ]);
+    expect(queued.every((d) => d.subscription_id < 0)).toBe(true);
+  }, 180_000);
+
+  it('serve refuses a bad --shop-redact-delay before it starts', () => {
+    const res = run(['serve', '--port', '0', '--shop-redact-delay', '40d']);
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toMatch(/--shop-redact-delay: expected a wait from 0 to 30 days/);
+  }, 180_000);
+});
