@@ -1,7 +1,7 @@
 // The privacy webhook address from the command line (apps create/update --privacy-webhook-url) and
 // the delay of shop/redact after `apps uninstall`, as a user runs them: a child process, --json on
 // stdout, one-line errors that change nothing.
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -13,12 +13,20 @@ const dir = mkdtempSync(join(tmpdir(), 'storegate-privacy-cli-'));
 const database = join(dir, 'privacy.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[], env: Record<string, string> = {}) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database], {
-    encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: '', SHOP_REDACT_DELAY: '', ...env },
+// Asynchronous, so the test runner's own messages keep flowing while a command runs.
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args, '--database', database], {
+      env: { ...process.env, DATABASE_URL: '', SHOP_REDACT_DELAY: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
+    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
 }
 
 function rows<T>(sql: string, ...params: unknown[]): T[] {
@@ -35,23 +43,25 @@ const APP = ['--name', 'Privacy app', '--app-url', 'http://localhost:3000/', '--
 describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
   let clientId: string;
 
-  beforeAll(() => {
-    expect(run(['stores', 'create', 'privacy', '--owner-email', 'o@privacy.test', '--owner-password', 'privacy-password']).code).toBe(0);
+  beforeAll(async () => {
+    expect(
+      (await run(['stores', 'create', 'privacy', '--owner-email', 'o@privacy.test', '--owner-password', 'privacy-password'])).code,
+    ).toBe(0);
   }, 180_000);
 
-  it('apps create checks the address like a subscription address and stores it', () => {
+  it('apps create checks the address like a subscription address and stores it', async () => {
     for (const [url, reason] of [
       ['ftp://localhost/p', /privacy_webhook_url must be an https URL/],
       ['http://hooks.example.com/p', /privacy_webhook_url must use https/],
     ] as const) {
-      const res = run(['apps', 'create', ...APP, '--privacy-webhook-url', url, '--json']);
+      const res = await run(['apps', 'create', ...APP, '--privacy-webhook-url', url, '--json']);
       expect(res.code, url).not.toBe(0);
       expect(res.stdout).toBe('');
       expect(res.stderr).toMatch(reason);
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
     }
     expect(rows('select id from apps')).toEqual([]);
-    const res = run(['apps', 'create', ...APP, '--privacy-webhook-url', 'http://localhost:4000/privacy', '--json']);
+    const res = await run(['apps', 'create', ...APP, '--privacy-webhook-url', 'http://localhost:4000/privacy', '--json']);
     expect(res.code, res.stderr).toBe(0);
     clientId = JSON.parse(res.stdout).client_id;
     expect(rows('select privacy_webhook_url from apps where client_id = ?', clientId)).toEqual([
@@ -59,8 +69,8 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
     ]);
   }, 180_000);
 
-  it('apps update sets, refuses and clears it; bad input changes nothing', () => {
-    const set = run(['apps', 'update', clientId, '--privacy-webhook-url', 'https://hooks.example.com/privacy', '--json']);
+  it('apps update sets, refuses and clears it; bad input changes nothing', async () => {
+    const set = await run(['apps', 'update', clientId, '--privacy-webhook-url', 'https://hooks.example.com/privacy', '--json']);
     expect(set.code, set.stderr).toBe(0);
     expect(JSON.parse(set.stdout)).toEqual({ client_id: clientId, privacy_webhook_url: 'https://hooks.example.com/privacy' });
     const stored = () =>
@@ -70,20 +80,20 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
       [['apps', 'update', 'no-such-app', '--privacy-webhook-url', 'https://hooks.example.com/'], /no app with client_id "no-such-app"/],
       [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url/],
     ] as const) {
-      const res = run([...args, '--json']);
+      const res = await run([...args, '--json']);
       expect(res.code, args.join(' ')).not.toBe(0);
       expect(res.stdout).toBe('');
       expect(res.stderr).toMatch(reason);
       expect(stored()).toEqual({ privacy_webhook_url: 'https://hooks.example.com/privacy' });
     }
-    const cleared = run(['apps', 'update', clientId, '--privacy-webhook-url', '']);
+    const cleared = await run(['apps', 'update', clientId, '--privacy-webhook-url', '']);
     expect(cleared.code).toBe(0);
     expect(cleared.stdout).toMatch(/has no privacy webhook address: it is sent no privacy webhooks/);
     expect(stored()).toEqual({ privacy_webhook_url: null });
   }, 180_000);
 
-  it('apps uninstall writes shop/redact due after --shop-redact-delay (also SHOP_REDACT_DELAY); a bad delay changes nothing', () => {
-    expect(run(['apps', 'update', clientId, '--privacy-webhook-url', 'http://localhost:4000/privacy']).code).toBe(0);
+  it('apps uninstall writes shop/redact due after --shop-redact-delay (also SHOP_REDACT_DELAY); a bad delay changes nothing', async () => {
+    expect((await run(['apps', 'update', clientId, '--privacy-webhook-url', 'http://localhost:4000/privacy'])).code).toBe(0);
     const install = () => {
       const db = new Database(database);
       try {
@@ -97,15 +107,15 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
       }
     };
     install();
-    const bad = run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', 'soon']);
+    const bad = await run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', 'soon']);
     expect(bad.code).not.toBe(0);
     expect(bad.stderr).toMatch(/--shop-redact-delay: expected a wait/);
     expect(rows('select id from installations where uninstalled_at is not null')).toEqual([]);
 
-    const res = run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', '10m', '--json']);
+    const res = await run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId, '--shop-redact-delay', '10m', '--json']);
     expect(res.code, res.stderr).toBe(0);
     install();
-    expect(run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId], { SHOP_REDACT_DELAY: '2h' }).code).toBe(0);
+    expect((await run(['apps', 'uninstall', '--store', 'privacy', '--client-id', clientId], { SHOP_REDACT_DELAY: '2h' })).code).toBe(0);
     const queued = rows<{ status: string; wait: number; subscription_id: number }>(
       `select status, next_attempt_at - created_at as wait, subscription_id from webhook_deliveries where topic = 'shop/redact' order by id`,
     );
@@ -117,8 +127,8 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
     expect(queued.every((d) => d.subscription_id < 0)).toBe(true);
   }, 180_000);
 
-  it('serve refuses a bad --shop-redact-delay before it starts', () => {
-    const res = run(['serve', '--port', '0', '--shop-redact-delay', '40d']);
+  it('serve refuses a bad --shop-redact-delay before it starts', async () => {
+    const res = await run(['serve', '--port', '0', '--shop-redact-delay', '40d']);
     expect(res.code).not.toBe(0);
     expect(res.stderr).toMatch(/--shop-redact-delay: expected a wait from 0 to 30 days/);
   }, 180_000);
