@@ -36,7 +36,7 @@ describe.each(DIALECTS)('EventLogRepository on %s', (dialect) => {
     seq += 1;
     const ids = owners.map((_, i) => `wh_${seq}_${i}`);
     const byStore = new Map<number, number[]>();
-    owners.forEach((o, i) => byStore.set(o.store ?? storeId, [...(byStore.get(o.store ?? storeId) ?? []), i]));
+    for (const [i, o] of owners.entries()) byStore.set(o.store ?? storeId, [...(byStore.get(o.store ?? storeId) ?? []), i]);
     for (const [store, indexes] of byStore) {
       await storage.webhooks.insertEvent(
         { id: `evt_${seq}_${store}`, storeId: store, topic, payload: JSON.stringify({ seq, topic, note: 'é ✓' }), now: at },
