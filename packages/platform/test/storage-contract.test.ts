@@ -756,7 +756,13 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const name = tag('app');
       const app = await s.apps.insertApp(newApp(name, w.partnerId));
       const { created_at: _created, ...fields } = newApp(name, w.partnerId);
-      expect(app).toEqual({ id: expect.any(Number), ...fields, previous_secret_enc: null, previous_secret_expires_at: null });
+      expect(app).toEqual({
+        id: expect.any(Number),
+        ...fields,
+        previous_secret_enc: null,
+        previous_secret_expires_at: null,
+        privacy_webhook_url: null,
+      });
       expect(await s.apps.findByClientId(app.client_id)).toEqual(app);
       expect(await s.apps.findByClientId('client-unknown')).toBeUndefined();
       expect(await s.apps.findById(app.id)).toEqual(app);
@@ -1655,6 +1661,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         api_version: '2026-01',
         disabled_at: null,
         client_secret_enc: w.app.client_secret_enc,
+        privacy_webhook_url: null,
         installation_id: w.installation.id,
         uninstalled_at: null,
         installed_at: NOW,
