@@ -23,7 +23,6 @@ export interface Config {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
-  refreshGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhooks: WebhookConfig;
   httpTimeouts: HttpTimeouts;
@@ -66,7 +65,6 @@ export interface RawConfig {
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
-  refreshGrace?: string | number | undefined;
   logLevel?: string | undefined;
   webhookTimeout?: string | number | undefined;
   webhookRetrySchedule?: string | undefined;
@@ -91,7 +89,6 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
-    refreshGrace: env.REFRESH_GRACE,
     logLevel: env.LOG_LEVEL,
     webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
@@ -203,7 +200,6 @@ export function loadConfig(raw: RawConfig): Config {
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,
-    refreshGraceSeconds: int('--refresh-grace', raw.refreshGrace, 30, 0, 600),
     logLevel: logLevel as Config['logLevel'],
     webhooks: {
       timeoutMs: int('--webhook-timeout', raw.webhookTimeout, 5000, 50, 60_000),
