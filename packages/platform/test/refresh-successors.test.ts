@@ -51,7 +51,11 @@ describe.each(DIALECTS)('refresh successors on %s', (dialect) => {
     for (let i = 0; i < 3; i++) {
       const retry = await refreshRequest(t, f, first.refresh_token);
       expect(retry.statusCode).toBe(200);
-      expect(retry.json()).toMatchObject({ access_token: next.access_token, refresh_token: next.refresh_token, expires_at: next.expires_at });
+      expect(retry.json()).toMatchObject({
+        access_token: next.access_token,
+        refresh_token: next.refresh_token,
+        expires_at: next.expires_at,
+      });
       // The access token of the pair has expired by now; the answer says so instead of a negative number.
       expect(retry.json().expires_in).toBe(0);
     }

@@ -50,10 +50,7 @@ export interface RefreshRow {
   revoked_at: number | null;
 }
 
-export type RefreshDecision =
-  | { action: 'rotate' }
-  | { action: 'check-successor' }
-  | { action: 'reject'; reason: string };
+export type RefreshDecision = { action: 'rotate' } | { action: 'check-successor' } | { action: 'reject'; reason: string };
 
 /**
  * A fresh token rotates. A rotated one may only get its successor pair again, and whether it does
@@ -75,7 +72,10 @@ export interface SuccessorState {
   access_revoked_at: number | null;
 }
 
-export type ReplayDecision = { action: 'replay-successor' } | { action: 'reject'; reason: string } | { action: 'revoke-family'; reason: string };
+export type ReplayDecision =
+  | { action: 'replay-successor' }
+  | { action: 'reject'; reason: string }
+  | { action: 'revoke-family'; reason: string };
 
 /**
  * A rotated refresh token presented again. Until either token of its successor pair has been used,
