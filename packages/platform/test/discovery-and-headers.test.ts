@@ -206,8 +206,14 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
       expect(res.headers['x-service-api-version']).toBe('2022-01');
       expect(res.headers.deprecation).toBe(`@${Date.UTC(2025, 5, 1) / 1000}`);
       expect(res.headers.sunset).toBe('Tue, 01 Jun 2027 00:00:00 GMT');
-      expect(res.headers.link).toContain('<http://localhost:8080/docs>; rel="deprecation"; type="text/html"');
+      expect(res.headers.link).toContain('<http://localhost:8080/docs#deprecation>; rel="deprecation"; type="text/html"');
     }
+    const docs = await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } });
+    expect(docs.body).toContain('<p id="deprecation">Version <code>2022-01</code> is deprecated');
+    expect(docs.body).toContain('(2025-06-01)');
+    expect(docs.body).toContain('(2027-06-01)');
+    expect(docs.body).toContain('RateLimit-Policy');
+    expect(docs.body).toContain('/.well-known/oauth-authorization-server');
     t.clock.advance(60_000);
   });
 });

@@ -135,6 +135,6 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerRevokeRoute(app, services);
   registerDiscoveryRoute(app, services);
   registerAdminApi(app, services);
-  registerApiDocsRoutes(app);
+  registerApiDocsRoutes(app, config);
   return app;
 }

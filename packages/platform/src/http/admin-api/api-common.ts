@@ -49,7 +49,7 @@ export const API_RESPONSE_HEADERS = {
   'Retry-After': { type: 'string', description: 'On 429: seconds until one more call fits.' },
   Deprecation: { type: 'string', description: 'Version 2022-01 only (RFC 9745): `@<unix seconds>` of its deprecation.' },
   Sunset: { type: 'string', description: 'Version 2022-01 only (RFC 8594): the HTTP date after which it stops answering.' },
-  Link: { type: 'string', description: 'Version 2022-01: `<…/docs>; rel="deprecation"`.' },
+  Link: { type: 'string', description: 'Version 2022-01: `<…/docs#deprecation>; rel="deprecation"`.' },
 };
 
 /** A response schema with the Admin API response fields documented beside it. */

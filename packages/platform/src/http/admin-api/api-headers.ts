@@ -21,7 +21,7 @@ export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, d
  * their own links.
  */
 export function registerVersionHeaders(api: FastifyInstance, services: Pick<Services, 'config'>): void {
-  const docs = `<${platformBaseUrl(services.config)}/docs>; rel="deprecation"; type="text/html"`;
+  const docs = `<${platformBaseUrl(services.config)}/docs#deprecation>; rel="deprecation"; type="text/html"`;
   api.addHook('onSend', async (req, reply) => {
     const version = req.apiVersion;
     if (version === undefined) return;
