@@ -1,12 +1,14 @@
 // Migrations that can meet data an earlier version let in, on SQLite and PostgreSQL.
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
+import * as refreshSuccessors from '../src/storage/migrations/2026-11-24T01-refresh-successors.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 
 const NOW = Date.UTC(2026, 10, 23);
 const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
+const REFRESH_SUCCESSORS = '2026-11-24T01-refresh-successors';
 
 async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
@@ -21,10 +23,12 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
     try {
       await storage.migrate();
       const k = storage.db.kysely;
-      // Back to the database as the version before left it: no index, the migration not run.
+      // Back to the database as the version before left it: no index, the migration not run (and
+      // the migrations after it undone, since migrations run in order).
+      await refreshSuccessors.down(k as Kysely<unknown>);
       await k.schema.dropIndex('customers_store_email').execute();
       await k.schema.dropIndex('authorization_codes_installation').execute();
-      await sql`delete from kysely_migration where name = ${UNIQUE_EMAIL}`.execute(k);
+      await sql`delete from kysely_migration where name >= ${UNIQUE_EMAIL}`.execute(k);
 
       const merchant = await storage.accounts.insertMerchant({ email: 'owner@example.test', passwordHash: 'hash', now: NOW });
       const store = await storage.accounts.insertStore({ name: 'dupes', ownerMerchantId: merchant.id, now: NOW });
@@ -50,8 +54,29 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       // Once every customer has its own email, it runs and the key holds.
       await storage.resources.update('customers', store.id, rows[1]!.id, { email: 'second@example.test' });
       await storage.resources.update('customers', store.id, rows[2]!.id, { email: 'third@example.test' });
-      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL]);
+      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL, REFRESH_SUCCESSORS]);
       await expect(storage.resources.insert('customers', customer('twice@example.test'))).rejects.toThrow('customers: another record');
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+
+  it(`${REFRESH_SUCCESSORS} counts access tokens issued before it as used`, async () => {
+    const { config, cleanup } = await database(dialect);
+    const storage = openStorage(config);
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      await refreshSuccessors.down(k as Kysely<unknown>);
+      await sql`delete from kysely_migration where name = ${REFRESH_SUCCESSORS}`.execute(k);
+      const merchant = await storage.accounts.insertMerchant({ email: 'old@example.test', passwordHash: 'hash', now: NOW });
+      const store = await storage.accounts.insertStore({ name: 'old', ownerMerchantId: merchant.id, now: NOW });
+      await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('fam', 1, ${NOW}, null)`.execute(k);
+      await sql`insert into access_tokens (token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at)
+        values ('h', 'fam', 1, ${store.id}, 1, 'read_products', ${NOW + 3_600_000}, null, ${NOW - 5})`.execute(k);
+      expect(await storage.migrate()).toEqual([REFRESH_SUCCESSORS]);
+      expect((await storage.tokens.findAccessToken('h'))?.used_at).toBe(NOW - 5);
     } finally {
       await storage.close();
       await cleanup();

@@ -309,7 +309,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
     config = db.config;
     cleanup = db.cleanup;
     s = openStorage(config, { poolSize: 10 });
-    expect(await s.migrate()).toHaveLength(6);
+    expect(await s.migrate()).toHaveLength(7);
   });
 
   afterAll(async () => {
