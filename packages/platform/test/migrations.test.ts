@@ -1,8 +1,8 @@
 // Migrations that can meet data an earlier version let in, on SQLite and PostgreSQL.
-import { type Kysely, sql } from 'kysely';
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
-import * as refreshSuccessors from '../src/storage/migrations/2026-11-24T01-refresh-successors.ts';
+import { MIGRATIONS } from '../src/storage/migrate.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 
@@ -23,12 +23,16 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
     try {
       await storage.migrate();
       const k = storage.db.kysely;
-      // Back to the database as the version before left it: no index, the migration not run (and
-      // the migrations after it undone, since migrations run in order).
-      await refreshSuccessors.down(k as Kysely<unknown>);
+      // Back to the database as the version before left it: no index, the migration not run, and
+      // none of the later ones either (the migrator runs them in order).
+      const later = Object.keys(MIGRATIONS).filter((name) => name > UNIQUE_EMAIL);
+      for (const name of [...later].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
       await k.schema.dropIndex('customers_store_email').execute();
       await k.schema.dropIndex('authorization_codes_installation').execute();
-      await sql`delete from kysely_migration where name >= ${UNIQUE_EMAIL}`.execute(k);
+      await sql`delete from kysely_migration where name = ${UNIQUE_EMAIL}`.execute(k);
 
       const merchant = await storage.accounts.insertMerchant({ email: 'owner@example.test', passwordHash: 'hash', now: NOW });
       const store = await storage.accounts.insertStore({ name: 'dupes', ownerMerchantId: merchant.id, now: NOW });
@@ -54,7 +58,7 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       // Once every customer has its own email, it runs and the key holds.
       await storage.resources.update('customers', store.id, rows[1]!.id, { email: 'second@example.test' });
       await storage.resources.update('customers', store.id, rows[2]!.id, { email: 'third@example.test' });
-      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL, REFRESH_SUCCESSORS]);
+      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL, ...later]);
       await expect(storage.resources.insert('customers', customer('twice@example.test'))).rejects.toThrow('customers: another record');
     } finally {
       await storage.close();
@@ -68,14 +72,18 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
     try {
       await storage.migrate();
       const k = storage.db.kysely;
-      await refreshSuccessors.down(k as Kysely<unknown>);
-      await sql`delete from kysely_migration where name = ${REFRESH_SUCCESSORS}`.execute(k);
+      // This migration and every later one undone, newest first.
+      const undone = Object.keys(MIGRATIONS).filter((name) => name >= REFRESH_SUCCESSORS);
+      for (const name of [...undone].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
       const merchant = await storage.accounts.insertMerchant({ email: 'old@example.test', passwordHash: 'hash', now: NOW });
       const store = await storage.accounts.insertStore({ name: 'old', ownerMerchantId: merchant.id, now: NOW });
       await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('fam', 1, ${NOW}, null)`.execute(k);
       await sql`insert into access_tokens (token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at)
         values ('h', 'fam', 1, ${store.id}, 1, 'read_products', ${NOW + 3_600_000}, null, ${NOW - 5})`.execute(k);
-      expect(await storage.migrate()).toEqual([REFRESH_SUCCESSORS]);
+      expect(await storage.migrate()).toEqual(undone);
       expect((await storage.tokens.findAccessToken('h'))?.used_at).toBe(NOW - 5);
     } finally {
       await storage.close();
