@@ -34,6 +34,8 @@ interface ServeOptions {
   requestTimeout?: string;
   keepAliveTimeout?: string;
   shopRedactDelay?: string;
+  deprecation202201?: string;
+  sunset202201?: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -63,6 +65,16 @@ export function registerServeCommands(program: Command): void {
       ),
     )
     .addOption(shopRedactDelayOption())
+    .addOption(
+      new Option('--deprecation-2022-01 <date>', 'when API version 2022-01 was deprecated, YYYY-MM-DD (default 2025-06-01)').env(
+        'DEPRECATION_2022_01',
+      ),
+    )
+    .addOption(
+      new Option('--sunset-2022-01 <date>', 'when API version 2022-01 stops answering, YYYY-MM-DD (default 2027-06-01)').env(
+        'SUNSET_2022_01',
+      ),
+    )
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -84,6 +96,8 @@ export function registerServeCommands(program: Command): void {
         requestTimeout: opts.requestTimeout,
         keepAliveTimeout: opts.keepAliveTimeout,
         shopRedactDelay: opts.shopRedactDelay,
+        deprecation202201: opts.deprecation202201,
+        sunset202201: opts.sunset202201,
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')
