@@ -12,6 +12,7 @@ import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { IdempotentRequests } from './services/idempotency.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
@@ -94,6 +95,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
+    idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
@@ -112,7 +114,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
-        prune: () => services.deliveries.prune(LOG_RETENTION_MS),
+        // The same hourly round drops idempotency keys past their 24 h window.
+        prune: async () => ({
+          ...(await services.deliveries.prune(LOG_RETENTION_MS)),
+          idempotencyKeys: await services.idempotency.prune(),
+        }),
       })
     : undefined;
   return {

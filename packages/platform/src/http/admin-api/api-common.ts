@@ -33,6 +33,16 @@ export const LIST_QUERY = {
 
 export const errorResponses = { 400: ERROR_BODY, 401: ERROR_BODY, 403: ERROR_BODY, 404: ERROR_BODY, 422: ERROR_BODY, 429: ERROR_BODY };
 
+/** Errors of a write: those of every route, plus the answers about an Idempotency-Key. */
+export const writeErrorResponses = {
+  ...errorResponses,
+  409: { ...ERROR_BODY, description: 'IdempotencyKeyInUse: the first request with this Idempotency-Key is still running' },
+  422: {
+    ...ERROR_BODY,
+    description: 'ValidationFailed (errors by field), or IdempotencyKeyReused: this Idempotency-Key was used for a different request',
+  },
+};
+
 export function listEnvelope(item: Record<string, unknown>) {
   return {
     type: 'object',
