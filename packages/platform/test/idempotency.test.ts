@@ -445,6 +445,8 @@ describe.each(DIALECTS)('Idempotency-Key on %s', (dialect) => {
       expect(header, `${method} ${path}`).toBeDefined();
       expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['409', '422']));
     }
+    const docs = (await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } })).body;
+    expect(docs).toMatch(/<code>idempotency-key<\/code> \(header\) — string · Optional\. A unique key for this write/);
     const list = doc.paths['/openapi/{version}/products'].get;
     expect((list.parameters ?? []).some((p: { name: string }) => p.name === 'idempotency-key')).toBe(false);
   });
