@@ -214,6 +214,47 @@ describe('@storegate/app against the real platform', () => {
     );
   });
 
+  it('a create whose answer was lost is retried with the same Idempotency-Key: the platform replays it, one product', async () => {
+    // The first attempt reaches the platform and creates the product, then its answer is lost on
+    // the way back; the client cannot tell that from a request that never arrived.
+    let attempts = 0;
+    const sentKeys: (string | null)[] = [];
+    const losingFetch: typeof fetch = async (input, init) => {
+      attempts++;
+      sentKeys.push(new Headers(init?.headers).get('idempotency-key'));
+      const response = await fetchLocal(input, init);
+      if (attempts === 1) {
+        await response.text();
+        throw new TypeError('connection reset after the request was sent');
+      }
+      return response;
+    };
+    const client = createAdminClient({
+      shop: SHOP,
+      accessToken: (signal) => app.getAccessToken(SHOP, signal ? { signal } : {}),
+      apiOrigin: `http://{shop}:${server.port}`,
+      fetch: losingFetch,
+      retry: { baseDelayMs: 1 },
+    });
+    const res = await client.request<{ data: Product }>('POST', 'products', { body: { title: 'Lost answer hat', price: '5.00' } });
+    expect(res.status).toBe(201);
+    expect(res.replayed).toBe(true);
+    expect(attempts).toBe(2);
+    expect(sentKeys[0]).toBeTruthy();
+    expect(sentKeys[1]).toBe(sentKeys[0]);
+    expect(res.idempotencyKey).toBe(sentKeys[0]);
+    const all = await app.client(SHOP).paginate<Product>('products', { limit: 250 }).toArray();
+    expect(all.filter((p) => p.title === 'Lost answer hat')).toEqual([expect.objectContaining({ id: res.data.data.id })]);
+
+    // The same key with another body is refused, and nothing is created.
+    const reused = await app
+      .client(SHOP)
+      .post('products', { title: 'Another hat', price: '5.00' }, { idempotencyKey: res.idempotencyKey! })
+      .catch((e: unknown) => e);
+    expect(reused).toBeInstanceOf(ValidationError);
+    expect((reused as ValidationError).platformCode).toBe('IdempotencyKeyReused');
+  });
+
   it('a replayed callback is refused, and the platform revokes what the code issued: the SDK asks for re-authorisation', async () => {
     const replay = await app.auth.callback(firstCallback).catch((e: unknown) => e);
     expect(replay).toBeInstanceOf(TokenExchangeError);
@@ -262,46 +303,5 @@ describe('@storegate/app against the real platform', () => {
     const started = Date.now();
     expect(await patient.get<{ data: unknown[] }>('products')).toHaveProperty('data');
     expect(Date.now() - started).toBeGreaterThanOrEqual(900);
-  });
-
-  it('a create whose answer was lost is retried with the same Idempotency-Key: the platform replays it, one product', async () => {
-    // The first attempt reaches the platform and creates the product, then its answer is lost on
-    // the way back; the client cannot tell that from a request that never arrived.
-    let attempts = 0;
-    const sentKeys: (string | null)[] = [];
-    const losingFetch: typeof fetch = async (input, init) => {
-      attempts++;
-      sentKeys.push(new Headers(init?.headers).get('idempotency-key'));
-      const response = await fetchLocal(input, init);
-      if (attempts === 1) {
-        await response.text();
-        throw new TypeError('connection reset after the request was sent');
-      }
-      return response;
-    };
-    const client = createAdminClient({
-      shop: SHOP,
-      accessToken: (signal) => app.getAccessToken(SHOP, signal ? { signal } : {}),
-      apiOrigin: `http://{shop}:${server.port}`,
-      fetch: losingFetch,
-      retry: { baseDelayMs: 1 },
-    });
-    const res = await client.request<{ data: Product }>('POST', 'products', { body: { title: 'Lost answer hat', price: '5.00' } });
-    expect(res.status).toBe(201);
-    expect(res.replayed).toBe(true);
-    expect(attempts).toBe(2);
-    expect(sentKeys[0]).toBeTruthy();
-    expect(sentKeys[1]).toBe(sentKeys[0]);
-    expect(res.idempotencyKey).toBe(sentKeys[0]);
-    const all = await app.client(SHOP).paginate<Product>('products', { limit: 250 }).toArray();
-    expect(all.filter((p) => p.title === 'Lost answer hat')).toEqual([expect.objectContaining({ id: res.data.data.id })]);
-
-    // The same key with another body is refused, and nothing is created.
-    const reused = await app
-      .client(SHOP)
-      .post('products', { title: 'Another hat', price: '5.00' }, { idempotencyKey: res.idempotencyKey! })
-      .catch((e: unknown) => e);
-    expect(reused).toBeInstanceOf(ValidationError);
-    expect((reused as ValidationError).platformCode).toBe('IdempotencyKeyReused');
   });
 });
