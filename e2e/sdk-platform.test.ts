@@ -1,7 +1,8 @@
 // The SDK against the real platform (`storegate serve` as a child process, no browser): install
 // through the platform's own login and consent pages, code exchange through `auth.callback`, a real
 // refresh with rotation, Admin API calls with typed errors, pagination in both conventions (and
-// backwards), webhook subscriptions, and 429 from a server with a tiny bucket.
+// backwards), webhook subscriptions, a write whose answer was lost replayed through its Idempotency-Key,
+// and 429 from a server with a tiny bucket.
 import {
   AuthError,
   createAdminClient,
