@@ -92,7 +92,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     accounts: new AccountService(storage, clock),
     apps: new AppService(storage, box, config, clock, outbox),
     oauth: new OAuthService(storage, box, config, clock),
-    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp()),
+    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),

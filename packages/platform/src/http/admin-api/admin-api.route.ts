@@ -18,10 +18,12 @@ import {
   methodNotAllowed,
   pageRequest,
   VERSION_PARAM,
+  withApiHeaders,
   writeErrorResponses,
 } from './api-common.ts';
 import { IDEMPOTENCY_KEY_HEADERS, registerIdempotency, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
+import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 
@@ -54,6 +56,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
+    registerVersionHeaders(api, services);
 
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
@@ -72,7 +75,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       req.principal = principal;
       if (services.rateLimiter) {
         const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
-        reply.header('X-Service-Api-Call-Limit', `${decision.used}/${services.rateLimiter.bucket}`);
+        setRateLimitHeaders(reply, services.rateLimiter, decision);
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
@@ -116,7 +119,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const base = `/openapi/:version/${def.name}`;
   const item = `${base}/:id`;
   const tags = [def.name];
-  const one = { type: 'object', required: ['data'], properties: { data: def.object } };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: def.object } });
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
@@ -205,7 +208,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
           summary: `Delete a ${def.singular}`,
           params: idParams,
           headers: IDEMPOTENCY_KEY_HEADERS,
-          response: { 200: { type: 'object', properties: {} }, ...writeErrorResponses },
+          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
         },
       },
       async (req, reply) => {

@@ -4,7 +4,15 @@ import type { FastifyInstance } from 'fastify';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, writeErrorResponses } from './api-common.ts';
+import {
+  errorResponses,
+  LIST_QUERY,
+  listEnvelope,
+  methodNotAllowed,
+  pageRequest,
+  withApiHeaders,
+  writeErrorResponses,
+} from './api-common.ts';
 import { IDEMPOTENCY_KEY_HEADERS, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
 
@@ -41,7 +49,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
   const writeConfig = { ...config, idempotent: true };
-  const one = { type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(
     base,
@@ -102,7 +110,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
         tags,
         summary: 'Delete a webhook subscription',
         headers: IDEMPOTENCY_KEY_HEADERS,
-        response: { 200: { type: 'object', properties: {} }, ...writeErrorResponses },
+        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
       },
     },
     async (req, reply) => {
