@@ -8,9 +8,11 @@ import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 import * as refreshSuccessors from './migrations/2026-11-24T01-refresh-successors.ts';
+import * as idempotencyKeys from './migrations/2026-11-24T03-idempotency-keys.ts';
 import * as privacyWebhooks from './migrations/2026-11-24T04-privacy-webhooks.ts';
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 
+/** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
@@ -19,6 +21,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
   '2026-11-24T01-refresh-successors': refreshSuccessors,
+  '2026-11-24T03-idempotency-keys': idempotencyKeys,
   '2026-11-24T04-privacy-webhooks': privacyWebhooks,
   '2026-11-24T05-events-index': eventsIndex,
 };
