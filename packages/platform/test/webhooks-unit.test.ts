@@ -64,7 +64,15 @@ describe('webhook signatures (shared vectors)', () => {
     });
   });
   it('during a rotation: the body header with the previous secret, one v1 entry per secret (new first)', () => {
-    const m = { webhookId: 'wh_9', eventId: 'evt_9', topic: 'orders/create', shopDomain: 'demo.localhost', apiVersion: '2026-01', triggeredAt: 0, body: '{"a":1}' };
+    const m = {
+      webhookId: 'wh_9',
+      eventId: 'evt_9',
+      topic: 'orders/create',
+      shopDomain: 'demo.localhost',
+      apiVersion: '2026-01',
+      triggeredAt: 0,
+      body: '{"a":1}',
+    };
     const h = webhookHeaders({ current: 'sg_whs_new', previous: 'sg_whs_old' }, m, 1_700_000_000_000);
     expect(h['X-Service-Hmac-Sha256']).toBe(bodyHmac('sg_whs_old', m.body));
     expect(h['webhook-signature']).toBe(
@@ -263,7 +271,12 @@ describe('decide: whether a claimed delivery may still go out', () => {
       private_scopes: 'read_products',
       ...over,
     });
-  const send = (secretEnc: string, previousEnc?: string) => ({ address: 'https://hooks.example.test/h', apiVersion: '2026-01', secretEnc, previousEnc });
+  const send = (secretEnc: string, previousEnc?: string) => ({
+    address: 'https://hooks.example.test/h',
+    apiVersion: '2026-01',
+    secretEnc,
+    previousEnc,
+  });
   const lost = { cancelled: 'the app may no longer read this topic' };
 
   it('sends while the owner may read the topic (write implies read)', () => {

@@ -80,7 +80,9 @@ export class SecretRotations {
 
   private async start(owner: SecretOwner, currentEnc: string, endsAt: number | undefined, what: string): Promise<Rotated> {
     const inProgress = () =>
-      new ConflictError(`A rotation of the ${what} is already in progress: finish it before rotating again (the new secret stays as it is).`);
+      new ConflictError(
+        `A rotation of the ${what} is already in progress: finish it before rotating again (the new secret stays as it is).`,
+      );
     if (endsAt !== undefined) throw inProgress();
     const secret = newToken(what === 'client secret' ? 'clientSecret' : 'webhookSecret');
     const now = this.clock();

@@ -138,7 +138,10 @@ export interface AppRepository {
    * `expectedCurrent`, or a rotation is still in progress at `now`, so two rotations at once cannot
    * both win. `owner` is a public app (`{ appId }`) or a store's active private app.
    */
-  startSecretRotation(owner: SecretOwner, change: { expectedCurrent: string; current: string; previousExpiresAt: number; now: number }): Promise<boolean>;
+  startSecretRotation(
+    owner: SecretOwner,
+    change: { expectedCurrent: string; current: string; previousExpiresAt: number; now: number },
+  ): Promise<boolean>;
   /** Ends a rotation in progress at `now` (the previous secret is dropped); false when there was none. */
   finishSecretRotation(owner: SecretOwner, now: number): Promise<boolean>;
   /** A store's active private app with its sealed webhook secrets, for a rotation. */

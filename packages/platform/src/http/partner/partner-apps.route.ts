@@ -11,7 +11,8 @@ import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 const NOTICES: Record<string, string> = {
   saved: 'The App URL and redirect URL were saved.',
-  finished: 'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
+  finished:
+    'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
 };
 const REVEAL_TITLES: Record<string, [string, string]> = {
   created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
