@@ -129,7 +129,7 @@ ${
   rotationEndsAt === undefined
     ? html`<p class="muted">Rotating creates a new secret. Until you finish the rotation (at the latest after ${overlap}), the previous secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; <code>webhook-signature</code> carries a signature with each secret.</p>`
     : html`<h3>Rotation in progress</h3>
-<p class="notice" role="status">Both secrets work until you finish the rotation, at the latest until ${formatTime(rotationEndsAt)}. Install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; <code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
+<p class="notice" role="status">The previous secret keeps working until ${formatTime(rotationEndsAt)} unless you finish the rotation first. Until then install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; <code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
 <p>Finish the rotation once every server of your app accepts the new secret. Finishing signs install links and webhooks with the new secret only, and the previous secret stops working at the token endpoint. This cannot be undone.</p>
 <form method="post" action="/partner/apps/${a.client_id}/finish-rotation">${hiddenFields({ _csrf: csrf })}<button type="submit" name="finish">Finish rotation</button></form>`
 }`;
