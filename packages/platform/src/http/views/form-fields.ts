@@ -57,7 +57,7 @@ export function formatTime(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }
 
-/** A duration in words, in its largest whole unit: `24 hours`, `90 minutes`, `7 days`. */
+/** A duration in words, in its largest whole unit (a single day reads as `24 hours`): `90 minutes`, `7 days`. */
 export function describeDuration(ms: number): string {
   const units: [number, string][] = [
     [86_400_000, 'day'],
@@ -66,7 +66,7 @@ export function describeDuration(ms: number): string {
     [1000, 'second'],
   ];
   for (const [size, name] of units) {
-    if (ms >= size && ms % size === 0) return `${ms / size} ${name}${ms / size === 1 ? '' : 's'}`;
+    if (ms >= size && ms % size === 0 && !(name === 'day' && ms === size)) return `${ms / size} ${name}${ms / size === 1 ? '' : 's'}`;
   }
   return `${ms} ms`;
 }
