@@ -13,6 +13,7 @@ import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
@@ -97,6 +98,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     deliveries: new DeliveryLog(storage, clock),
+    events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
     reveals: new OneTimeReveals(storage.reveals, box, clock),

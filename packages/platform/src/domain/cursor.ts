@@ -12,6 +12,11 @@ export interface CursorPosition {
   direction: Direction;
   /** Exclusive bound: `next` pages have ids above it, `prev` pages ids below it. */
   id: number;
+  /**
+   * For lists ordered by time then id: the time (unix ms) of the row at `id`. The pair is the
+   * position, so a list can start inside a time window without walking the rows before it.
+   */
+  at?: number;
 }
 
 export class InvalidCursorError extends Error {}
@@ -23,7 +28,7 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(p: CursorPosition): string {
-    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}`;
+    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}${p.at === undefined ? '' : `|${p.at}`}`;
     return `${Buffer.from(payload).toString('base64url')}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -43,14 +48,15 @@ export class CursorCodec {
     const expected = this.mac(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw new InvalidCursorError('cursor is malformed or was altered');
-    const [version, store, resource, dir, id] = payload.split('|');
-    if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id))
+    const [version, store, resource, dir, id, at, ...rest] = payload.split('|');
+    if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id) || rest.length > 0)
       throw new InvalidCursorError('cursor is malformed');
+    if (at !== undefined && !/^\d{1,15}$/.test(at)) throw new InvalidCursorError('cursor is malformed');
     if (Number(store) !== expect.storeId || resource !== expect.resource) throw new InvalidCursorError('cursor belongs to another list');
     const direction: Direction = dir === 'n' ? 'next' : 'prev';
     if (direction !== expect.direction)
       throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
-    return { storeId: expect.storeId, resource, direction, id: Number(id) };
+    return { storeId: expect.storeId, resource, direction, id: Number(id), ...(at === undefined ? {} : { at: Number(at) }) };
   }
 
   private mac(payload: string): Buffer {

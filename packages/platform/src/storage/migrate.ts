@@ -8,8 +8,9 @@ import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
+import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 
-const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
@@ -17,6 +18,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
   '2026-11-24T02-secret-rotation': secretRotation,
+  '2026-11-24T05-events-index': eventsIndex,
 };
 
 class StaticProvider implements MigrationProvider {

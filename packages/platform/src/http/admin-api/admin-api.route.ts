@@ -5,13 +5,14 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { isApiVersion, SUPPORTED_VERSIONS, type ApiVersion } from '../../domain/api-versions.ts';
+import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
 import { allows, type Access, type Resource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, VERSION_PARAM } from './api-common.ts';
 import { parseId } from '../path-params.ts';
+import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 
 declare module 'fastify' {
@@ -20,8 +21,11 @@ declare module 'fastify' {
     apiVersion: ApiVersion | undefined;
   }
   interface FastifyContextConfig {
-    /** Admin API route: the scope it needs (resource and access), or none (webhooks). */
-    api?: { resource?: Resource; access?: Access };
+    /**
+     * Admin API route: the scope it needs (resource and access), or none (webhooks); `since`: the
+     * first API version that has the route (older ones answer 404 naming it).
+     */
+    api?: { resource?: Resource; access?: Access; since?: ApiVersion };
   }
 }
 
@@ -47,6 +51,11 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       if (!isApiVersion(version))
         throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
+      const since = req.routeOptions.config?.api?.since;
+      if (since && !versionAtLeast(version, since))
+        throw new NotFoundError(
+          `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
+        );
       const header = req.headers['access-token'];
       const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
       if (!principal) throw new UnauthorizedError();
@@ -76,6 +85,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
 
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
+    registerEventRoutes(api, services);
   });
 }
 
