@@ -34,6 +34,8 @@ interface ServeOptions {
   headersTimeout?: string;
   requestTimeout?: string;
   keepAliveTimeout?: string;
+  deprecation202201?: string;
+  sunset202201?: string;
   secretOverlap?: string;
 }
 
@@ -63,6 +65,16 @@ export function registerServeCommands(program: Command): void {
         'KEEP_ALIVE_TIMEOUT_MS',
       ),
     )
+    .addOption(
+      new Option('--deprecation-2022-01 <date>', 'when API version 2022-01 was deprecated, YYYY-MM-DD (default 2025-06-01)').env(
+        'DEPRECATION_2022_01',
+      ),
+    )
+    .addOption(
+      new Option('--sunset-2022-01 <date>', 'when API version 2022-01 stops answering, YYYY-MM-DD (default 2027-06-01)').env(
+        'SUNSET_2022_01',
+      ),
+    )
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -83,6 +95,8 @@ export function registerServeCommands(program: Command): void {
         headersTimeout: opts.headersTimeout,
         requestTimeout: opts.requestTimeout,
         keepAliveTimeout: opts.keepAliveTimeout,
+        deprecation202201: opts.deprecation202201,
+        sunset202201: opts.sunset202201,
         secretOverlap: opts.secretOverlap,
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.

@@ -93,7 +93,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     apps: new AppService(storage, box, config, clock, outbox),
     rotations: new SecretRotations(storage, box, config, clock),
     oauth: new OAuthService(storage, box, config, clock),
-    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp()),
+    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),

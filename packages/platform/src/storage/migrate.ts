@@ -7,6 +7,7 @@ import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliverie
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
+import * as refreshSuccessors from './migrations/2026-11-24T01-refresh-successors.ts';
 import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 
@@ -17,6 +18,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
+  '2026-11-24T01-refresh-successors': refreshSuccessors,
   '2026-11-24T02-secret-rotation': secretRotation,
   '2026-11-24T05-events-index': eventsIndex,
 };

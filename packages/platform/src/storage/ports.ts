@@ -18,6 +18,7 @@ import type {
   NewTokenPair,
   AccessTokenRow,
   PrivateTokenRow,
+  SuccessorRow,
   ResourceRow,
   SubscriptionRow,
   DeliveryStatus,
@@ -171,13 +172,16 @@ export interface GrantQueries {
   insertFamily(id: string, installationId: number, now: number): Promise<void>;
   insertPair(pair: NewTokenPair): Promise<void>;
   refreshByHash(hash: string): Promise<RefreshRow | undefined>;
-  successor(hash: string): Promise<{ access_expires_at: number; revoked_at: number | null } | undefined>;
+  /** The pair a rotation issued, by the hashes of its refresh and access token. */
+  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
   /** Marks a refresh token rotated; false when another request rotated it first. */
   claimRefresh(hash: string, now: number): Promise<boolean>;
   refreshOwner(hash: string): Promise<TokenOwner | undefined>;
   accessOwner(hash: string): Promise<TokenOwner | undefined>;
   revokeAccess(hash: string, now: number): Promise<void>;
   revokeFamily(familyId: string, now: number): Promise<void>;
+  /** Records the first use of an access token; false when it was already recorded (or is unknown). */
+  markAccessUsed(hash: string, now: number): Promise<boolean>;
 }
 
 export interface GrantStore {

@@ -51,6 +51,8 @@ export interface Database {
     expires_at: number;
     revoked_at: number | null;
     created_at: number;
+    /** First authenticated Admin API call; null while the token was never used. */
+    used_at: number | null;
   };
   refresh_tokens: {
     token_hash: string;

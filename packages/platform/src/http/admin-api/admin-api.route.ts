@@ -10,8 +10,9 @@ import { allows, type Access, type Resource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, VERSION_PARAM } from './api-common.ts';
+import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, VERSION_PARAM, withApiHeaders } from './api-common.ts';
 import { parseId } from '../path-params.ts';
+import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 
@@ -44,6 +45,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
+    registerVersionHeaders(api, services);
 
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
@@ -62,7 +64,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       req.principal = principal;
       if (services.rateLimiter) {
         const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
-        reply.header('X-Service-Api-Call-Limit', `${decision.used}/${services.rateLimiter.bucket}`);
+        setRateLimitHeaders(reply, services.rateLimiter, decision);
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
@@ -105,7 +107,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const base = `/openapi/:version/${def.name}`;
   const item = `${base}/:id`;
   const tags = [def.name];
-  const one = { type: 'object', required: ['data'], properties: { data: def.object } };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: def.object } });
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
@@ -185,7 +187,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
           tags,
           summary: `Delete a ${def.singular}`,
           params: idParams,
-          response: { 200: { type: 'object', properties: {} }, ...errorResponses },
+          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...errorResponses },
         },
       },
       async (req) => {

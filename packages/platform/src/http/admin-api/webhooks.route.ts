@@ -4,7 +4,7 @@ import type { FastifyInstance } from 'fastify';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest } from './api-common.ts';
+import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, withApiHeaders } from './api-common.ts';
 import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
@@ -39,7 +39,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const item = `${base}/:id`;
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
-  const one = { type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(
     base,
@@ -97,7 +97,11 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     item,
     {
       config,
-      schema: { tags, summary: 'Delete a webhook subscription', response: { 200: { type: 'object', properties: {} }, ...errorResponses } },
+      schema: {
+        tags,
+        summary: 'Delete a webhook subscription',
+        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...errorResponses },
+      },
     },
     async (req) => {
       await services.subscriptions.delete(req.principal!, id(req.params));

@@ -131,6 +131,22 @@ export interface AccessTokenRow {
   scopes: string;
   expires_at: number;
   revoked_at: number | null;
+  /** When it first authenticated an Admin API call; null while never used. */
+  used_at: number | null;
+}
+
+/**
+ * The pair a rotation issued, as a replay of the old refresh token needs to judge it: whether
+ * either token has been used (the refresh token rotated, the access token called the Admin API or
+ * was revoked by its holder) and whether the family still stands.
+ */
+export interface SuccessorRow {
+  access_expires_at: number;
+  /** Revocation of the successor refresh token or of its family. */
+  revoked_at: number | null;
+  rotated_at: number | null;
+  access_used_at: number | null;
+  access_revoked_at: number | null;
 }
 
 export interface PrivateTokenRow {
