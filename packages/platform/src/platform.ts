@@ -13,6 +13,7 @@ import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { IdempotentRequests } from './services/idempotency.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
@@ -97,6 +98,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
+    idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
@@ -116,7 +118,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
-        prune: () => services.deliveries.prune(LOG_RETENTION_MS),
+        // The same hourly round drops idempotency keys past their 24 h window.
+        prune: async () => ({
+          ...(await services.deliveries.prune(LOG_RETENTION_MS)),
+          idempotencyKeys: await services.idempotency.prune(),
+        }),
       })
     : undefined;
   return {

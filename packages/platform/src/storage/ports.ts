@@ -31,6 +31,10 @@ import type {
   NewDelivery,
   PartnerDeliveryRow,
   PartnerDeliveryDetailRow,
+  IdempotencyKeyId,
+  IdempotencyKeyRow,
+  NewReservation,
+  StoredResponse,
   EventLogQuery,
   EventLogRow,
 } from './ports/rows.ts';
@@ -329,6 +333,28 @@ export interface DeliveryQueue {
   recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }): Promise<void>;
 }
 
+/**
+ * Idempotency keys of Admin API writes. Every change is one statement guarded by the reservation's
+ * token, so concurrent requests, and processes on other nodes, agree on who holds a key.
+ */
+export interface IdempotencyRepository {
+  /** Inserts the reservation unless the key already has a row, whatever its state; true when inserted. */
+  reserve(reservation: NewReservation): Promise<boolean>;
+  find(id: IdempotencyKeyId): Promise<IdempotencyKeyRow | undefined>;
+  /**
+   * Replaces the key's row with a new reservation, only while it still carries `seenToken` and is
+   * either abandoned (no response and `locked_until` at or before `now`) or created at or before
+   * `expiredAt`. True when replaced.
+   */
+  replace(reservation: NewReservation, seenToken: string, expiredAt: number): Promise<boolean>;
+  /** Stores the response of the reservation holding `token` while it runs; false when the key is no longer its own. */
+  complete(id: IdempotencyKeyId, token: string, response: StoredResponse): Promise<boolean>;
+  /** Deletes the reservation holding `token` while it runs (no response stored), freeing the key. */
+  release(id: IdempotencyKeyId, token: string): Promise<void>;
+  /** Deletes every key created before `cutoff`; returns how many. */
+  prune(cutoff: number): Promise<number>;
+}
+
 /** The repositories bound to one transaction. */
 export interface Repositories {
   accounts: AccountRepository;
@@ -339,6 +365,7 @@ export interface Repositories {
   tokens: TokenRepository;
   resources: ResourceRepository;
   webhooks: WebhookRepository;
+  idempotency: IdempotencyRepository;
   events: EventLogRepository;
 }
 

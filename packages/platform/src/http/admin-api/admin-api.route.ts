@@ -1,6 +1,6 @@
 // The Admin API: /openapi/{version}/{resource}[/{id}], called by public and private apps alike
 // with an Access-Token header; one route table for every version. Order of checks: version (404) → Access-Token (401) → rate limit (429)
-// → scope (403) → input (415/422) → handler.
+// → scope (403) → input (415/422) → Idempotency-Key of a write (400/409/422, or a replay) → handler.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -10,7 +10,18 @@ import { allows, type Access, type Resource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, VERSION_PARAM, withApiHeaders } from './api-common.ts';
+import type { ResourceRow } from '../../services/resource-service.ts';
+import {
+  errorResponses,
+  LIST_QUERY,
+  listEnvelope,
+  methodNotAllowed,
+  pageRequest,
+  VERSION_PARAM,
+  withApiHeaders,
+  writeErrorResponses,
+} from './api-common.ts';
+import { IDEMPOTENCY_KEY_HEADERS, registerIdempotency, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
 import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
 import { registerEventRoutes } from './events.route.ts';
@@ -85,6 +96,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
         throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
     });
 
+    registerIdempotency(api, services);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
     registerEventRoutes(api, services);
@@ -111,7 +123,9 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
-  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const } };
+  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const }, idempotent: true };
+  const answerOne = (req: FastifyRequest, status: number) =>
+    writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }));
 
   api.get(
     base,
@@ -145,11 +159,19 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     {
       config: write,
       preValidation: unwrap(def),
-      schema: { tags, summary: `Create a ${def.singular}`, params, body: def.create, response: { 201: one, ...errorResponses } },
+      schema: {
+        tags,
+        summary: `Create a ${def.singular}`,
+        params,
+        headers: IDEMPOTENCY_KEY_HEADERS,
+        body: def.create,
+        response: { 201: one, ...writeErrorResponses },
+      },
     },
     async (req, reply) => {
-      const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>);
-      return reply.status(201).send({ data: def.toJson(row) });
+      const answer = answerOne(req, 201);
+      const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>, answer.step);
+      return answer.send(reply, row);
     },
   );
 
@@ -163,17 +185,15 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
         tags,
         summary: `Update a ${def.singular} (only the fields sent change)`,
         params: idParams,
+        headers: IDEMPOTENCY_KEY_HEADERS,
         body: def.update,
-        response: { 200: one, ...errorResponses },
+        response: { 200: one, ...writeErrorResponses },
       },
-      handler: async (req) => {
-        const row = await services.resources.update(
-          def,
-          req.store!.id,
-          parseId((req.params as { id: string }).id),
-          req.body as Record<string, unknown>,
-        );
-        return { data: def.toJson(row) };
+      handler: async (req, reply) => {
+        const answer = answerOne(req, 200);
+        const id = parseId((req.params as { id: string }).id);
+        const row = await services.resources.update(def, req.store!.id, id, req.body as Record<string, unknown>, answer.step);
+        return answer.send(reply, row);
       },
     });
   }
@@ -187,12 +207,14 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
           tags,
           summary: `Delete a ${def.singular}`,
           params: idParams,
-          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...errorResponses },
+          headers: IDEMPOTENCY_KEY_HEADERS,
+          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
         },
       },
-      async (req) => {
-        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id));
-        return {};
+      async (req, reply) => {
+        const answer = writeAnswer(services, req, 200, () => ({}));
+        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id), answer.step);
+        return answer.send(reply, undefined);
       },
     );
   }

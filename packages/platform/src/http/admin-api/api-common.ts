@@ -67,6 +67,16 @@ export const errorResponses = {
   429: ERROR_RESPONSE,
 };
 
+/** Errors of a write: those of every route, plus the answers about an Idempotency-Key. */
+export const writeErrorResponses = {
+  ...errorResponses,
+  409: { ...ERROR_RESPONSE, description: 'IdempotencyKeyInUse: the first request with this Idempotency-Key is still running' },
+  422: {
+    ...ERROR_RESPONSE,
+    description: 'ValidationFailed (errors by field), or IdempotencyKeyReused: this Idempotency-Key was used for a different request',
+  },
+};
+
 export function listEnvelope(item: Record<string, unknown>) {
   return withApiHeaders({
     type: 'object',

@@ -4,7 +4,16 @@ import type { FastifyInstance } from 'fastify';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest, withApiHeaders } from './api-common.ts';
+import {
+  errorResponses,
+  LIST_QUERY,
+  listEnvelope,
+  methodNotAllowed,
+  pageRequest,
+  withApiHeaders,
+  writeErrorResponses,
+} from './api-common.ts';
+import { IDEMPOTENCY_KEY_HEADERS, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
@@ -39,6 +48,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const item = `${base}/:id`;
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
+  const writeConfig = { ...config, idempotent: true };
   const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(
@@ -61,27 +71,26 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   api.post(
     base,
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
         summary: 'Subscribe to a topic',
+        headers: IDEMPOTENCY_KEY_HEADERS,
         body: {
           type: 'object',
           additionalProperties: false,
           required: ['address', 'topic'],
           properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: TOPICS } },
         },
-        response: { 201: one, ...errorResponses },
+        response: { 201: one, ...writeErrorResponses },
       },
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic };
-      const row = await services.subscriptions.create(req.principal!, {
-        address: body.address,
-        topic: body.topic,
-        apiVersion: req.apiVersion!,
-      });
-      return reply.status(201).send({ data: toJson(row) });
+      const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }));
+      const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion! };
+      const row = await services.subscriptions.create(req.principal!, input, answer.step);
+      return answer.send(reply, row);
     },
   );
 
@@ -96,16 +105,18 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   api.delete(
     item,
     {
-      config,
+      config: writeConfig,
       schema: {
         tags,
         summary: 'Delete a webhook subscription',
-        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...errorResponses },
+        headers: IDEMPOTENCY_KEY_HEADERS,
+        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
       },
     },
-    async (req) => {
-      await services.subscriptions.delete(req.principal!, id(req.params));
-      return {};
+    async (req, reply) => {
+      const answer = writeAnswer(services, req, 200, () => ({}));
+      await services.subscriptions.delete(req.principal!, id(req.params), answer.step);
+      return answer.send(reply, undefined);
     },
   );
   methodNotAllowed(api, base, ['GET', 'POST']);

@@ -26,7 +26,7 @@ interface JsonContent {
 
 interface Operation {
   summary?: string;
-  parameters?: { name: string; in: string; required?: boolean; schema?: SchemaNode }[];
+  parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: SchemaNode }[];
   requestBody?: JsonContent;
   responses?: Record<string, JsonContent>;
 }
@@ -83,7 +83,7 @@ export function registerApiDocsRoutes(app: FastifyInstance, config: Pick<Config,
         ops.push(html`<section class="op">
 <h3><code>${method.toUpperCase()} ${path}</code></h3>
 <p>${op.summary ?? ''}</p>
-${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${p.schema?.description ? html` · ${p.schema.description}` : ''}</li>`)}</ul>` : ''}
+${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${(p.description ?? p.schema?.description) ? html` · ${p.description ?? p.schema?.description ?? ''}` : ''}</li>`)}</ul>` : ''}
 ${body ? html`<h4>Body (application/json)</h4>${schemaSummary(body)}` : ''}
 ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['application/json']?.schema)}` : ''}
 </section>`);

@@ -296,6 +296,40 @@ export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'upda
   disabled_at: number | null;
 }
 
+/** One idempotency key: whose it is (store and calling app) and the key itself. */
+export interface IdempotencyKeyId {
+  storeId: number;
+  /** The caller, as `ApiPrincipal.owner` (`app:12`, `private:3`). */
+  owner: string;
+  key: string;
+}
+
+/** A response kept for replay: exactly the bytes sent, with the headers that describe them. */
+export interface StoredResponse {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A new reservation of a key by one request; `token` tells this reservation from any later one. */
+export interface NewReservation extends IdempotencyKeyId {
+  fingerprint: string;
+  token: string;
+  requestId: string;
+  now: number;
+  lockedUntil: number;
+}
+
+export interface IdempotencyKeyRow {
+  fingerprint: string;
+  token: string;
+  created_at: number;
+  locked_until: number;
+  request_id: string;
+  /** Null while the request that reserved the key is still running. */
+  response: StoredResponse | null;
+}
+
 /** Whose deliveries the events list reads: a public app's or a private app's. */
 export type EventOwner = { appId: number } | { privateAppId: number };
 
