@@ -25,8 +25,6 @@ import type {
   DeliveryLogRow,
   AttemptRow,
   DisabledSubscriptionRow,
-  ClaimedDelivery,
-  DeliveryOutcome,
   Recipient,
   PrivacyRecipient,
   NewDelivery,
@@ -42,6 +40,8 @@ import type {
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
 
 export type * from './ports/rows.ts';
+export type { DeliveryQueue } from './ports/delivery-queue.ts';
+import type { DeliveryQueue } from './ports/delivery-queue.ts';
 
 export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
@@ -327,30 +327,6 @@ export interface EventLogRepository {
    * range scan whatever the position or the window.
    */
   page(q: EventLogQuery): Promise<EventLogRow[]>;
-}
-
-/** The worker's side of the delivery table: claims under a lease and batched outcome writes. */
-export interface DeliveryQueue {
-  /** Frees every claim at once (a single-process database whose previous worker died). */
-  releaseAllClaims(): Promise<void>;
-  /** Whether claims may be released at start-up (only one process can hold them). */
-  readonly singleProcess: boolean;
-  /**
-   * Claims up to `limit` due deliveries for `worker` until `leaseUntil`, leaving out the given
-   * subscriptions, and loads what sending them needs, oldest first.
-   */
-  claim(input: {
-    worker: string;
-    now: number;
-    leaseUntil: number;
-    limit: number;
-    excludeSubscriptions: readonly number[];
-  }): Promise<ClaimedDelivery[]>;
-  /**
-   * Records a batch of outcomes in one transaction. Delivery rows change only while `worker`
-   * still holds them; subscription health (dead streaks, disabling) follows.
-   */
-  recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }): Promise<void>;
 }
 
 /**
