@@ -7,6 +7,7 @@ import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliverie
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
+import * as shopProfile from './migrations/2026-11-24T00-shop-profile.ts';
 
 const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
@@ -15,6 +16,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
+  '2026-11-24T00-shop-profile': shopProfile,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -4,7 +4,17 @@ import type { FastifyInstance } from 'fastify';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { errorResponses, LIST_QUERY, listEnvelope, methodNotAllowed, pageRequest } from './api-common.ts';
+import { selectFields } from '../../domain/list-filters.ts';
+import {
+  errorResponses,
+  fieldNamesOf,
+  LIST_QUERY,
+  listEnvelope,
+  listQueryHook,
+  methodNotAllowed,
+  pageRequest,
+  setLinkHeader,
+} from './api-common.ts';
 import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
@@ -39,12 +49,14 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const item = `${base}/:id`;
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
+  const fieldNames = fieldNamesOf(SUBSCRIPTION);
   const one = { type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } };
 
   api.get(
     base,
     {
       config,
+      preValidation: listQueryHook(fieldNames),
       schema: {
         tags,
         summary: "List this app's webhook subscriptions",
@@ -52,19 +64,22 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
         response: { 200: listEnvelope(SUBSCRIPTION), ...errorResponses },
       },
     },
-    async (req) => {
-      const p = req.principal!;
-      return services.subscriptions.list(p, pageRequest(req), toJson);
+    async (req, reply) => {
+      const fields = req.listQuery?.fields;
+      const page = await services.subscriptions.list(req.principal!, pageRequest(req), (row) => selectFields(toJson(row), fields));
+      setLinkHeader(req, reply, services.config, page);
+      return page.envelope;
     },
   );
 
   api.post(
     base,
     {
-      config,
+      config: { ...config, api: { wrapper: 'webhook' } },
       schema: {
         tags,
         summary: 'Subscribe to a topic',
+        description: 'The body may also be wrapped: {"webhook": {"address": ..., "topic": ...}}.',
         body: {
           type: 'object',
           additionalProperties: false,
