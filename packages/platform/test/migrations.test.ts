@@ -2,6 +2,7 @@
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
+import { MIGRATIONS } from '../src/storage/migrate.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 
@@ -21,7 +22,13 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
     try {
       await storage.migrate();
       const k = storage.db.kysely;
-      // Back to the database as the version before left it: no index, the migration not run.
+      // Back to the database as the version before left it: the migrations after it undone, no
+      // index, the migration not run.
+      const later = Object.keys(MIGRATIONS).filter((name) => name > UNIQUE_EMAIL);
+      for (const name of [...later].reverse()) {
+        await MIGRATIONS[name]!.down!(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
       await k.schema.dropIndex('customers_store_email').execute();
       await k.schema.dropIndex('authorization_codes_installation').execute();
       await sql`delete from kysely_migration where name = ${UNIQUE_EMAIL}`.execute(k);
@@ -50,7 +57,7 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       // Once every customer has its own email, it runs and the key holds.
       await storage.resources.update('customers', store.id, rows[1]!.id, { email: 'second@example.test' });
       await storage.resources.update('customers', store.id, rows[2]!.id, { email: 'third@example.test' });
-      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL]);
+      expect(await storage.migrate()).toEqual([UNIQUE_EMAIL, ...later]);
       await expect(storage.resources.insert('customers', customer('twice@example.test'))).rejects.toThrow('customers: another record');
     } finally {
       await storage.close();

@@ -9,7 +9,8 @@ import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attem
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 import * as shopProfile from './migrations/2026-11-24T00-shop-profile.ts';
 
-const MIGRATIONS: Record<string, Migration> = {
+/** Every migration by name, in the order they run. */
+export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
