@@ -196,10 +196,10 @@ describe.each(DIALECTS)('list filters on %s', (dialect) => {
     for (const [list, made, field] of cases) {
       const res = await get(`/openapi/2025-06/${list}?ids=${made[2]}&ids=${made[0]}&fields=id,${field}`);
       expect(res.status, list).toBe(200);
-      expect(res.body.data.map((o) => Object.keys(o).sort()), list).toEqual([
-        ['id', field].sort(),
-        ['id', field].sort(),
-      ]);
+      expect(
+        res.body.data.map((o) => Object.keys(o).sort()),
+        list,
+      ).toEqual([['id', field].sort(), ['id', field].sort()]);
       expect(ids(res.body), list).toEqual([made[0], made[2]]);
       expect(ids((await get(`/openapi/2025-06/${list}?since_id=${made[0]}`)).body), list).toEqual(made.slice(1));
       expect(await walk(`/openapi/2022-01/${list}?ids=${made.join(',')}&limit=1`, 1), list).toEqual(made);
