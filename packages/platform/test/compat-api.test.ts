@@ -1,6 +1,9 @@
 // What clients of this platform family rely on besides filters: bodies wrapped in the resource's
 // name, the read_shop scope and GET /shop, Request-Id, and Link headers; on SQLite and PostgreSQL.
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../src/storage/migrate.ts';
+import { openStorage } from '../src/storage/sql-storage.ts';
 import { describeScope, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import {
   api,
@@ -10,12 +13,15 @@ import {
   createTestPlatform,
   csrfFrom,
   DIALECTS,
+  freshPostgresUrl,
   login,
   privateToken,
   type Fixture,
   type TestPlatform,
 } from './harness.ts';
 import { get as getPage, post as postPage, secretValue } from './web-pages.ts';
+
+const SHOP_PROFILE = '2026-11-24T00-shop-profile';
 
 /** The URL and rel of each entry of an RFC 8288 Link header. */
 function links(header: unknown): Record<string, string> {
@@ -295,5 +301,41 @@ describe.each(DIALECTS)('Admin API compatibility on %s', (dialect) => {
       expect(Object.keys(op.responses['200'].headers ?? {}), list).toEqual(expect.arrayContaining(['Link', 'Request-Id']));
     }
     expect(doc.paths['/openapi/{version}/shop'].get.summary).toMatch(/read_shop/);
+  });
+});
+
+describe.each(DIALECTS)('2026-11-24T00-shop-profile on %s', (dialect) => {
+  it('gives stores made before it USD and UTC, and new stores what they are created with', async () => {
+    const pgSchema = dialect === 'postgres' ? await freshPostgresUrl() : undefined;
+    const storage = openStorage(pgSchema ? { dialect: 'postgres', url: pgSchema.url } : { dialect: 'sqlite', path: ':memory:' });
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      await MIGRATIONS[SHOP_PROFILE]!.down!(k);
+      await sql`delete from kysely_migration where name = ${SHOP_PROFILE}`.execute(k);
+      const merchant = await storage.accounts.insertMerchant({ email: 'old@example.test', passwordHash: 'hash', now: 1 });
+      const old = await storage.accounts.insertStore({ name: 'old', ownerMerchantId: merchant.id, now: 1 });
+      expect(await storage.migrate()).toEqual([SHOP_PROFILE]);
+      expect(await storage.accounts.findShop(old.id)).toEqual({
+        id: old.id,
+        name: 'old',
+        currency: 'USD',
+        timezone: 'UTC',
+        created_at: 1,
+        owner_email: 'old@example.test',
+      });
+      const eu = await storage.accounts.insertStore({
+        name: 'eu',
+        ownerMerchantId: merchant.id,
+        now: 2,
+        currency: 'EUR',
+        timezone: 'Europe/Rome',
+      });
+      expect(await storage.accounts.findShop(eu.id)).toMatchObject({ currency: 'EUR', timezone: 'Europe/Rome' });
+      expect(await storage.accounts.findShop(eu.id + 1000)).toBeUndefined();
+    } finally {
+      await storage.close();
+      await pgSchema?.drop();
+    }
   });
 });
