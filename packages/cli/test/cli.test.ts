@@ -7,18 +7,15 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../platform/src/domain/tokens.ts';
 import { freshPostgresUrl } from '../../platform/test/harness.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli, STOREGATE_BIN } from './run-cli.ts';
 
-const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
+const BIN = STOREGATE_BIN;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-cli-'));
 const database = join(dir, 'cli.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[], db = database) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', db], {
-    encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: '' },
-  });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  return runCli([...args, '--database', db], { ...process.env, DATABASE_URL: '' });
 }
 
 function rows(sql: string): unknown[] {
@@ -30,9 +27,9 @@ function rows(sql: string): unknown[] {
   }
 }
 
-describe('storegate CLI on SQLite', () => {
-  it('migrate, then stores create with --json', () => {
-    const m = run(['migrate', '--json']);
+describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it('migrate, then stores create with --json', async () => {
+    const m = await run(['migrate', '--json']);
     expect(m.code).toBe(0);
     // Every dated migration file, in order.
     const files = readdirSync(new URL('../../platform/src/storage/migrations/', import.meta.url))
@@ -41,8 +38,8 @@ describe('storegate CLI on SQLite', () => {
       .sort();
     expect(files[0]).toBe('2026-11-22T00-initial');
     expect(JSON.parse(m.stdout)).toEqual({ applied: files });
-    expect(JSON.parse(run(['migrate', '--json']).stdout)).toEqual({ applied: [] });
-    const res = run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
+    expect(JSON.parse((await run(['migrate', '--json'])).stdout)).toEqual({ applied: [] });
+    const res = await run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({
       store_id: expect.stringMatching(/^\d+$/),
@@ -52,7 +49,7 @@ describe('storegate CLI on SQLite', () => {
     expect(res.stderr).toBe('');
   });
 
-  it('bad input: non-zero exit, one line on stderr, nothing on stdout, nothing changed', () => {
+  it('bad input: non-zero exit, one line on stderr, nothing on stdout, nothing changed', async () => {
     const before = rows('select count(*) as n from stores');
     const cases: [string[], RegExp][] = [
       [['stores', 'create', 'acme', '--owner-email', 'x@acme.test', '--owner-password', 'acme-password'], /name is already taken/],
@@ -68,7 +65,7 @@ describe('storegate CLI on SQLite', () => {
       [['frobnicate'], /unknown command/],
     ];
     for (const [args, reason] of cases) {
-      const res = run([...args, '--json']);
+      const res = await run([...args, '--json']);
       expect(res.code, args.join(' ')).not.toBe(0);
       expect(res.stdout).toBe('');
       expect(res.stderr).toMatch(reason);
@@ -77,17 +74,17 @@ describe('storegate CLI on SQLite', () => {
     expect(rows('select count(*) as n from private_apps')).toEqual([{ n: 0 }]);
   });
 
-  it('apps create validates URLs and prints the credentials once; the secret is stored encrypted', () => {
+  it('apps create validates URLs and prints the credentials once; the secret is stored encrypted', async () => {
     for (const [url, reason] of [
       ['http://localhost:3000/cb#x', /redirect_uri must not contain "#"/],
       ['ftp://localhost/cb', /redirect_uri must be an http or https URL/],
       ['not a url', /redirect_uri must be an absolute URL/],
     ] as const) {
-      const res = run(['apps', 'create', '--name', 'A', '--app-url', 'http://localhost:3000/', '--redirect-uri', url, '--json']);
+      const res = await run(['apps', 'create', '--name', 'A', '--app-url', 'http://localhost:3000/', '--redirect-uri', url, '--json']);
       expect(res.code).not.toBe(0);
       expect(res.stderr).toMatch(reason);
     }
-    const res = run([
+    const res = await run([
       'apps',
       'create',
       '--name',
@@ -105,7 +102,7 @@ describe('storegate CLI on SQLite', () => {
     expect(out).toEqual({ client_id: expect.stringMatching(/^[0-9a-f]{32}$/), client_secret: expect.stringMatching(/^sg_cs_/) });
     const stored = rows(`select client_secret_enc from apps where client_id = '${out.client_id}'`) as { client_secret_enc: string }[];
     expect(stored[0]!.client_secret_enc).not.toContain(out.client_secret);
-    const missingPartner = run([
+    const missingPartner = await run([
       'apps',
       'create',
       '--name',
@@ -120,11 +117,13 @@ describe('storegate CLI on SQLite', () => {
     expect(missingPartner.stderr).toMatch(/no partner account with email ghost@x.test/);
   });
 
-  it('partners create, private-apps create: token shown once, only its hash stored', () => {
-    expect(JSON.parse(run(['partners', 'create', '--email', 'p@x.test', '--password', 'partner-pass', '--json']).stdout)).toMatchObject({
+  it('partners create, private-apps create: token shown once, only its hash stored', async () => {
+    expect(
+      JSON.parse((await run(['partners', 'create', '--email', 'p@x.test', '--password', 'partner-pass', '--json'])).stdout),
+    ).toMatchObject({
       email: 'p@x.test',
     });
-    const res = run([
+    const res = await run([
       'private-apps',
       'create',
       '--store',
@@ -144,8 +143,8 @@ describe('storegate CLI on SQLite', () => {
     ]);
   });
 
-  it('seed inserts in batches and reports its rate', () => {
-    const res = run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
+  it('seed inserts in batches and reports its rate', async () => {
+    const res = await run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
     expect(out).toMatchObject({ store: 'acme', products: 2500, customers: 30, orders: 40 });
@@ -154,16 +153,16 @@ describe('storegate CLI on SQLite', () => {
     expect(rows('select count(*) as n from orders where customer_id is not null')).toEqual([{ n: 40 }]);
   });
 
-  it('seeding a store again adds customers with emails of their own (emails are unique per store)', () => {
+  it('seeding a store again adds customers with emails of their own (emails are unique per store)', async () => {
     // The same counts as before: the same pseudo-random names come up again.
-    const res = run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
+    const res = await run(['seed', '--store', 'acme', '--products', '2500', '--customers', '30', '--orders', '40', '--json']);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     expect(rows('select count(*) as n from customers')).toEqual([{ n: 60 }]);
     expect(rows('select count(distinct email) as n from customers')).toEqual([{ n: 60 }]);
   });
 
-  it('serve refuses bad configuration with a clear reason', () => {
+  it('serve refuses bad configuration with a clear reason', async () => {
     for (const [args, reason] of [
       [['serve', '--port', 'eighty'], /--port: expected an integer/],
       [['serve', '--rate-limit', '40-2'], /--rate-limit: expected <bucket>\/<per-second>/],
@@ -179,18 +178,18 @@ describe('storegate CLI on SQLite', () => {
       ],
       [['serve', '--keep-alive-timeout', '5'], /--keep-alive-timeout: expected an integer from 100/],
     ] as const) {
-      const res = run([...args]);
+      const res = await run([...args]);
       expect(res.code).not.toBe(0);
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
       expect(res.stderr).toMatch(reason);
     }
-    const badDb = run(['migrate'], 'mysql://localhost/x');
+    const badDb = await run(['migrate'], 'mysql://localhost/x');
     expect(badDb.stderr).toMatch(/--database: unsupported scheme/);
   });
 });
 
-describe('storegate serve in production mode', () => {
-  it('refuses --seed-demo with a one-line reason, before it opens or creates anything', () => {
+describe('storegate serve in production mode', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it('refuses --seed-demo with a one-line reason, before it opens or creates anything', async () => {
     const db = join(dir, 'production.db');
     const res = spawnSync(
       process.execPath,
@@ -220,27 +219,30 @@ describe('storegate serve in production mode', () => {
     expect(existsSync(db)).toBe(false);
   });
 
-  it('serve --help lists the HTTP timeouts with their defaults and variables', () => {
-    const res = spawnSync(process.execPath, [BIN, 'serve', '--help'], { encoding: 'utf8' });
-    expect(res.status).toBe(0);
+  it('serve --help lists the HTTP timeouts with their defaults and variables', async () => {
+    const res = await runCli(['serve', '--help'], process.env);
+    expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/--headers-timeout <ms>[\s\S]*default 10000[\s\S]*HEADERS_TIMEOUT_MS/);
     expect(res.stdout).toMatch(/--request-timeout <ms>[\s\S]*default 30000[\s\S]*REQUEST_TIMEOUT_MS/);
     expect(res.stdout).toMatch(/--keep-alive-timeout <ms>[\s\S]*default 72000[\s\S]*KEEP_ALIVE_TIMEOUT_MS/);
   });
 });
 
-describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', () => {
+describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('creates a store and seeds it', async () => {
     const pg = await freshPostgresUrl();
     try {
-      const res = run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password', '--json'], pg.url);
+      const res = await run(
+        ['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password', '--json'],
+        pg.url,
+      );
       expect(res.stderr).toBe('');
       expect(JSON.parse(res.stdout)).toMatchObject({ store_name: 'pgshop' });
-      const seeded = run(['seed', '--store', 'pgshop', '--products', '1500', '--json'], pg.url);
+      const seeded = await run(['seed', '--store', 'pgshop', '--products', '1500', '--json'], pg.url);
       expect(JSON.parse(seeded.stdout)).toMatchObject({ products: 1500 });
-      expect(run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password'], pg.url).stderr).toMatch(
-        /already taken/,
-      );
+      expect(
+        (await run(['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password'], pg.url)).stderr,
+      ).toMatch(/already taken/);
     } finally {
       await pg.drop();
     }

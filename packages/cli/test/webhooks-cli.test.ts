@@ -1,6 +1,5 @@
 // storegate webhooks deliveries|redeliver, apps uninstall and worker as a user runs them: --json on
 // stdout, one-line reasons on stderr for bad input, nothing changed.
-import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli } from './run-cli.ts';
 
-const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-webhooks-cli-'));
 const database = join(dir, 'cli.db');
 const masterKey = randomBytes(32).toString('hex');
@@ -19,11 +18,7 @@ let deliveryId = 0;
 let webhookId = '';
 
 function run(args: string[]) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database], {
-    encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey },
-  });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  return runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey });
 }
 
 async function snapshot(): Promise<string> {
@@ -76,12 +71,12 @@ beforeAll(async () => {
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('storegate webhooks and apps uninstall', () => {
+describe('storegate webhooks and apps uninstall', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('apps uninstall enqueues app/uninstalled; deliveries lists it; redeliver re-queues a finished one', async () => {
-    const res = run(['apps', 'uninstall', '--store', 'hooks', '--client-id', clientId, '--json']);
+    const res = await run(['apps', 'uninstall', '--store', 'hooks', '--client-id', clientId, '--json']);
     expect(res.stderr).toBe('');
     expect(JSON.parse(res.stdout)).toEqual({ store: 'hooks', client_id: clientId, uninstalled: true });
-    const list = run(['webhooks', 'deliveries', '--app', clientId, '--json']);
+    const list = await run(['webhooks', 'deliveries', '--app', clientId, '--json']);
     expect(list.code).toBe(0);
     const [d] = JSON.parse(list.stdout);
     expect(d).toMatchObject({
@@ -98,10 +93,10 @@ describe('storegate webhooks and apps uninstall', () => {
     const db = openDatabase({ dialect: 'sqlite', path: database });
     await db.kysely.updateTable('webhook_deliveries').set({ status: 'dead', attempts: 20 }).where('id', '=', deliveryId).execute();
     await db.close();
-    const again = run(['webhooks', 'redeliver', String(deliveryId), '--json']);
+    const again = await run(['webhooks', 'redeliver', String(deliveryId), '--json']);
     expect(again.code).toBe(0);
     expect(JSON.parse(again.stdout)).toMatchObject({ id: String(deliveryId), webhook_id: webhookId, status: 'pending', attempts: 0 });
-    expect(run(['webhooks', 'deliveries', '--status', 'pending', '--store', 'hooks']).stdout).toContain(webhookId);
+    expect((await run(['webhooks', 'deliveries', '--status', 'pending', '--store', 'hooks'])).stdout).toContain(webhookId);
   });
 
   it('bad input: non-zero exit, one line on stderr, nothing on stdout, nothing changed', async () => {
@@ -121,7 +116,7 @@ describe('storegate webhooks and apps uninstall', () => {
       [['worker', '--webhook-timeout', '5'], /--webhook-timeout: expected an integer from 50/],
     ];
     for (const [args, reason] of cases) {
-      const res = run([...args, '--json']);
+      const res = await run([...args, '--json']);
       expect(res.code, args.join(' ')).not.toBe(0);
       expect(res.stdout, args.join(' ')).toBe('');
       expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);

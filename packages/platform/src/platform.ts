@@ -12,6 +12,7 @@ import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
@@ -95,6 +96,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     deliveries: new DeliveryLog(storage, clock),
+    events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
     reveals: new OneTimeReveals(storage.reveals, box, clock),

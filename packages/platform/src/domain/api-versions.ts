@@ -17,3 +17,8 @@ export const CURRENT_VERSION: ApiVersion = '2026-01';
 export function isApiVersion(v: string): v is ApiVersion {
   return Object.hasOwn(API_VERSIONS, v);
 }
+
+/** Whether `version` is `since` or a later one (year-month strings sort in time order). */
+export function versionAtLeast(version: ApiVersion, since: ApiVersion): boolean {
+  return version >= since;
+}

@@ -13,6 +13,11 @@ export interface CursorPosition {
   direction: Direction;
   /** Exclusive bound: `next` pages have ids above it, `prev` pages ids below it. */
   id: number;
+  /**
+   * For lists ordered by time then id: the time (unix ms) of the row at `id`. The pair is the
+   * position, so a list can start inside a time window without walking the rows before it.
+   */
+  at?: number;
   /** Digest of the row filters the cursor was issued for; '' (or absent) for an unfiltered list. */
   filters?: string;
 }
@@ -26,9 +31,11 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(p: CursorPosition): string {
-    // An unfiltered cursor keeps the five-part form, so cursors issued before filters existed still work.
-    const digest = p.filters ? `|${p.filters}` : '';
-    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}${digest}`;
+    // Optional parts follow the id: the time (digits), then the filter digest tagged with `f` (so
+    // the two never read as each other). An unfiltered cursor keeps the form it had before filters.
+    const at = p.at === undefined ? '' : `|${p.at}`;
+    const digest = p.filters ? `|f${p.filters}` : '';
+    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}${at}${digest}`;
     return `${Buffer.from(payload).toString('base64url')}.${this.mac(payload).toString('base64url')}`;
   }
 
@@ -51,16 +58,26 @@ export class CursorCodec {
     const expected = this.mac(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw new InvalidCursorError('cursor is malformed or was altered');
-    const [version, store, resource, dir, id, filters = '', ...rest] = payload.split('|');
+    const [version, store, resource, dir, id, ...optional] = payload.split('|');
+    const filters = optional.at(-1)?.startsWith('f') ? optional.pop()!.slice(1) : '';
+    const [at, ...rest] = optional;
     if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id) || rest.length > 0)
       throw new InvalidCursorError('cursor is malformed');
+    if (at !== undefined && !/^\d{1,15}$/.test(at)) throw new InvalidCursorError('cursor is malformed');
     if (Number(store) !== expect.storeId || resource !== expect.resource) throw new InvalidCursorError('cursor belongs to another list');
     if (filters !== (expect.filters ?? ''))
       throw new InvalidCursorError('cursor was issued for other filters; send the same filters as the request that returned it');
     const direction: Direction = dir === 'n' ? 'next' : 'prev';
     if (expect.direction !== 'any' && direction !== expect.direction)
       throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
-    return { storeId: expect.storeId, resource, direction, id: Number(id), ...(filters ? { filters } : {}) };
+    return {
+      storeId: expect.storeId,
+      resource,
+      direction,
+      id: Number(id),
+      ...(at === undefined ? {} : { at: Number(at) }),
+      ...(filters ? { filters } : {}),
+    };
   }
 
   private mac(payload: string): Buffer {

@@ -6,6 +6,7 @@ import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { AppService } from './app-service.ts';
 import type { DeliveryLog } from './delivery-log.ts';
+import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { OAuthService } from './oauth-service.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
@@ -29,6 +30,8 @@ export interface Services {
   subscriptions: WebhookSubscriptions;
   /** Webhook deliveries and their attempts; redelivery; retention. */
   deliveries: DeliveryLog;
+  /** Missed-event recovery: an owner's deliveries over the retention window (Admin API `events`). */
+  events: EventLog;
   partnerDeliveries: PartnerDeliveries;
   /** Failed-login counting and locks, shared by the store admin and the partner dashboard. */
   loginThrottle: LoginThrottle;

@@ -31,6 +31,8 @@ import type {
   NewDelivery,
   PartnerDeliveryRow,
   PartnerDeliveryDetailRow,
+  EventLogQuery,
+  EventLogRow,
 } from './ports/rows.ts';
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
@@ -270,6 +272,15 @@ export interface WebhookRepository {
   disabledSubscriptions(appIds: readonly number[]): Promise<DisabledSubscriptionRow[]>;
 }
 
+/** What an owner's subscriptions delivered or will deliver, for the owner to reconcile against. */
+export interface EventLogRepository {
+  /**
+   * Up to `limit` deliveries of the owner in the store, ascending by (created_at, id), one index
+   * range scan whatever the position or the window.
+   */
+  page(q: EventLogQuery): Promise<EventLogRow[]>;
+}
+
 /** The worker's side of the delivery table: claims under a lease and batched outcome writes. */
 export interface DeliveryQueue {
   /** Frees every claim at once (a single-process database whose previous worker died). */
@@ -304,6 +315,7 @@ export interface Repositories {
   tokens: TokenRepository;
   resources: ResourceRepository;
   webhooks: WebhookRepository;
+  events: EventLogRepository;
 }
 
 export interface Storage extends Repositories {

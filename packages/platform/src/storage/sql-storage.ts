@@ -8,6 +8,7 @@ import { PerGrantTransactions, SqliteGroupCommit } from './group-commit.ts';
 import { migrateToLatest } from './migrate.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
 import type { Repositories, Storage } from './ports.ts';
+import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
@@ -39,6 +40,7 @@ function repositories(x: Executor): Repositories {
     tokens: new SqlTokenRepository(x),
     resources: new SqlResourceRepository(x),
     webhooks: new SqlWebhookRepository(x),
+    events: new SqlEventLogRepository(x),
   };
 }
 

@@ -8,6 +8,7 @@ import type { QueryValue } from '../signature/query-signature.ts';
 import { apiErrorFromResponse } from './api-error-mapping.ts';
 import type { CallLimitThrottle } from './call-limit.ts';
 import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
+import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './events.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import { backoffDelayMs, isIdempotent, type ResolvedRetryOptions, type Sleep } from './retry-policy.ts';
 
@@ -286,5 +287,27 @@ export class AdminClient {
    */
   paginate<T = unknown>(resource: string, options: PaginateOptions = {}): ItemIterator<T> {
     return new ItemIterator<T>(this.pages<T>(resource, options));
+  }
+
+  /**
+   * Every webhook event the app's subscriptions delivered, or still try to deliver, in this shop
+   * over the last 30 days, oldest first, whatever the delivery's state (API version 2026-01 and
+   * later). Each entry carries the `webhook_id`, `event_id`, `topic` and body its delivery has, so
+   * an app back from downtime handles whatever it has not seen: topics it may no longer read are
+   * left out.
+   *
+   * @example
+   * ```ts
+   * // After downtime: handle every event not handled yet, de-duplicated by webhook id.
+   * const since = new Date(lastSeenAt.getTime() - 5 * 60_000); // a margin for events committed late
+   * for await (const event of client.events({ createdAtMin: since })) {
+   *   if (await handled.has(event.webhook_id)) continue;
+   *   await handleWebhook(event.topic, event.payload);
+   *   await handled.add(event.webhook_id);
+   * }
+   * ```
+   */
+  events(options: EventsOptions = {}): ItemIterator<WebhookEventEntry> {
+    return this.paginate<WebhookEventEntry>('events', eventsPagination(this.#ctx.apiVersion, options));
   }
 }

@@ -5,7 +5,7 @@ import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { isApiVersion, SUPPORTED_VERSIONS, type ApiVersion } from '../../domain/api-versions.ts';
+import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
 import { allows, RESOURCES, type Access, type ScopeResource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
@@ -22,6 +22,7 @@ import {
   VERSION_PARAM,
 } from './api-common.ts';
 import { parseId } from '../path-params.ts';
+import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
 
@@ -32,10 +33,11 @@ declare module 'fastify' {
   }
   interface FastifyContextConfig {
     /**
-     * Admin API route: the scope it needs (resource and access), or none (webhooks); `wrapper`,
-     * on a create or update route, is the key its body may be wrapped in (`{"product": {...}}`).
+     * Admin API route: the scope it needs (resource and access), or none (webhooks); `since`: the
+     * first API version that has the route (older ones answer 404 naming it); `wrapper`, on a
+     * create or update route, is the key its body may be wrapped in (`{"product": {...}}`).
      */
-    api?: { resource?: ScopeResource; access?: Access; wrapper?: string };
+    api?: { resource?: ScopeResource; access?: Access; since?: ApiVersion; wrapper?: string };
   }
 }
 
@@ -62,6 +64,11 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       if (!isApiVersion(version))
         throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
       req.apiVersion = version;
+      const since = req.routeOptions.config?.api?.since;
+      if (since && !versionAtLeast(version, since))
+        throw new NotFoundError(
+          `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
+        );
       const header = req.headers['access-token'];
       const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
       if (!principal) throw new UnauthorizedError();
@@ -95,6 +102,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
     registerShopRoute(api, services);
+    registerEventRoutes(api, services);
   });
 }
 

@@ -121,11 +121,13 @@ export function setLinkHeader(
   reply: FastifyReply,
   config: Pick<Config, 'publicScheme' | 'storeDomain' | 'publicPort'>,
   page: { next: string; previous: string | null },
+  filters: [string, string][] = req.listQuery?.params ?? [],
 ): void {
-  const limit = pageRequest(req).limit;
+  const q = req.query as { limit?: number; page_size?: number; per_page?: number };
+  const limit = q.limit ?? q.page_size ?? q.per_page ?? 50;
   const path = req.url.split('?')[0]!;
   const url = (cursorParam: string, cursor: string) => {
-    const qs = new URLSearchParams([['limit', String(limit)], ...(req.listQuery?.params ?? []), [cursorParam, cursor]]);
+    const qs = new URLSearchParams([['limit', String(limit)], ...filters, [cursorParam, cursor]]);
     return `${storeBaseUrl(config, req.store!.name)}${path}?${qs}`;
   };
   const links: string[] = [];

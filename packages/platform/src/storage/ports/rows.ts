@@ -282,3 +282,34 @@ export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'upda
   sub_id: number | null;
   disabled_at: number | null;
 }
+
+/** Whose deliveries the events list reads: a public app's or a private app's. */
+export type EventOwner = { appId: number } | { privateAppId: number };
+
+/** One page of an owner's delivered (or to be delivered) events in a store. */
+export interface EventLogQuery {
+  storeId: number;
+  owner: EventOwner;
+  /** Only deliveries of these topics; an empty list reads nothing. */
+  topics: readonly string[];
+  /** Only deliveries created at or after this time (unix ms). */
+  since: number;
+  /** Exclusive keyset position: rows after (created_at, id), in that order. */
+  after?: { createdAt: number; id: number } | undefined;
+  limit: number;
+}
+
+/** A delivery with what its request carries: the ids, the topic, the body and the API version. */
+export interface EventLogRow {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  topic: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: number;
+  /** The delivery's body, as sent. */
+  payload: string;
+  /** The subscription's API version; null once the subscription is deleted. */
+  api_version: string | null;
+}
