@@ -35,7 +35,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     db.dialect === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
       : undefined;
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+  // Unordered: migrations written side by side can land in an order other than their names' (a
+  // database that already ran a later-named one must still take an earlier-named newcomer).
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: new StaticProvider(),
+    allowUnorderedMigrations: true,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
