@@ -1,7 +1,8 @@
 // The SDK against the real platform (`storegate serve` as a child process, no browser): install
 // through the platform's own login and consent pages, code exchange through `auth.callback`, a real
 // refresh with rotation, Admin API calls with typed errors, pagination in both conventions (and
-// backwards), webhook subscriptions, and 429 from a server with a tiny bucket.
+// backwards), webhook subscriptions, a write whose answer was lost replayed through its Idempotency-Key,
+// and 429 from a server with a tiny bucket.
 import {
   AuthError,
   createAdminClient,
@@ -212,6 +213,47 @@ describe('@storegate/app against the real platform', () => {
     await expect(client.post('webhooks', { address: 'http://localhost:3000/webhooks', topic: 'orders/create' })).rejects.toBeInstanceOf(
       ScopeError,
     );
+  });
+
+  it('a create whose answer was lost is retried with the same Idempotency-Key: the platform replays it, one product', async () => {
+    // The first attempt reaches the platform and creates the product, then its answer is lost on
+    // the way back; the client cannot tell that from a request that never arrived.
+    let attempts = 0;
+    const sentKeys: (string | null)[] = [];
+    const losingFetch: typeof fetch = async (input, init) => {
+      attempts++;
+      sentKeys.push(new Headers(init?.headers).get('idempotency-key'));
+      const response = await fetchLocal(input, init);
+      if (attempts === 1) {
+        await response.text();
+        throw new TypeError('connection reset after the request was sent');
+      }
+      return response;
+    };
+    const client = createAdminClient({
+      shop: SHOP,
+      accessToken: (signal) => app.getAccessToken(SHOP, signal ? { signal } : {}),
+      apiOrigin: `http://{shop}:${server.port}`,
+      fetch: losingFetch,
+      retry: { baseDelayMs: 1 },
+    });
+    const res = await client.request<{ data: Product }>('POST', 'products', { body: { title: 'Lost answer hat', price: '5.00' } });
+    expect(res.status).toBe(201);
+    expect(res.replayed).toBe(true);
+    expect(attempts).toBe(2);
+    expect(sentKeys[0]).toBeTruthy();
+    expect(sentKeys[1]).toBe(sentKeys[0]);
+    expect(res.idempotencyKey).toBe(sentKeys[0]);
+    const all = await app.client(SHOP).paginate<Product>('products', { limit: 250 }).toArray();
+    expect(all.filter((p) => p.title === 'Lost answer hat')).toEqual([expect.objectContaining({ id: res.data.data.id })]);
+
+    // The same key with another body is refused, and nothing is created.
+    const reused = await app
+      .client(SHOP)
+      .post('products', { title: 'Another hat', price: '5.00' }, { idempotencyKey: res.idempotencyKey! })
+      .catch((e: unknown) => e);
+    expect(reused).toBeInstanceOf(ValidationError);
+    expect((reused as ValidationError).platformCode).toBe('IdempotencyKeyReused');
   });
 
   it('a replayed callback is refused, and the platform revokes what the code issued: the SDK asks for re-authorisation', async () => {

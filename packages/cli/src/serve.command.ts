@@ -33,6 +33,8 @@ interface ServeOptions {
   headersTimeout?: string;
   requestTimeout?: string;
   keepAliveTimeout?: string;
+  deprecation202201?: string;
+  sunset202201?: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -61,6 +63,16 @@ export function registerServeCommands(program: Command): void {
         'KEEP_ALIVE_TIMEOUT_MS',
       ),
     )
+    .addOption(
+      new Option('--deprecation-2022-01 <date>', 'when API version 2022-01 was deprecated, YYYY-MM-DD (default 2025-06-01)').env(
+        'DEPRECATION_2022_01',
+      ),
+    )
+    .addOption(
+      new Option('--sunset-2022-01 <date>', 'when API version 2022-01 stops answering, YYYY-MM-DD (default 2027-06-01)').env(
+        'SUNSET_2022_01',
+      ),
+    )
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -81,6 +93,8 @@ export function registerServeCommands(program: Command): void {
         headersTimeout: opts.headersTimeout,
         requestTimeout: opts.requestTimeout,
         keepAliveTimeout: opts.keepAliveTimeout,
+        deprecation202201: opts.deprecation202201,
+        sunset202201: opts.sunset202201,
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

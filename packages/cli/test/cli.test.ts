@@ -177,6 +177,12 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
         /--headers-timeout: must not be longer than --request-timeout/,
       ],
       [['serve', '--keep-alive-timeout', '5'], /--keep-alive-timeout: expected an integer from 100/],
+      [['serve', '--deprecation-2022-01', 'last year'], /--deprecation-2022-01: expected a date such as 2027-06-01/],
+      [['serve', '--sunset-2022-01', '2027-02-30'], /--sunset-2022-01: expected a date such as 2027-06-01/],
+      [
+        ['serve', '--deprecation-2022-01', '2026-01-01', '--sunset-2022-01', '2025-12-31'],
+        /--sunset-2022-01: must not be earlier than --deprecation-2022-01 \(2026-01-01T00:00:00.000Z\)/,
+      ],
     ] as const) {
       const res = await run([...args]);
       expect(res.code).not.toBe(0);

@@ -23,10 +23,17 @@ export interface Config {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
-  refreshGraceSeconds: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhooks: WebhookConfig;
   httpTimeouts: HttpTimeouts;
+  /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
+  apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+}
+
+/** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
+export interface ApiDeprecation {
+  deprecatedAt: number;
+  sunsetAt: number;
 }
 
 /** How long the HTTP server waits on a client, so a slow or silent one cannot hold a socket for ever. */
@@ -66,13 +73,14 @@ export interface RawConfig {
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
-  refreshGrace?: string | number | undefined;
   logLevel?: string | undefined;
   webhookTimeout?: string | number | undefined;
   webhookRetrySchedule?: string | undefined;
   headersTimeout?: string | number | undefined;
   requestTimeout?: string | number | undefined;
   keepAliveTimeout?: string | number | undefined;
+  deprecation202201?: string | undefined;
+  sunset202201?: string | undefined;
 }
 
 export const DEFAULT_DATABASE = './data/storegate.db';
@@ -91,13 +99,14 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
-    refreshGrace: env.REFRESH_GRACE,
     logLevel: env.LOG_LEVEL,
     webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
     headersTimeout: env.HEADERS_TIMEOUT_MS,
     requestTimeout: env.REQUEST_TIMEOUT_MS,
     keepAliveTimeout: env.KEEP_ALIVE_TIMEOUT_MS,
+    deprecation202201: env.DEPRECATION_2022_01,
+    sunset202201: env.SUNSET_2022_01,
   };
 }
 
@@ -203,7 +212,6 @@ export function loadConfig(raw: RawConfig): Config {
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,
-    refreshGraceSeconds: int('--refresh-grace', raw.refreshGrace, 30, 0, 600),
     logLevel: logLevel as Config['logLevel'],
     webhooks: {
       timeoutMs: int('--webhook-timeout', raw.webhookTimeout, 5000, 50, 60_000),
@@ -211,7 +219,39 @@ export function loadConfig(raw: RawConfig): Config {
       disableAfterDead: 5,
     },
     httpTimeouts,
+    apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
   };
+}
+
+/**
+ * Version 2022-01 (the older pagination convention) is deprecated: it has been since 2025-06 brought
+ * the newer one, and by default it is announced to end on 2027-06-01, two years later.
+ */
+export const DEFAULT_2022_01_DEPRECATION = { deprecatedAt: Date.UTC(2025, 5, 1), sunsetAt: Date.UTC(2027, 5, 1) } as const;
+
+/** A date flag: `2027-06-01` (midnight UTC) or a UTC time `2027-06-01T12:00:00Z`. */
+function parseDate(flag: string, value: string): number {
+  const m = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2}):(\d{2})Z)?$/.exec(value.trim());
+  const iso = m ? `${m[1]}-${m[2]}-${m[3]}T${m[4] ?? '00'}:${m[5] ?? '00'}:${m[6] ?? '00'}.000Z` : '';
+  const ms = m ? Date.parse(iso) : Number.NaN;
+  // Date.parse may roll 2027-02-30 over into March: a value that does not come back unchanged was no date.
+  if (Number.isNaN(ms) || new Date(ms).toISOString() !== iso || ms < Date.UTC(2000, 0, 1))
+    throw new ConfigError(`${flag}: expected a date such as 2027-06-01 or 2027-06-01T00:00:00Z, got "${value.slice(0, 40)}"`);
+  return ms;
+}
+
+export function parseDeprecation(version: string, deprecation: string | undefined, sunset: string | undefined): ApiDeprecation {
+  const deprecatedAt =
+    deprecation === undefined || deprecation === ''
+      ? DEFAULT_2022_01_DEPRECATION.deprecatedAt
+      : parseDate(`--deprecation-${version}`, deprecation);
+  const sunsetAt = sunset === undefined || sunset === '' ? DEFAULT_2022_01_DEPRECATION.sunsetAt : parseDate(`--sunset-${version}`, sunset);
+  // A version cannot stop answering before it was announced as deprecated.
+  if (sunsetAt < deprecatedAt)
+    throw new ConfigError(
+      `--sunset-${version}: must not be earlier than --deprecation-${version} (${new Date(deprecatedAt).toISOString()}), got ${new Date(sunsetAt).toISOString()}`,
+    );
+  return { deprecatedAt, sunsetAt };
 }
 
 /**

@@ -12,6 +12,7 @@ import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
+import { IdempotentRequests } from './services/idempotency.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { OAuthService } from './services/oauth-service.ts';
@@ -91,10 +92,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     accounts: new AccountService(storage, clock),
     apps: new AppService(storage, box, config, clock, outbox),
     oauth: new OAuthService(storage, box, config, clock),
-    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp()),
+    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
+    idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
@@ -114,7 +116,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
-        prune: () => services.deliveries.prune(LOG_RETENTION_MS),
+        // The same hourly round drops idempotency keys past their 24 h window.
+        prune: async () => ({
+          ...(await services.deliveries.prune(LOG_RETENTION_MS)),
+          idempotencyKeys: await services.idempotency.prune(),
+        }),
       })
     : undefined;
   return {

@@ -1,7 +1,7 @@
 // Pure parts: signatures (known-answer vectors), hostnames, scopes, tokens, grant lifecycles.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { checkCode, decideRefresh, pkceChallenge } from '../src/domain/grants.ts';
+import { checkCode, decideRefresh, decideReplay, pkceChallenge } from '../src/domain/grants.ts';
 import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
 import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
@@ -309,18 +309,30 @@ describe('code lifecycle (injected clock)', () => {
 
 describe('refresh lifecycle (injected clock)', () => {
   const row = { app_id: 1, expires_at: 2_000_000, rotated_at: null, revoked_at: null };
-  const req = { appId: 1, now: 1_000_000, graceMs: 30_000 };
+  const req = { appId: 1, now: 1_000_000 };
+  const unused = { revoked_at: null, rotated_at: null, access_used_at: null, access_revoked_at: null };
   it('rotates a fresh token', () => expect(decideRefresh(row, req)).toEqual({ action: 'rotate' }));
-  it('serves the successor again inside the grace window', () => {
-    expect(decideRefresh({ ...row, rotated_at: 1_000_000 - 30_000 }, req)).toEqual({ action: 'replay-successor' });
-  });
-  it('revokes the family on reuse after the window', () => {
-    expect(decideRefresh({ ...row, rotated_at: 1_000_000 - 30_001 }, req)).toMatchObject({ action: 'revoke-family' });
+  it('sends a rotated token to its successor, however long ago it rotated', () => {
+    expect(decideRefresh({ ...row, rotated_at: 1 }, req)).toEqual({ action: 'check-successor' });
   });
   it('refuses expired, revoked, unknown and foreign tokens', () => {
     expect(decideRefresh({ ...row, expires_at: 1_000_000 }, req)).toMatchObject({ action: 'reject' });
     expect(decideRefresh({ ...row, revoked_at: 5 }, req)).toMatchObject({ action: 'reject' });
     expect(decideRefresh(undefined, req)).toMatchObject({ action: 'reject' });
     expect(decideRefresh(row, { ...req, appId: 2 })).toMatchObject({ action: 'reject' });
+  });
+  it('serves an unused successor again while the old token lives', () => {
+    expect(decideReplay(row, unused, 1_999_999)).toEqual({ action: 'replay-successor' });
+    expect(decideReplay(row, unused, 2_000_000)).toEqual({ action: 'reject', reason: 'refresh token has expired' });
+  });
+  it('revokes the family once either successor token was used (or its access token revoked), even after expiry', () => {
+    for (const used of [{ rotated_at: 5 }, { access_used_at: 5 }, { access_revoked_at: 5 }]) {
+      expect(decideReplay(row, { ...unused, ...used }, 1_000_000)).toMatchObject({ action: 'revoke-family' });
+      expect(decideReplay(row, { ...unused, ...used }, 3_000_000)).toMatchObject({ action: 'revoke-family' });
+    }
+  });
+  it('refuses a revoked or missing successor without revoking anything', () => {
+    expect(decideReplay(row, { ...unused, revoked_at: 5, access_used_at: 5 }, 1_000_000)).toMatchObject({ action: 'reject' });
+    expect(decideReplay(row, undefined, 1_000_000)).toMatchObject({ action: 'reject' });
   });
 });

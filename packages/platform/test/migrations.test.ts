@@ -8,6 +8,7 @@ import { DIALECTS, freshPostgresUrl } from './harness.ts';
 
 const NOW = Date.UTC(2026, 10, 23);
 const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
+const REFRESH_SUCCESSORS = '2026-11-24T01-refresh-successors';
 
 async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
@@ -59,6 +60,31 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       await storage.resources.update('customers', store.id, rows[2]!.id, { email: 'third@example.test' });
       expect(await storage.migrate()).toEqual([UNIQUE_EMAIL, ...later]);
       await expect(storage.resources.insert('customers', customer('twice@example.test'))).rejects.toThrow('customers: another record');
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+
+  it(`${REFRESH_SUCCESSORS} counts access tokens issued before it as used`, async () => {
+    const { config, cleanup } = await database(dialect);
+    const storage = openStorage(config);
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      // This migration and every later one undone, newest first.
+      const undone = Object.keys(MIGRATIONS).filter((name) => name >= REFRESH_SUCCESSORS);
+      for (const name of [...undone].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
+      const merchant = await storage.accounts.insertMerchant({ email: 'old@example.test', passwordHash: 'hash', now: NOW });
+      const store = await storage.accounts.insertStore({ name: 'old', ownerMerchantId: merchant.id, now: NOW });
+      await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('fam', 1, ${NOW}, null)`.execute(k);
+      await sql`insert into access_tokens (token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at)
+        values ('h', 'fam', 1, ${store.id}, 1, 'read_products', ${NOW + 3_600_000}, null, ${NOW - 5})`.execute(k);
+      expect(await storage.migrate()).toEqual(undone);
+      expect((await storage.tokens.findAccessToken('h'))?.used_at).toBe(NOW - 5);
     } finally {
       await storage.close();
       await cleanup();

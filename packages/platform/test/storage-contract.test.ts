@@ -964,7 +964,13 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.grants.run(async (q) => {
         expect(await q.refreshByHash(p.refreshHash)).toEqual(refresh);
         expect(await q.refreshByHash(p.accessHash)).toBeUndefined();
-        expect(await q.successor(p.refreshHash)).toEqual({ access_expires_at: NOW + HOUR, revoked_at: null });
+        expect(await q.successor(p.refreshHash, p.accessHash)).toEqual({
+          access_expires_at: NOW + HOUR,
+          revoked_at: null,
+          rotated_at: null,
+          access_used_at: null,
+          access_revoked_at: null,
+        });
         expect(await q.refreshOwner(p.refreshHash)).toEqual(owner);
         expect(await q.accessOwner(p.accessHash)).toEqual(owner);
         expect(await q.accessOwner(p.refreshHash)).toBeUndefined();
@@ -975,6 +981,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         scopes: 'read_products',
         expires_at: NOW + HOUR,
         revoked_at: null,
+        used_at: null,
       });
       expect(await s.tokens.findAccessToken(p.refreshHash)).toBeUndefined();
     });
@@ -994,7 +1001,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.grants.run((q) => q.revokeFamily(p.familyId, NOW + 4));
       await s.grants.run(async (q) => {
         expect(await q.refreshByHash(p.refreshHash)).toMatchObject({ revoked_at: NOW + 4, rotated_at: NOW + 1 });
-        expect(await q.successor(p.refreshHash)).toEqual({ access_expires_at: NOW + HOUR, revoked_at: NOW + 4 });
+        expect(await q.successor(p.refreshHash, p.accessHash)).toMatchObject({ access_expires_at: NOW + HOUR, revoked_at: NOW + 4 });
       });
       expect((await s.tokens.findAccessToken(p.accessHash))?.revoked_at).toBe(NOW + 4);
       // Another family of the same installation is untouched.

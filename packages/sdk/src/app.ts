@@ -7,6 +7,7 @@ import { AuthorizationDeniedError, NetworkError, ParameterError, ShopError, Stat
 import { readRequestInput, type RequestLike, type RequestOrQuery } from './http/request-input.ts';
 import { redactingLogger, type SdkLogger } from './logging/redacting-logger.ts';
 import { postTokenRequest, type TokenFailure, type TokenGrant } from './oauth/token-endpoint.ts';
+import { checkIssuer } from './oauth/issuer.ts';
 import { TokenManager, type AccessTokenOptions } from './oauth/token-manager.ts';
 import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/state-cookie.ts';
 import { bindingDigest, createState, requireSameBrowser, verifyState } from './oauth/state.ts';
@@ -208,12 +209,15 @@ export function createApp(config: AppConfig): StoregateApp {
     for (const [name, value] of queryPairs(query)) params[name] = name in params ? `${params[name]},${value}` : value;
     try {
       // The order decides which error a bad callback gets: the state and the proof that this browser
-      // started this authorization first (so even an error redirect must carry them), then the hmac
+      // started this authorization first (so even an error redirect must carry them), then the
+      // issuer when it is named (it must be the shop the state was issued for), then the hmac
       // (nothing else in the query is trusted before it), then the shop; the timestamp only when sent.
       const state = await verifyState(params['state'], c.clientSecrets, now());
       const cookieSource = options.stateCookie ?? cookieHeader;
       const cookieNonce = cookieSource?.includes('=') ? readCookie(cookieSource, c.stateCookieName) : cookieSource;
       await requireSameBrowser(state, { cookieNonce, binding: options.binding }, c.clientSecrets);
+      // The issuer before the error or the code: a response from another issuer is not ours to read.
+      checkIssuer(params, c.apiOrigin(state.shop));
       if (params['error'] !== undefined) throw new AuthorizationDeniedError(params['error'], params['error_description']);
       await verifyQuery(redirectOwnParams.size === 0 ? query : withoutRedirectOwnParams(query), c.clientSecrets);
       const shop = requireParam(params, 'shop');

@@ -10,6 +10,7 @@ export const ERROR_CODES = {
   shop: ['SHOP_INVALID'],
   state: ['STATE_MISSING', 'STATE_INVALID', 'STATE_EXPIRED', 'STATE_MISMATCH'],
   authorization: ['AUTHORIZATION_DENIED'],
+  issuer: ['ISSUER_MISMATCH'],
   webhook: [
     'WEBHOOK_BODY_NOT_RAW',
     'WEBHOOK_SIGNATURE_MISSING',
@@ -107,6 +108,20 @@ export class AuthorizationDeniedError extends StoregateError {
     super('AUTHORIZATION_DENIED', `authorization failed: ${oauthError}${description ? ` (${description})` : ''}`);
     this.oauthError = oauthError;
     this.description = description;
+  }
+}
+
+/**
+ * The authorization response names another issuer (`iss`, RFC 9207) than the shop the app started
+ * the authorization with: the code may come from somewhere else (a mix-up attack) and is not used.
+ */
+export class IssuerError extends StoregateError {
+  readonly expected: string;
+  readonly received: string;
+  constructor(expected: string, received: string) {
+    super('ISSUER_MISMATCH', `the authorization response comes from issuer "${received.slice(0, 200)}", expected "${expected}"`);
+    this.expected = expected;
+    this.received = received;
   }
 }
 

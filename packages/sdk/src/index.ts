@@ -23,6 +23,7 @@ export {
   ShopError,
   StateError,
   AuthorizationDeniedError,
+  IssuerError,
   WebhookError,
   TokenExchangeError,
   TokenRefreshError,
@@ -54,6 +55,7 @@ export type { HeadersInput, RawBody, VerifyWebhookOptions, WebhookEvent, Webhook
 export { isValidShop } from './shop/shop-hostname.ts';
 export type { ShopValidationOptions } from './shop/shop-hostname.ts';
 export { createState, verifyState } from './oauth/state.ts';
+export { checkIssuer } from './oauth/issuer.ts';
 export type { StatePayload } from './oauth/state.ts';
 export { stateCookieHeader, clearStateCookieHeader, readCookie } from './oauth/state-cookie.ts';
 export type { StateCookieOptions } from './oauth/state-cookie.ts';

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createApp } from '../src/app.ts';
+import { IssuerError } from '../src/errors.ts';
 import { createState } from '../src/oauth/state.ts';
 import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
 import { signQuery } from '../src/signature/query-signature.ts';
@@ -275,6 +276,30 @@ describe('auth.callback', () => {
       async ({ begin }) => ({ query: `error=access_denied&error_description=Merchant+cancelled&state=${begin.state}` }),
     ],
     [
+      'AUTHORIZATION_DENIED',
+      async ({ begin }) => ({
+        query: `error=access_denied&state=${begin.state}&iss=${encodeURIComponent('http://demo.localhost:8080')}`,
+      }),
+    ],
+    [
+      'ISSUER_MISMATCH',
+      async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { iss: 'http://other.localhost:8080' }) }),
+    ],
+    // Simple string comparison (RFC 9207): a trailing slash or another port is another issuer.
+    [
+      'ISSUER_MISMATCH',
+      async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { iss: 'http://demo.localhost:8080/' }) }),
+    ],
+    [
+      'ISSUER_MISMATCH',
+      async ({ platform, begin }) => ({ query: await platform.redirectQuery(SHOP, begin.state, { iss: 'http://demo.localhost' }) }),
+    ],
+    // An error response from another issuer is not reported as that issuer's denial.
+    [
+      'ISSUER_MISMATCH',
+      async ({ begin }) => ({ query: `error=access_denied&state=${begin.state}&iss=${encodeURIComponent('https://evil.example')}` }),
+    ],
+    [
       'TOKEN_EXCHANGE_FAILED',
       async ({ begin }) => {
         const params = { code: 'sg_ac_unknown', shop: SHOP, state: begin.state, timestamp: '1700000000' };
@@ -291,6 +316,21 @@ describe('auth.callback', () => {
       if (code !== 'TOKEN_EXCHANGE_FAILED') expect(ctx.platform.tokenCalls()).toHaveLength(0);
     });
   }
+
+  it('accepts a signed iss that is the base URL of the shop the authorization began with', async () => {
+    const { app, platform, begin, cookieHeader } = await begun();
+    const query = await platform.redirectQuery(SHOP, begin.state, { iss: 'http://demo.localhost:8080' });
+    expect(new URLSearchParams(query).get('iss')).toBe('http://demo.localhost:8080');
+    await expect(app.auth.callback(query, { stateCookie: cookieHeader })).resolves.toMatchObject({ shop: SHOP });
+  });
+
+  it('refuses a mismatched iss with a typed error naming both issuers', async () => {
+    const { app, platform, begin, cookieHeader } = await begun();
+    const query = await platform.redirectQuery(SHOP, begin.state, { iss: 'https://evil.example' });
+    const error = await app.auth.callback(query, { stateCookie: cookieHeader }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(IssuerError);
+    expect(error).toMatchObject({ code: 'ISSUER_MISMATCH', expected: 'http://demo.localhost:8080', received: 'https://evil.example' });
+  });
 
   it('ignores the static query parameters of the registered redirect URI in the hmac check', async () => {
     const ctx = await begun(setup({ redirectUri: `${REDIRECT}?app=1` }));

@@ -10,6 +10,8 @@ export const ERROR_CODES = [
   'NotFound',
   'MethodNotAllowed',
   'Conflict',
+  'IdempotencyKeyInUse',
+  'IdempotencyKeyReused',
   'PayloadTooLarge',
   'UnsupportedMediaType',
   'ValidationFailed',
@@ -139,6 +141,24 @@ export class InvalidCursor extends PlatformError {
 export class ConflictError extends PlatformError {
   constructor(message: string) {
     super(409, 'Conflict', message);
+  }
+}
+
+/** An Idempotency-Key sent again with a request other than the one it was first used for (422). */
+export class IdempotencyKeyReusedError extends PlatformError {
+  constructor() {
+    super(
+      422,
+      'IdempotencyKeyReused',
+      'This Idempotency-Key was already used for a different request (method, path or body); use a new key for a new request',
+    );
+  }
+}
+
+/** An Idempotency-Key whose first request has not finished yet (409): retrying later replays its answer. */
+export class IdempotencyKeyInUseError extends PlatformError {
+  constructor() {
+    super(409, 'IdempotencyKeyInUse', 'A request with this Idempotency-Key is still in progress; retry once it has finished');
   }
 }
 

@@ -50,25 +50,45 @@ export interface RefreshRow {
   revoked_at: number | null;
 }
 
-export type RefreshDecision =
-  | { action: 'rotate' }
+export type RefreshDecision = { action: 'rotate' } | { action: 'check-successor' } | { action: 'reject'; reason: string };
+
+/**
+ * A fresh token rotates. A rotated one may only get its successor pair again, and whether it does
+ * depends on that pair (see `decideReplay`). Reuse is judged before expiry, so an old stolen token
+ * presented late still ends the family when its successor is in use.
+ */
+export function decideRefresh(row: RefreshRow | undefined, req: { appId: number; now: number }): RefreshDecision {
+  if (!row || row.app_id !== req.appId) return { action: 'reject', reason: 'refresh token is invalid' };
+  if (row.revoked_at !== null) return { action: 'reject', reason: 'refresh token has been revoked' };
+  if (row.rotated_at !== null) return { action: 'check-successor' };
+  if (row.expires_at <= req.now) return { action: 'reject', reason: 'refresh token has expired' };
+  return { action: 'rotate' };
+}
+
+export interface SuccessorState {
+  revoked_at: number | null;
+  rotated_at: number | null;
+  access_used_at: number | null;
+  access_revoked_at: number | null;
+}
+
+export type ReplayDecision =
   | { action: 'replay-successor' }
   | { action: 'reject'; reason: string }
   | { action: 'revoke-family'; reason: string };
 
 /**
- * A fresh token rotates. A rotated one presented again inside the grace window gets the same
- * successor (a lost response must not lock the merchant out); later, it is a stolen-token signal
- * and the whole family is revoked.
+ * A rotated refresh token presented again. Until either token of its successor pair has been used,
+ * the presenter is most likely the app retrying after a lost response, so it gets the same pair
+ * again, for as long as the old token itself would have lived. Once the successor is in use, the
+ * old token in someone's hands is a stolen-token signal: the whole family is revoked. An access
+ * token its holder revoked counts as used (whoever revoked it had received the pair).
  */
-export function decideRefresh(row: RefreshRow | undefined, req: { appId: number; now: number; graceMs: number }): RefreshDecision {
-  if (!row || row.app_id !== req.appId) return { action: 'reject', reason: 'refresh token is invalid' };
-  if (row.revoked_at !== null) return { action: 'reject', reason: 'refresh token has been revoked' };
-  if (row.rotated_at !== null) {
-    return req.now - row.rotated_at <= req.graceMs
-      ? { action: 'replay-successor' }
-      : { action: 'revoke-family', reason: 'refresh token was already used' };
-  }
-  if (row.expires_at <= req.now) return { action: 'reject', reason: 'refresh token has expired' };
-  return { action: 'rotate' };
+export function decideReplay(old: Pick<RefreshRow, 'expires_at'>, next: SuccessorState | undefined, now: number): ReplayDecision {
+  if (!next) return { action: 'reject', reason: 'refresh token is invalid' };
+  if (next.revoked_at !== null) return { action: 'reject', reason: 'refresh token has been revoked' };
+  if (next.rotated_at !== null || next.access_used_at !== null || next.access_revoked_at !== null)
+    return { action: 'revoke-family', reason: 'refresh token was already used' };
+  if (old.expires_at <= now) return { action: 'reject', reason: 'refresh token has expired' };
+  return { action: 'replay-successor' };
 }

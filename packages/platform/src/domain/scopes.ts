@@ -84,3 +84,21 @@ export function describeScope(scope: Scope): string {
 export function storedScopes(value: string | null): Scope[] {
   return value ? (value.split(',').filter(Boolean) as Scope[]) : [];
 }
+
+/**
+ * Every scope the platform grants, in canonical form (for discovery documents): each access level of
+ * each resource that `parseScopes` accepts, so a resource with only a read scope lists only that.
+ */
+export function supportedScopes(): Scope[] {
+  const out: Scope[] = [];
+  for (const resource of [...RESOURCES, ...READ_ONLY_RESOURCES]) {
+    for (const access of ['read', 'write'] as const) {
+      try {
+        out.push(...parseScopes(`${access}_${resource}`));
+      } catch (err) {
+        if (!(err instanceof ScopeParseError)) throw err;
+      }
+    }
+  }
+  return [...new Set(out)].sort();
+}

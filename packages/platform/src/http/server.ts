@@ -11,6 +11,7 @@ import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import type { Services } from '../services/services.ts';
 import { registerAdminApi } from './admin-api/admin-api.route.ts';
 import { registerAuthorizeRoutes } from './oauth/authorize.route.ts';
+import { registerDiscoveryRoute } from './oauth/discovery.route.ts';
 import { registerRevokeRoute } from './oauth/revoke.route.ts';
 import { registerTokenRoute } from './oauth/token.route.ts';
 import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
@@ -132,7 +133,8 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerAuthorizeRoutes(app, services);
   registerTokenRoute(app, services);
   registerRevokeRoute(app, services);
+  registerDiscoveryRoute(app, services);
   registerAdminApi(app, services);
-  registerApiDocsRoutes(app);
+  registerApiDocsRoutes(app, config);
   return app;
 }

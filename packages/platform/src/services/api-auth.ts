@@ -1,9 +1,11 @@
 // Admin API authentication: the Access-Token header, for public-app access tokens and private-app
-// tokens alike. Every failure looks the same to the caller.
+// tokens alike. Every failure looks the same to the caller. The first call an access token
+// authenticates is recorded in the database (a rotated refresh token presented again may get the
+// same pair only while neither token has been used); every later call only reads.
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AccessTokenRow, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
+import type { AccessTokenRow, GrantStore, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';
@@ -21,7 +23,31 @@ export class ApiAuthService {
     private readonly clock: Clock,
     /** Storage's change stamp (see Storage.changeStamp): lookups are reused while it is unchanged. */
     private readonly changeStamp: () => string | undefined,
+    private readonly grants: GrantStore,
   ) {}
+
+  // First uses being recorded, by token hash: concurrent first calls on this node share one write.
+  private readonly marking = new Map<string, Promise<void>>();
+
+  /**
+   * Records the first use of an access token before the call it authenticates goes on, so that once
+   * an app has seen an answer to that call, presenting the refresh token it came from again is
+   * reuse. The write is guarded (`used_at IS NULL`), so first calls on several nodes at once change
+   * the row once; a row read as used never writes again.
+   */
+  private markUsed(hash: string, row: AccessTokenRow): Promise<void> {
+    const pending = this.marking.get(hash);
+    if (pending) return pending;
+    const now = this.clock();
+    const write = this.grants
+      .run((q) => q.markAccessUsed(hash, now))
+      .then(() => {
+        row.used_at ??= now;
+      })
+      .finally(() => this.marking.delete(hash));
+    this.marking.set(hash, write);
+    return write;
+  }
 
   // Looked-up rows by token hash, each with the change stamp it was read at. A row is reused only
   // while the database is unchanged, so a revocation (a write) takes effect on the next request;
@@ -49,6 +75,7 @@ export class ApiAuthService {
       const hash = hashToken(token);
       const row = await this.cached(`a:${hash}`, () => this.tokens.findAccessToken(hash));
       if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
+      if (row.used_at === null) await this.markUsed(hash, row);
       return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
     }
     if (looksLike('private', token)) {

@@ -2,7 +2,7 @@
 // token endpoint, each grant one atomic unit through the GrantStore.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { checkCode, decideRefresh } from '../domain/grants.ts';
+import { checkCode, decideRefresh, decideReplay } from '../domain/grants.ts';
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
@@ -24,7 +24,7 @@ export class OAuthService {
   constructor(
     private readonly storage: Storage,
     private readonly box: SecretBox,
-    private readonly config: Pick<Config, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'codeTtlSeconds' | 'refreshGraceSeconds'>,
+    private readonly config: Pick<Config, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'codeTtlSeconds'>,
     private readonly clock: Clock,
   ) {}
 
@@ -107,28 +107,32 @@ export class OAuthService {
     return this.record(pair, outcome.expiresAt, input, outcome.scopes);
   }
 
-  /** refresh_token grant with rotation, grace-window replay and family revocation on reuse. */
+  /**
+   * refresh_token grant with rotation. A rotated token presented again gets the same successor pair
+   * while neither of its tokens has been used; after that it revokes the family.
+   */
   async refresh(input: { appId: number; storeId: number; storeName: string; refreshToken: string }): Promise<TokenRecord> {
     if (!looksLike('refresh', input.refreshToken)) throw new InvalidGrant('refresh token is invalid');
     const tokenHash = hashToken(input.refreshToken);
     const now = this.clock();
-    const graceMs = this.config.refreshGraceSeconds * 1000;
+    // Derived, not drawn: a retry gets the same pair without the pair being stored anywhere.
     const successor = deriveSuccessorPair(this.box.derivationKey, input.refreshToken);
     type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       for (let attempt = 0; attempt < 2; attempt++) {
         const found = await q.refreshByHash(tokenHash);
         const row = found && found.store_id === input.storeId ? found : undefined;
-        const decision = decideRefresh(row, { appId: input.appId, now, graceMs });
+        const decision = decideRefresh(row, { appId: input.appId, now });
         if (decision.action === 'reject') return { error: decision.reason };
-        if (decision.action === 'revoke-family') {
-          await q.revokeFamily(row!.family_id, now);
-          return { error: decision.reason };
-        }
-        if (decision.action === 'replay-successor') {
-          const next = await q.successor(hashToken(successor.refreshToken));
-          if (!next || next.revoked_at !== null) return { error: 'refresh token has been revoked' };
-          return { expiresAt: next.access_expires_at, scopes: row!.scopes };
+        if (decision.action === 'check-successor') {
+          const next = await q.successor(hashToken(successor.refreshToken), hashToken(successor.accessToken));
+          const replay = decideReplay(row!, next, now);
+          if (replay.action === 'reject') return { error: replay.reason };
+          if (replay.action === 'revoke-family') {
+            await q.revokeFamily(row!.family_id, now);
+            return { error: replay.reason };
+          }
+          return { expiresAt: next!.access_expires_at, scopes: row!.scopes };
         }
         // Lost a race with a concurrent refresh of the same token: read again and serve its successor.
         if (!(await q.claimRefresh(tokenHash, now))) continue;

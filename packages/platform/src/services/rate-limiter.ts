@@ -6,6 +6,8 @@ import type { Clock } from '../domain/clock.ts';
 export interface RateLimiter {
   take(key: string): Promise<BucketDecision>;
   readonly bucket: number;
+  /** Drops leaked per second. */
+  readonly perSecond: number;
   close(): Promise<void>;
 }
 
@@ -15,7 +17,7 @@ export class MemoryRateLimiter implements RateLimiter {
 
   constructor(
     readonly bucket: number,
-    private readonly perSecond: number,
+    readonly perSecond: number,
     private readonly clock: Clock,
   ) {}
 
@@ -65,7 +67,7 @@ export class RedisRateLimiter implements RateLimiter {
   constructor(
     url: string,
     readonly bucket: number,
-    private readonly perSecond: number,
+    readonly perSecond: number,
     private readonly clock: Clock,
     private readonly prefix = 'storegate:rl:',
   ) {

@@ -5,6 +5,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import { DuplicateRecordError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import type { ResourceDef } from '../domain/resources.ts';
 import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
+import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 import type { PageCache } from './page-cache.ts';
 import { filterDigest, selectFields } from '../domain/list-filters.ts';
@@ -16,6 +17,8 @@ export interface RenderedPage {
   next: string;
   previous: string | null;
 }
+
+export type { ResourceRow };
 
 export class ResourceService {
   constructor(
@@ -68,17 +71,27 @@ export class ResourceService {
     return row;
   }
 
-  create(def: ResourceDef, storeId: number, body: Record<string, unknown>): Promise<ResourceRow> {
+  // Every write takes an optional `then` step, run in the write's transaction after it: the
+  // Admin API stores an idempotent request's response there, so write and answer commit together.
+
+  create(def: ResourceDef, storeId: number, body: Record<string, unknown>, then?: WriteStep<ResourceRow>): Promise<ResourceRow> {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
     return this.storage.transaction(async (tx) => {
       await this.checkReferences(tx, def, storeId, values, undefined);
       const row = await emailTakenOnDuplicate(tx.resources.insert(def.name, values));
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'create', object: def.toJson(row) });
+      await then?.(tx, row);
       return row;
     });
   }
 
-  update(def: ResourceDef, storeId: number, id: number, body: Record<string, unknown>): Promise<ResourceRow> {
+  update(
+    def: ResourceDef,
+    storeId: number,
+    id: number,
+    body: Record<string, unknown>,
+    then?: WriteStep<ResourceRow>,
+  ): Promise<ResourceRow> {
     const values = def.updateValues(body, this.clock());
     return this.storage.transaction(async (tx) => {
       if (!(await tx.resources.exists(def.name, storeId, id))) throw new NotFoundError(`No ${def.singular} with id ${id}`);
@@ -86,15 +99,17 @@ export class ResourceService {
       const row = await emailTakenOnDuplicate(tx.resources.update(def.name, storeId, id, values));
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'update', object: def.toJson(row) });
+      await then?.(tx, row);
       return row;
     });
   }
 
-  async delete(def: ResourceDef, storeId: number, id: number): Promise<void> {
+  async delete(def: ResourceDef, storeId: number, id: number, then?: WriteStep<void>): Promise<void> {
     await this.storage.transaction(async (tx) => {
       const row = await tx.resources.delete(def.name, storeId, id);
       if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'delete', object: def.toJson(row) });
+      await then?.(tx, undefined);
     });
   }
 

@@ -6,6 +6,7 @@ import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { AppService } from './app-service.ts';
 import type { DeliveryLog } from './delivery-log.ts';
+import type { IdempotentRequests } from './idempotency.ts';
 import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { OAuthService } from './oauth-service.ts';
@@ -28,6 +29,8 @@ export interface Services {
   /** Admin API leaky buckets; undefined when rate limiting is off. */
   rateLimiter: RateLimiter | undefined;
   subscriptions: WebhookSubscriptions;
+  /** Idempotency-Key reservations and recorded responses of Admin API writes. */
+  idempotency: IdempotentRequests;
   /** Webhook deliveries and their attempts; redelivery; retention. */
   deliveries: DeliveryLog;
   /** Missed-event recovery: an owner's deliveries over the retention window (Admin API `events`). */

@@ -10,6 +10,7 @@ import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { Storage, SubscriptionRow } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
+import type { WriteStep } from './idempotency.ts';
 import { linkedKeysetPage, type PageRequest } from './pagination.ts';
 import { hostProblem } from './public-address.ts';
 
@@ -42,7 +43,12 @@ export class WebhookSubscriptions {
     );
   }
 
-  async create(p: ApiPrincipal, input: { address: string; topic: WebhookTopic; apiVersion: string }): Promise<SubscriptionRow> {
+  /** `then` runs in the transaction of the write, after it (see ResourceService). */
+  async create(
+    p: ApiPrincipal,
+    input: { address: string; topic: WebhookTopic; apiVersion: string },
+    then?: WriteStep<SubscriptionRow>,
+  ): Promise<SubscriptionRow> {
     const resource = topicResource(input.topic);
     if (resource && !allows(p.scopes, 'read', resource))
       throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`);
@@ -61,8 +67,9 @@ export class WebhookSubscriptions {
           base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions in a store; delete one first`],
         });
       }
+      let row: SubscriptionRow;
       try {
-        return await tx.webhooks.insertSubscription({
+        row = await tx.webhooks.insertSubscription({
           store_id: p.storeId,
           owner: p.owner,
           app_id: p.kind === 'app' ? p.id : null,
@@ -78,6 +85,8 @@ export class WebhookSubscriptions {
         if (err instanceof DuplicateRecordError) throw duplicate;
         throw err;
       }
+      await then?.(tx, row);
+      return row;
     });
   }
 
@@ -87,8 +96,12 @@ export class WebhookSubscriptions {
     return row;
   }
 
-  async delete(p: ApiPrincipal, id: number): Promise<void> {
-    const row = await this.get(p, id);
-    await this.storage.webhooks.deleteSubscription(row.id);
+  async delete(p: ApiPrincipal, id: number, then?: WriteStep<void>): Promise<void> {
+    await this.storage.transaction(async (tx) => {
+      const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
+      if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+      await tx.webhooks.deleteSubscription(row.id);
+      await then?.(tx, undefined);
+    });
   }
 }

@@ -19,6 +19,7 @@ import type {
   NewTokenPair,
   AccessTokenRow,
   PrivateTokenRow,
+  SuccessorRow,
   ResourceRow,
   SubscriptionRow,
   DeliveryStatus,
@@ -31,6 +32,10 @@ import type {
   NewDelivery,
   PartnerDeliveryRow,
   PartnerDeliveryDetailRow,
+  IdempotencyKeyId,
+  IdempotencyKeyRow,
+  NewReservation,
+  StoredResponse,
   EventLogQuery,
   EventLogRow,
 } from './ports/rows.ts';
@@ -149,13 +154,16 @@ export interface GrantQueries {
   insertFamily(id: string, installationId: number, now: number): Promise<void>;
   insertPair(pair: NewTokenPair): Promise<void>;
   refreshByHash(hash: string): Promise<RefreshRow | undefined>;
-  successor(hash: string): Promise<{ access_expires_at: number; revoked_at: number | null } | undefined>;
+  /** The pair a rotation issued, by the hashes of its refresh and access token. */
+  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
   /** Marks a refresh token rotated; false when another request rotated it first. */
   claimRefresh(hash: string, now: number): Promise<boolean>;
   refreshOwner(hash: string): Promise<TokenOwner | undefined>;
   accessOwner(hash: string): Promise<TokenOwner | undefined>;
   revokeAccess(hash: string, now: number): Promise<void>;
   revokeFamily(familyId: string, now: number): Promise<void>;
+  /** Records the first use of an access token; false when it was already recorded (or is unknown). */
+  markAccessUsed(hash: string, now: number): Promise<boolean>;
 }
 
 export interface GrantStore {
@@ -305,6 +313,28 @@ export interface DeliveryQueue {
   recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: { worker: string; now: number; disableAfterDead: number }): Promise<void>;
 }
 
+/**
+ * Idempotency keys of Admin API writes. Every change is one statement guarded by the reservation's
+ * token, so concurrent requests, and processes on other nodes, agree on who holds a key.
+ */
+export interface IdempotencyRepository {
+  /** Inserts the reservation unless the key already has a row, whatever its state; true when inserted. */
+  reserve(reservation: NewReservation): Promise<boolean>;
+  find(id: IdempotencyKeyId): Promise<IdempotencyKeyRow | undefined>;
+  /**
+   * Replaces the key's row with a new reservation, only while it still carries `seenToken` and is
+   * either abandoned (no response and `locked_until` at or before `now`) or created at or before
+   * `expiredAt`. True when replaced.
+   */
+  replace(reservation: NewReservation, seenToken: string, expiredAt: number): Promise<boolean>;
+  /** Stores the response of the reservation holding `token` while it runs; false when the key is no longer its own. */
+  complete(id: IdempotencyKeyId, token: string, response: StoredResponse): Promise<boolean>;
+  /** Deletes the reservation holding `token` while it runs (no response stored), freeing the key. */
+  release(id: IdempotencyKeyId, token: string): Promise<void>;
+  /** Deletes every key created before `cutoff`; returns how many. */
+  prune(cutoff: number): Promise<number>;
+}
+
 /** The repositories bound to one transaction. */
 export interface Repositories {
   accounts: AccountRepository;
@@ -315,6 +345,7 @@ export interface Repositories {
   tokens: TokenRepository;
   resources: ResourceRepository;
   webhooks: WebhookRepository;
+  idempotency: IdempotencyRepository;
   events: EventLogRepository;
 }
 

@@ -58,6 +58,8 @@ export interface Database {
     expires_at: number;
     revoked_at: number | null;
     created_at: number;
+    /** First authenticated Admin API call; null while the token was never used. */
+    used_at: number | null;
   };
   refresh_tokens: {
     token_hash: string;
@@ -174,4 +176,17 @@ export interface Database {
   };
   login_attempts: { key: string; failures: number; window_started_at: number; locked_until: number | null };
   one_time_reveals: { id_hash: string; session_hash: string; payload_enc: string; expires_at: number };
+  idempotency_keys: {
+    store_id: number;
+    owner: string;
+    idem_key: string;
+    fingerprint: string;
+    token: string;
+    created_at: number;
+    locked_until: number;
+    status_code: number | null;
+    response_body: string | null;
+    response_headers: string | null;
+    request_id: string;
+  };
 }

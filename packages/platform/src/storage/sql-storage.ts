@@ -12,6 +12,7 @@ import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
+import { SqlIdempotencyRepository } from './repositories/idempotency-repository.ts';
 import type { Executor } from './repositories/executor.ts';
 import { preparedStatements, type PreparedStatements } from './repositories/prepared-statements.ts';
 import { SqlResourceRepository } from './repositories/resource-repository.ts';
@@ -40,6 +41,7 @@ function repositories(x: Executor): Repositories {
     tokens: new SqlTokenRepository(x),
     resources: new SqlResourceRepository(x),
     webhooks: new SqlWebhookRepository(x),
+    idempotency: new SqlIdempotencyRepository(x),
     events: new SqlEventLogRepository(x),
   };
 }

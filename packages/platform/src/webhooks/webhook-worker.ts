@@ -198,6 +198,7 @@ export class WebhookWorker {
     if (!this.prune || this.pruneEveryMs <= 0 || this.clock() - this.lastPrune < this.pruneEveryMs) return;
     this.lastPrune = this.clock();
     const pruned = await this.prune();
-    if (pruned.deliveries + pruned.attempts > 0) this.logger.info(pruned, 'pruned the webhook delivery log');
+    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
+      this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
   }
 }

@@ -10,6 +10,8 @@ export interface PruneResult {
   attempts: number;
   deliveries: number;
   events: number;
+  /** Idempotency keys past their window, when the round prunes those too. */
+  idempotencyKeys?: number;
 }
 
 export interface WebhookWorkerOptions {
@@ -19,7 +21,7 @@ export interface WebhookWorkerOptions {
   onDeliveriesQueued: (listener: () => void) => () => void;
   box: SecretBox;
   config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks'>;
-  /** Deletes old rows of the delivery log; without it the worker prunes nothing. */
+  /** Deletes old rows of the delivery log (and expired idempotency keys); without it the worker prunes nothing. */
   prune?: () => Promise<PruneResult>;
   clock?: Clock;
   /** [0, 1); jitter of the retry waits. */

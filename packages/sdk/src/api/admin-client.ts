@@ -10,7 +10,14 @@ import type { CallLimitThrottle } from './call-limit.ts';
 import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
 import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './events.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
-import { backoffDelayMs, isIdempotent, type ResolvedRetryOptions, type Sleep } from './retry-policy.ts';
+import {
+  backoffDelayMs,
+  IDEMPOTENCY_KEY_HEADER,
+  idempotencyKeyFor,
+  isIdempotent,
+  type ResolvedRetryOptions,
+  type Sleep,
+} from './retry-policy.ts';
 
 /** Options of one API request. */
 export interface RequestOptions {
@@ -23,6 +30,12 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Retries for this request (default from the app config; 0 turns them off). */
   maxRetries?: number;
+  /**
+   * The `Idempotency-Key` of a write, sent unchanged on every retry of this call: pass your own
+   * (e.g. derived from your order id) to make the write safe across restarts of your process too;
+   * `false` sends none. By default a write gets a random UUID (see `retry.idempotencyKeys`).
+   */
+  idempotencyKey?: string | false;
 }
 
 /** A successful response. */
@@ -31,6 +44,13 @@ export interface ApiResponse<T> {
   headers: Headers;
   data: T;
   requestId: string | undefined;
+  /** The `Idempotency-Key` this call sent (on every attempt), if any. */
+  idempotencyKey: string | undefined;
+  /**
+   * True when the platform answered with the stored response of an earlier request with the same
+   * key (`Idempotent-Replayed: true`): the write was not performed again.
+   */
+  replayed: boolean;
 }
 
 /** HTTP methods the client sends. */
@@ -58,6 +78,9 @@ export interface AdminClientContext {
 }
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+// With an Idempotency-Key a 500 is safe to repeat too (the platform answers a repeat of a write that
+// did happen with its stored response), and so is a 409 saying the key's first attempt is still running.
+const RETRYABLE_WITH_KEY = new Set([500, 502, 503, 504]);
 
 /** The Admin API of one shop: typed errors, retries, pacing and pagination. */
 export class AdminClient {
@@ -111,13 +134,18 @@ export class AdminClient {
    * `ServerError`, `ApiError`) or `NetworkError` / `TimeoutError` / `AbortedError`.
    *
    * Retries (exponential backoff with full jitter): 429 for every method, honouring `Retry-After`
-   * in seconds or as an HTTP date; 502/503/504 and network failures for idempotent methods.
-   * A 401 triggers one token refresh and one retry.
+   * in seconds or as an HTTP date; 502/503/504 and network failures for GET, HEAD, PUT and DELETE;
+   * and for every write that carries an `Idempotency-Key` (by default each POST, PUT, PATCH and
+   * DELETE gets a random one, the same on every retry): network failures, 500/502/503/504 and 409
+   * `IdempotencyKeyInUse`. A 401 triggers one token refresh and one retry.
    *
    * @example
    * ```ts
    * const res = await client.request('POST', 'webhooks', { body: { address, topic: 'products/create' }, timeoutMs: 5000 });
    * console.log(res.status, res.requestId, res.data);
+   * // Your own key: a retry after a crash of your process is answered with the first response.
+   * const again = await client.request('POST', 'products', { body: { title: 'Hat' }, idempotencyKey: `import-${row.id}` });
+   * if (again.replayed) console.log('created earlier, not created twice');
    * ```
    */
   async request<T = unknown>(method: HttpMethod, resource: string, options: RequestOptions = {}): Promise<ApiResponse<T>> {
@@ -125,7 +153,12 @@ export class AdminClient {
     const url = this.url(resource, options.query);
     const path = url.slice(ctx.origin.length).split('?')[0] ?? '';
     const maxRetries = options.maxRetries ?? ctx.retry.maxRetries;
-    const idempotent = isIdempotent(method);
+    const key = idempotencyKeyFor(method, options, ctx.retry.idempotencyKeys);
+    const keyHeader: Record<string, string> =
+      key !== undefined && !hasHeader(options.headers, IDEMPOTENCY_KEY_HEADER) ? { [IDEMPOTENCY_KEY_HEADER]: key } : {};
+    // A failure without a clear answer may be retried when repeating cannot do the work twice.
+    const idempotent = isIdempotent(method) || key !== undefined;
+    const retryable = key !== undefined ? RETRYABLE_WITH_KEY : RETRYABLE_STATUS;
     const body = options.body === undefined ? undefined : JSON.stringify(options.body);
     let token = await ctx.getAccessToken(options.signal);
     let refreshed = false;
@@ -142,7 +175,13 @@ export class AdminClient {
         result = await exchange(ctx.fetch, {
           url,
           method,
-          headers: { [ctx.accessTokenHeader]: token, 'Content-Type': 'application/json', Accept: 'application/json', ...options.headers },
+          headers: {
+            [ctx.accessTokenHeader]: token,
+            'Content-Type': 'application/json',
+            Accept: 'application/json',
+            ...keyHeader,
+            ...options.headers,
+          },
           body,
           timeoutMs: options.timeoutMs ?? ctx.timeoutMs,
           signal: options.signal,
@@ -171,6 +210,8 @@ export class AdminClient {
           headers: result.headers,
           data: parsed as T,
           requestId: result.headers.get('x-request-id') ?? undefined,
+          idempotencyKey: key,
+          replayed: result.headers.get('idempotent-replayed') === 'true',
         };
       }
       if (result.status === 401 && !refreshed && ctx.refreshAfterUnauthorized) {
@@ -186,7 +227,7 @@ export class AdminClient {
         if (error instanceof RateLimitError) {
           if (error.retryAfter === undefined) delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
           else if (error.retryAfter <= ctx.retry.maxRetryAfterSeconds) delay = Math.ceil(error.retryAfter * 1000);
-        } else if (RETRYABLE_STATUS.has(result.status) && idempotent) {
+        } else if ((retryable.has(result.status) && idempotent) || (key !== undefined && error.platformCode === 'IdempotencyKeyInUse')) {
           delay = backoffDelayMs(attempt, ctx.retry, ctx.randomBytes);
         }
         if (delay !== undefined) {
@@ -220,11 +261,15 @@ export class AdminClient {
   }
 
   /**
-   * POST a JSON body; returns the parsed body. Retried only on 429 (a 5xx may have created it).
+   * POST a JSON body; returns the parsed body. Sent with an `Idempotency-Key`, so it is retried
+   * after network errors and 5xx as well as 429 without creating twice; pass
+   * `{ idempotencyKey: yourKey }` to choose the key, `{ idempotencyKey: false }` to send none (then
+   * only a 429 is retried).
    *
    * @example
    * ```ts
    * const created = await client.post('products', { title: 'Hat', price: '12.00' });
+   * await client.post('orders', order, { idempotencyKey: `checkout-${cartId}` });
    * ```
    */
   async post<T = unknown>(resource: string, body?: unknown, options?: RequestOptions): Promise<T> {
@@ -310,4 +355,9 @@ export class AdminClient {
   events(options: EventsOptions = {}): ItemIterator<WebhookEventEntry> {
     return this.paginate<WebhookEventEntry>('events', eventsPagination(this.#ctx.apiVersion, options));
   }
+}
+
+function hasHeader(headers: Readonly<Record<string, string>> | undefined, name: string): boolean {
+  const lower = name.toLowerCase();
+  return Object.keys(headers ?? {}).some((h) => h.toLowerCase() === lower);
 }

@@ -11,17 +11,66 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** A `Retry-After` longer than this many seconds is not waited for: the 429 is thrown (default 60). */
   maxRetryAfterSeconds?: number;
+  /**
+   * Send an `Idempotency-Key` (a random UUID, the same on every retry of one call) with every
+   * POST, PUT, PATCH and DELETE, and so retry those writes after network errors and 5xx answers too
+   * (default true). The platform answers a repeat with the first response instead of writing
+   * again. Turn off only for a platform that ignores the header: writes then go back to being
+   * retried after 429 only (PUT and DELETE also after 502/503/504 and network errors).
+   */
+  idempotencyKeys?: boolean;
 }
 
 /** {@link RetryOptions} with every default filled in. */
 export type ResolvedRetryOptions = Required<RetryOptions>;
 
-/** The retry defaults: 3 retries, backoff from 500 ms up to 20 s, `Retry-After` honoured up to 60 s. */
-export const DEFAULT_RETRY: ResolvedRetryOptions = { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 20_000, maxRetryAfterSeconds: 60 };
+/**
+ * The retry defaults: 3 retries, backoff from 500 ms up to 20 s, `Retry-After` honoured up to 60 s,
+ * writes sent with an `Idempotency-Key`.
+ */
+export const DEFAULT_RETRY: ResolvedRetryOptions = {
+  maxRetries: 3,
+  baseDelayMs: 500,
+  maxDelayMs: 20_000,
+  maxRetryAfterSeconds: 60,
+  idempotencyKeys: true,
+};
 
-/** Methods safe to repeat after a 5xx or a lost connection. POST is retried only on 429. */
+/** The request header that makes a write safe to send again. */
+export const IDEMPOTENCY_KEY_HEADER = 'Idempotency-Key';
+
+/** Methods safe to repeat after a 5xx or a lost connection by their definition alone. */
 export function isIdempotent(method: string): boolean {
   return method === 'GET' || method === 'HEAD' || method === 'PUT' || method === 'DELETE' || method === 'OPTIONS';
+}
+
+/** Methods that change something: each gets an `Idempotency-Key` unless turned off. */
+export function isWrite(method: string): boolean {
+  return method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE';
+}
+
+/**
+ * The `Idempotency-Key` a call sends on every one of its attempts: the caller's own (the
+ * `idempotencyKey` option, or the header passed in `headers`), else a new random UUID for a write
+ * when `enabled`; `undefined` for reads, for `idempotencyKey: false`, and when not enabled.
+ *
+ * @example
+ * ```ts
+ * idempotencyKeyFor('POST', {}, true);                                  // 'a3bb189e-8bf9-3888-9912-ace4e6543002' (random)
+ * idempotencyKeyFor('POST', { idempotencyKey: 'order-42-refund' }, true); // 'order-42-refund'
+ * idempotencyKeyFor('GET', {}, true);                                   // undefined
+ * ```
+ */
+export function idempotencyKeyFor(
+  method: string,
+  options: { idempotencyKey?: string | false | undefined; headers?: Readonly<Record<string, string>> | undefined },
+  enabled: boolean,
+): string | undefined {
+  if (options.idempotencyKey === false) return undefined;
+  if (typeof options.idempotencyKey === 'string') return options.idempotencyKey;
+  const header = Object.entries(options.headers ?? {}).find(([name]) => name.toLowerCase() === 'idempotency-key');
+  if (header) return header[1];
+  return enabled && isWrite(method) ? globalThis.crypto.randomUUID() : undefined;
 }
 
 /**

@@ -271,9 +271,12 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
       const entries: Array<[string, unknown]> = Object.entries(input.retry);
       for (const [key, value] of entries) {
         if (!(key in DEFAULT_RETRY)) problems.push(`unknown key "retry.${key}"`);
-        else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
+        else if (key === 'idempotencyKeys') {
+          if (typeof value !== 'boolean') problems.push('retry.idempotencyKeys must be true or false');
+          else retry.idempotencyKeys = value;
+        } else if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
           problems.push(`retry.${key} must be a non-negative number`);
-        else retry[key as keyof ResolvedRetryOptions] = value;
+        else retry[key as Exclude<keyof ResolvedRetryOptions, 'idempotencyKeys'>] = value;
       }
     }
   }

@@ -1,15 +1,16 @@
 // The Admin API: /openapi/{version}/{resource}[/{id}], called by public and private apps alike
 // with an Access-Token header; one route table for every version. Order of checks: version (404) → Access-Token (401) → rate limit (429)
-// → scope (403) → input (415/422) → handler.
+// → scope (403) → input (415/422) → Idempotency-Key of a write (400/409/422, or a replay) → handler.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
 import { allows, RESOURCES, type Access, type ScopeResource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
+import type { ResourceRow } from '../../services/resource-service.ts';
 import {
   errorResponses,
   fieldNamesOf,
@@ -20,8 +21,12 @@ import {
   pageRequest,
   setLinkHeader,
   VERSION_PARAM,
+  withApiHeaders,
+  writeErrorResponses,
 } from './api-common.ts';
+import { IDEMPOTENCY_KEY_HEADERS, registerIdempotency, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
+import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
@@ -57,6 +62,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
     api.decorateRequest('listQuery', undefined);
+    registerVersionHeaders(api, services);
 
     api.addHook('onRequest', async (req, reply) => {
       reply.header('X-Content-Type-Options', 'nosniff');
@@ -75,7 +81,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       req.principal = principal;
       if (services.rateLimiter) {
         const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
-        reply.header('X-Service-Api-Call-Limit', `${decision.used}/${services.rateLimiter.bucket}`);
+        setRateLimitHeaders(reply, services.rateLimiter, decision);
         if (!decision.allowed) {
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
@@ -99,6 +105,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       if (wrapper) req.body = unwrap(req.body, wrapper);
     });
 
+    registerIdempotency(api, services);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
     registerShopRoute(api, services);
@@ -122,12 +129,14 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const base = `/openapi/:version/${def.name}`;
   const item = `${base}/:id`;
   const tags = [def.name];
-  const one = { type: 'object', required: ['data'], properties: { data: def.object } };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: def.object } });
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
-  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const, wrapper: def.singular } };
+  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const, wrapper: def.singular }, idempotent: true };
   const fieldNames = fieldNamesOf(def.object);
+  const answerOne = (req: FastifyRequest, status: number) =>
+    writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }));
 
   api.get(
     base,
@@ -167,13 +176,15 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
         summary: `Create a ${def.singular}`,
         description: `The body may also be wrapped: {"${def.singular}": {...}}.`,
         params,
+        headers: IDEMPOTENCY_KEY_HEADERS,
         body: def.create,
-        response: { 201: one, ...errorResponses },
+        response: { 201: one, ...writeErrorResponses },
       },
     },
     async (req, reply) => {
-      const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>);
-      return reply.status(201).send({ data: def.toJson(row) });
+      const answer = answerOne(req, 201);
+      const row = await services.resources.create(def, req.store!.id, req.body as Record<string, unknown>, answer.step);
+      return answer.send(reply, row);
     },
   );
 
@@ -187,17 +198,15 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
         summary: `Update a ${def.singular} (only the fields sent change)`,
         description: `The body may also be wrapped: {"${def.singular}": {...}}.`,
         params: idParams,
+        headers: IDEMPOTENCY_KEY_HEADERS,
         body: def.update,
-        response: { 200: one, ...errorResponses },
+        response: { 200: one, ...writeErrorResponses },
       },
-      handler: async (req) => {
-        const row = await services.resources.update(
-          def,
-          req.store!.id,
-          parseId((req.params as { id: string }).id),
-          req.body as Record<string, unknown>,
-        );
-        return { data: def.toJson(row) };
+      handler: async (req, reply) => {
+        const answer = answerOne(req, 200);
+        const id = parseId((req.params as { id: string }).id);
+        const row = await services.resources.update(def, req.store!.id, id, req.body as Record<string, unknown>, answer.step);
+        return answer.send(reply, row);
       },
     });
   }
@@ -211,12 +220,14 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
           tags,
           summary: `Delete a ${def.singular}`,
           params: idParams,
-          response: { 200: { type: 'object', properties: {} }, ...errorResponses },
+          headers: IDEMPOTENCY_KEY_HEADERS,
+          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
         },
       },
-      async (req) => {
-        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id));
-        return {};
+      async (req, reply) => {
+        const answer = writeAnswer(services, req, 200, () => ({}));
+        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id), answer.step);
+        return answer.send(reply, undefined);
       },
     );
   }

@@ -64,15 +64,61 @@ export function fieldNamesOf(schema: Record<string, unknown>): string[] {
   return Object.keys((schema.properties ?? {}) as Record<string, unknown>);
 }
 
-export const errorResponses = { 400: ERROR_BODY, 401: ERROR_BODY, 403: ERROR_BODY, 404: ERROR_BODY, 422: ERROR_BODY, 429: ERROR_BODY };
+/** Response fields of every Admin API answer (see api-headers.ts), as the OpenAPI document lists them. */
+export const API_RESPONSE_HEADERS = {
+  'X-Service-Api-Version': { type: 'string', description: 'The API version that answered.' },
+  'X-Service-Api-Call-Limit': {
+    type: 'string',
+    description: 'Calls in the leaky bucket / its size, e.g. `3/40` (absent when rate limiting is off).',
+  },
+  'RateLimit-Policy': {
+    type: 'string',
+    description: 'IETF draft-ietf-httpapi-ratelimit-headers: `"admin-api";q=<bucket>;w=<seconds to drain a full bucket>`.',
+  },
+  RateLimit: {
+    type: 'string',
+    description: 'IETF draft-ietf-httpapi-ratelimit-headers: `"admin-api";r=<calls left now>;t=<seconds until the bucket is empty>`.',
+  },
+  'Retry-After': { type: 'string', description: 'On 429: seconds until one more call fits.' },
+  Deprecation: { type: 'string', description: 'Version 2022-01 only (RFC 9745): `@<unix seconds>` of its deprecation.' },
+  Sunset: { type: 'string', description: 'Version 2022-01 only (RFC 8594): the HTTP date after which it stops answering.' },
+  Link: { type: 'string', description: 'Version 2022-01: `<…/docs#deprecation>; rel="deprecation"`.' },
+  'Request-Id': { type: 'string', description: 'The request id, the same value as X-Request-Id.' },
+  'X-Request-Id': { type: 'string', description: 'The request id (quote it when reporting a problem).' },
+};
+
+/** A response schema with the Admin API response fields documented beside it. */
+export function withApiHeaders<T extends Record<string, unknown>>(schema: T): T & { headers: typeof API_RESPONSE_HEADERS } {
+  return { ...schema, headers: API_RESPONSE_HEADERS };
+}
+
+const ERROR_RESPONSE = withApiHeaders(ERROR_BODY);
+export const errorResponses = {
+  400: ERROR_RESPONSE,
+  401: ERROR_RESPONSE,
+  403: ERROR_RESPONSE,
+  404: ERROR_RESPONSE,
+  422: ERROR_RESPONSE,
+  429: ERROR_RESPONSE,
+};
+
+/** Errors of a write: those of every route, plus the answers about an Idempotency-Key. */
+export const writeErrorResponses = {
+  ...errorResponses,
+  409: { ...ERROR_RESPONSE, description: 'IdempotencyKeyInUse: the first request with this Idempotency-Key is still running' },
+  422: {
+    ...ERROR_RESPONSE,
+    description: 'ValidationFailed (errors by field), or IdempotencyKeyReused: this Idempotency-Key was used for a different request',
+  },
+};
 
 const LIST_HEADERS = {
+  ...API_RESPONSE_HEADERS,
   Link: {
     type: 'string',
     description:
-      'RFC 8288 links to the pages either side: `<url>; rel="next"` unless this is the last page, `<url>; rel="previous"` unless it is the first; absolute, with the same limit and filters.',
+      'RFC 8288 links to the pages either side: `<url>; rel="next"` unless this is the last page, `<url>; rel="previous"` unless it is the first; absolute, with the same limit and filters. Version 2022-01 adds `rel="deprecation"`.',
   },
-  'Request-Id': { type: 'string', description: 'The request id (also sent as X-Request-Id).' },
 };
 
 export function listEnvelope(item: Record<string, unknown>) {

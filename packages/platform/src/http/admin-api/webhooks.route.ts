@@ -14,7 +14,10 @@ import {
   methodNotAllowed,
   pageRequest,
   setLinkHeader,
+  withApiHeaders,
+  writeErrorResponses,
 } from './api-common.ts';
+import { IDEMPOTENCY_KEY_HEADERS, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
@@ -50,7 +53,8 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
   const fieldNames = fieldNamesOf(SUBSCRIPTION);
-  const one = { type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } };
+  const writeConfig = { ...config, idempotent: true };
+  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(
     base,
@@ -75,28 +79,27 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   api.post(
     base,
     {
-      config: { ...config, api: { wrapper: 'webhook' } },
+      config: { ...writeConfig, api: { wrapper: 'webhook' } },
       schema: {
         tags,
         summary: 'Subscribe to a topic',
         description: 'The body may also be wrapped: {"webhook": {"address": ..., "topic": ...}}.',
+        headers: IDEMPOTENCY_KEY_HEADERS,
         body: {
           type: 'object',
           additionalProperties: false,
           required: ['address', 'topic'],
           properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: TOPICS } },
         },
-        response: { 201: one, ...errorResponses },
+        response: { 201: one, ...writeErrorResponses },
       },
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic };
-      const row = await services.subscriptions.create(req.principal!, {
-        address: body.address,
-        topic: body.topic,
-        apiVersion: req.apiVersion!,
-      });
-      return reply.status(201).send({ data: toJson(row) });
+      const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }));
+      const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion! };
+      const row = await services.subscriptions.create(req.principal!, input, answer.step);
+      return answer.send(reply, row);
     },
   );
 
@@ -111,12 +114,18 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   api.delete(
     item,
     {
-      config,
-      schema: { tags, summary: 'Delete a webhook subscription', response: { 200: { type: 'object', properties: {} }, ...errorResponses } },
+      config: writeConfig,
+      schema: {
+        tags,
+        summary: 'Delete a webhook subscription',
+        headers: IDEMPOTENCY_KEY_HEADERS,
+        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
+      },
     },
-    async (req) => {
-      await services.subscriptions.delete(req.principal!, id(req.params));
-      return {};
+    async (req, reply) => {
+      const answer = writeAnswer(services, req, 200, () => ({}));
+      await services.subscriptions.delete(req.principal!, id(req.params), answer.step);
+      return answer.send(reply, undefined);
     },
   );
   methodNotAllowed(api, base, ['GET', 'POST']);

@@ -1,8 +1,12 @@
 // GET/POST {base_url}/admin/oauth/authorize: where an app sends the merchant to grant it scopes
 // (consent page, then a signed redirect back with an authorization code). A chain of one-step
 // checks. Checks that fail before the redirect_uri is trusted render an error page and never
-// redirect, so the endpoint cannot be used to send a merchant to an arbitrary address.
+// redirect, so the endpoint cannot be used to send a merchant to an arbitrary address. Every
+// redirect back to the app, success or error, names the issuer (`iss`, RFC 9207: the store's base
+// URL, as its discovery document states), so an app that talks to several stores or platforms can
+// tell which one answered.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { storeBaseUrl } from '../../config.ts';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { covers, describeScope, parseScopes, ScopeParseError, type Scope } from '../../domain/scopes.ts';
@@ -88,7 +92,12 @@ function checkPkce(p: Record<string, unknown>): string | null {
 }
 
 /** Runs the checks in order. Errors after the redirect_uri is known go back to the app. */
-async function parseAuthorize(services: Services, p: Record<string, unknown>, reply: FastifyReply): Promise<AuthorizeRequest | undefined> {
+async function parseAuthorize(
+  services: Services,
+  p: Record<string, unknown>,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<AuthorizeRequest | undefined> {
   const app = await checkClient(services, p);
   const redirectUri = checkRedirectUri(app, p);
   try {
@@ -108,18 +117,31 @@ async function parseAuthorize(services: Services, p: Record<string, unknown>, re
     return { app, redirectUri, state, scopes, codeChallenge, params };
   } catch (err) {
     if (err instanceof OAuthError) {
-      redirectError(reply, redirectUri, err, str(p.state));
+      redirectError(services, req, reply, redirectUri, err, str(p.state));
       return undefined;
     }
     throw err;
   }
 }
 
-function redirectError(reply: FastifyReply, redirectUri: string, err: OAuthError, state: string | undefined): void {
+/** The issuer of this store's authorization responses: its base URL. */
+function issuer(services: Services, req: FastifyRequest): string {
+  return storeBaseUrl(services.config, req.store!.name);
+}
+
+function redirectError(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  redirectUri: string,
+  err: OAuthError,
+  state: string | undefined,
+): void {
   const url = new URL(redirectUri);
   url.searchParams.set('error', err.error);
   url.searchParams.set('error_description', err.description);
   if (state) url.searchParams.set('state', state);
+  url.searchParams.set('iss', issuer(services, req));
   void reply.redirect(url.toString(), 303);
 }
 
@@ -139,8 +161,12 @@ async function redirectWithCode(
     scopes: ar.scopes,
     codeChallenge: ar.codeChallenge,
   });
+  // `iss` is signed like every other parameter, over its raw (decoded) value. It is the one signed
+  // value that cannot be URL-safe (it is a URL, with ":" and "/"): a client that signs the
+  // percent-encoded form instead of the raw one does not match this hmac.
   const params = {
     code,
+    iss: issuer(services, req),
     shop: storeHostname(store.name, services.config.storeDomain),
     state: ar.state,
     timestamp: String(Math.floor(services.clock() / 1000)),
@@ -152,7 +178,7 @@ async function redirectWithCode(
 
 export function registerAuthorizeRoutes(app: FastifyInstance, services: Services): void {
   app.get('/admin/oauth/authorize', async (req, reply) => {
-    const ar = await parseAuthorize(services, req.query as Record<string, unknown>, reply);
+    const ar = await parseAuthorize(services, req.query as Record<string, unknown>, req, reply);
     if (!ar) return reply;
     const merchant = await currentMerchant(services, req);
     if (!merchant) return redirectToLogin(req, reply);
@@ -187,13 +213,13 @@ ${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
 
   app.post('/admin/oauth/authorize', { preHandler: app.csrfProtection }, async (req, reply) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
-    const ar = await parseAuthorize(services, body, reply);
+    const ar = await parseAuthorize(services, body, req, reply);
     if (!ar) return reply;
     const merchant = await currentMerchant(services, req);
     if (!merchant) return redirectToLogin(req, reply);
     const decision = str(body.decision);
     if (decision === 'cancel') {
-      redirectError(reply, ar.redirectUri, new AccessDenied(), ar.state);
+      redirectError(services, req, reply, ar.redirectUri, new AccessDenied(), ar.state);
       return reply;
     }
     if (decision !== 'install') throw new InvalidRequest('decision must be install or cancel');

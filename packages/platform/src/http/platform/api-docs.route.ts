@@ -1,6 +1,8 @@
 // /openapi.json (generated from the route schemas by @fastify/swagger) and a readable, script-free
 // docs page rendered from that same document, on the bare platform domain.
 import type { FastifyInstance } from 'fastify';
+import type { Config } from '../../config.ts';
+import { CURRENT_VERSION } from '../../domain/api-versions.ts';
 import { html, page, type SafeHtml } from '../views/html.ts';
 
 /** The parts of a JSON schema (as the route schemas write them) that the docs page shows. */
@@ -24,7 +26,7 @@ interface JsonContent {
 
 interface Operation {
   summary?: string;
-  parameters?: { name: string; in: string; required?: boolean; schema?: SchemaNode }[];
+  parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: SchemaNode }[];
   requestBody?: JsonContent;
   responses?: Record<string, JsonContent>;
 }
@@ -61,7 +63,11 @@ function typeLabel(s: SchemaNode): string {
   return parts.join(', ');
 }
 
-export function registerApiDocsRoutes(app: FastifyInstance): void {
+export function registerApiDocsRoutes(app: FastifyInstance, config: Pick<Config, 'apiDeprecations'>): void {
+  const lifecycle = config.apiDeprecations['2022-01'];
+  const day = (ms: number | undefined) => (ms === undefined ? 'not announced' : new Date(ms).toISOString().slice(0, 10));
+  const deprecationText = day(lifecycle?.deprecatedAt);
+  const sunsetText = day(lifecycle?.sunsetAt);
   app.get('/openapi.json', { config: { area: 'platform' } }, async (_req, reply) =>
     reply.header('Cache-Control', 'no-cache').send(app.swagger()),
   );
@@ -77,7 +83,7 @@ export function registerApiDocsRoutes(app: FastifyInstance): void {
         ops.push(html`<section class="op">
 <h3><code>${method.toUpperCase()} ${path}</code></h3>
 <p>${op.summary ?? ''}</p>
-${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${p.schema?.description ? html` · ${p.schema.description}` : ''}</li>`)}</ul>` : ''}
+${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${(p.description ?? p.schema?.description) ? html` · ${p.description ?? p.schema?.description ?? ''}` : ''}</li>`)}</ul>` : ''}
 ${body ? html`<h4>Body (application/json)</h4>${schemaSummary(body)}` : ''}
 ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['application/json']?.schema)}` : ''}
 </section>`);
@@ -85,7 +91,9 @@ ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['applicati
     }
     const body = html`<h1>${doc.info.title}</h1>
 <p>${doc.info.description}</p>
-<p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>). Every response carries <code>X-Request-Id</code> and <code>X-Service-Api-Call-Limit</code>. Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
+<p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>). Every response carries <code>X-Request-Id</code>, <code>X-Service-Api-Version</code> (the version that answered) and the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields <code>RateLimit-Policy: "admin-api";q=40;w=20</code> and <code>RateLimit: "admin-api";r=&lt;calls left&gt;;t=&lt;seconds until the bucket is empty&gt;</code> (on a 429 too, with <code>Retry-After</code>). Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
+<p id="deprecation">Version <code>2022-01</code> is deprecated: its answers carry <code>Deprecation</code> (${deprecationText}) and <code>Sunset</code> (${sunsetText}), after which it stops answering; move to <code>${CURRENT_VERSION}</code> (pages with <code>cursor</code> and <code>has_more</code>).</p>
+<p>OAuth: each store describes its authorization server at <code>{base_url}/.well-known/oauth-authorization-server</code> (RFC 8414); every authorization redirect to the app carries <code>iss</code>, the store's base URL (RFC 9207).</p>
 ${ops}`;
     return reply.type('text/html; charset=utf-8').send(page('Admin API', body));
   });

@@ -139,6 +139,22 @@ export interface AccessTokenRow {
   scopes: string;
   expires_at: number;
   revoked_at: number | null;
+  /** When it first authenticated an Admin API call; null while never used. */
+  used_at: number | null;
+}
+
+/**
+ * The pair a rotation issued, as a replay of the old refresh token needs to judge it: whether
+ * either token has been used (the refresh token rotated, the access token called the Admin API or
+ * was revoked by its holder) and whether the family still stands.
+ */
+export interface SuccessorRow {
+  access_expires_at: number;
+  /** Revocation of the successor refresh token or of its family. */
+  revoked_at: number | null;
+  rotated_at: number | null;
+  access_used_at: number | null;
+  access_revoked_at: number | null;
 }
 
 export interface PrivateTokenRow {
@@ -281,6 +297,40 @@ export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'upda
   event_id: string;
   sub_id: number | null;
   disabled_at: number | null;
+}
+
+/** One idempotency key: whose it is (store and calling app) and the key itself. */
+export interface IdempotencyKeyId {
+  storeId: number;
+  /** The caller, as `ApiPrincipal.owner` (`app:12`, `private:3`). */
+  owner: string;
+  key: string;
+}
+
+/** A response kept for replay: exactly the bytes sent, with the headers that describe them. */
+export interface StoredResponse {
+  status: number;
+  body: string;
+  headers: Record<string, string>;
+}
+
+/** A new reservation of a key by one request; `token` tells this reservation from any later one. */
+export interface NewReservation extends IdempotencyKeyId {
+  fingerprint: string;
+  token: string;
+  requestId: string;
+  now: number;
+  lockedUntil: number;
+}
+
+export interface IdempotencyKeyRow {
+  fingerprint: string;
+  token: string;
+  created_at: number;
+  locked_until: number;
+  request_id: string;
+  /** Null while the request that reserved the key is still running. */
+  response: StoredResponse | null;
 }
 
 /** Whose deliveries the events list reads: a public app's or a private app's. */

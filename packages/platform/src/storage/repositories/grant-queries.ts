@@ -1,6 +1,6 @@
 // The statements of one token grant, as prepared statements on whatever runner the grant runs on.
 import type { QueryRunner } from '../prepared-query.ts';
-import type { CodeRow, GrantQueries, NewTokenPair, RefreshRow, TokenOwner } from '../ports.ts';
+import type { CodeRow, GrantQueries, NewTokenPair, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 
 export class PreparedGrantQueries implements GrantQueries {
@@ -35,8 +35,11 @@ export class PreparedGrantQueries implements GrantQueries {
   refreshByHash(hash: string): Promise<RefreshRow | undefined> {
     return this.run.first(this.q.refreshByHash, { hash });
   }
-  successor(hash: string): Promise<{ access_expires_at: number; revoked_at: number | null } | undefined> {
-    return this.run.first(this.q.successor, { hash });
+  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined> {
+    return this.run.first(this.q.successor, { refreshHash, accessHash });
+  }
+  async markAccessUsed(hash: string, now: number): Promise<boolean> {
+    return (await this.run.run(this.q.markAccessUsed, { hash, now })) === 1;
   }
   async claimRefresh(hash: string, now: number): Promise<boolean> {
     return (await this.run.run(this.q.claimRefresh, { hash, now })) === 1;

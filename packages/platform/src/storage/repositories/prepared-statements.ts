@@ -2,7 +2,7 @@
 // database and run as prepared statements.
 import type { Kysely } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, TokenOwner } from '../ports.ts';
+import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { Database } from '../schema.ts';
 
 /** The columns of an app as the services see it (`AppRow`). */
@@ -34,7 +34,7 @@ export function preparedStatements(k: Kysely<Database>) {
       k
         .selectFrom('access_tokens as a')
         .innerJoin('token_families as f', 'f.id', 'a.family_id')
-        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at'])
+        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at'])
         .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
         .where('a.token_hash', '=', p('hash')),
     ),
@@ -73,6 +73,7 @@ export function preparedStatements(k: Kysely<Database>) {
         expires_at: p<number>('expires'),
         revoked_at: null,
         created_at: p<number>('now'),
+        used_at: null,
       }),
     ),
     insertRefresh: defineQuery((p) =>
@@ -98,13 +99,24 @@ export function preparedStatements(k: Kysely<Database>) {
         .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
         .where('r.token_hash', '=', p('hash')),
     ),
-    successor: defineQuery<{ access_expires_at: number; revoked_at: number | null }>((p) =>
+    // Both tokens of the pair a rotation issued, in one read: a left join, so a successor whose access
+    // token row is missing still answers (and counts as unused only if both columns are null).
+    successor: defineQuery<SuccessorRow>((p) =>
       k
         .selectFrom('refresh_tokens as r')
         .innerJoin('token_families as f', 'f.id', 'r.family_id')
-        .select('r.access_expires_at')
+        .leftJoin('access_tokens as a', (j) => j.onRef('a.family_id', '=', 'r.family_id').on('a.token_hash', '=', p('accessHash')))
+        .select(['r.access_expires_at', 'r.rotated_at', 'a.used_at as access_used_at', 'a.revoked_at as access_revoked_at'])
         .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
-        .where('r.token_hash', '=', p('hash')),
+        .where('r.token_hash', '=', p('refreshHash')),
+    ),
+    // Guarded by `used_at IS NULL`: of concurrent first uses (on any node) one writes, the rest change nothing.
+    markAccessUsed: defineQuery((p) =>
+      k
+        .updateTable('access_tokens')
+        .set({ used_at: p<number>('now') })
+        .where('token_hash', '=', p('hash'))
+        .where('used_at', 'is', null),
     ),
     claimRefresh: defineQuery((p) =>
       k

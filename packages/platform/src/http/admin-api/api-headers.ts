@@ -1,0 +1,36 @@
+// Response fields of every Admin API answer that are about the call rather than its body: the
+// version that answered, the lifecycle of a deprecated version (RFC 9745 `Deprecation`, RFC 8594
+// `Sunset`, and a `Link` to the docs), and the rate limit in the family's form and the IETF one.
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { platformBaseUrl } from '../../config.ts';
+import type { BucketDecision } from '../../domain/leaky-bucket.ts';
+import { rateLimitField, rateLimitPolicyField } from '../../domain/rate-limit-fields.ts';
+import type { RateLimiter } from '../../services/rate-limiter.ts';
+import type { Services } from '../../services/services.ts';
+
+/** The rate-limit fields of one call; on the 429 as well, where `r` is 0. */
+export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, decision: BucketDecision): void {
+  reply.header('X-Service-Api-Call-Limit', `${decision.used}/${limiter.bucket}`);
+  reply.header('RateLimit-Policy', rateLimitPolicyField(limiter.bucket, limiter.perSecond));
+  reply.header('RateLimit', rateLimitField(decision, limiter.bucket, limiter.perSecond));
+}
+
+/**
+ * Adds the version fields on send, so that error answers get them too once the version is known
+ * (an unknown version gets none). `Link` is appended to, never replaced: list pages may carry
+ * their own links.
+ */
+export function registerVersionHeaders(api: FastifyInstance, services: Pick<Services, 'config'>): void {
+  const docs = `<${platformBaseUrl(services.config)}/docs#deprecation>; rel="deprecation"; type="text/html"`;
+  api.addHook('onSend', async (req, reply) => {
+    const version = req.apiVersion;
+    if (version === undefined) return;
+    reply.header('X-Service-Api-Version', version);
+    const lifecycle = services.config.apiDeprecations[version];
+    if (!lifecycle) return;
+    reply.header('Deprecation', `@${Math.floor(lifecycle.deprecatedAt / 1000)}`);
+    reply.header('Sunset', new Date(lifecycle.sunsetAt).toUTCString());
+    const link = reply.getHeader('link');
+    reply.header('Link', link === undefined || link === '' ? docs : `${String(link)}, ${docs}`);
+  });
+}
