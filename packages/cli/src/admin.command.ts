@@ -109,8 +109,8 @@ export function registerAdminCommands(program: Command): void {
         const created = await services.apps.createPrivateApp({ storeId: store.id, name: opts.name, scopes: opts.scopes });
         print(
           opts.json,
-          { access_token: created.accessToken, webhook_secret: created.webhookSecret },
-          `created private app "${opts.name}" for ${store.name} (shown once, keep them safe)\nAccess-Token    ${created.accessToken}\nwebhook secret  ${created.webhookSecret}`,
+          { id: String(created.id), access_token: created.accessToken, webhook_secret: created.webhookSecret },
+          `created private app "${opts.name}" (id ${created.id}) for ${store.name} (shown once, keep them safe)\nAccess-Token    ${created.accessToken}\nwebhook secret  ${created.webhookSecret}`,
         );
       });
     });

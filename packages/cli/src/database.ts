@@ -17,9 +17,9 @@ export function adminConfig(database: string | undefined, extra: RawConfig = {})
 export async function withServices<T>(
   database: string | undefined,
   fn: (services: Services) => Promise<T>,
-  options: { migrate?: boolean } = {},
+  options: { migrate?: boolean; config?: RawConfig } = {},
 ): Promise<T> {
-  const platform = await createPlatform(adminConfig(database), { http: false, migrate: options.migrate !== false });
+  const platform = await createPlatform(adminConfig(database, options.config), { http: false, migrate: options.migrate !== false });
   try {
     return await fn(platform.services);
   } finally {

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, reasonOf } from './output.ts';
 import { registerAdminCommands } from './admin.command.ts';
+import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
 
@@ -12,6 +13,7 @@ const program = new Command('storegate')
 
 registerServeCommands(program);
 registerAdminCommands(program);
+registerRotationCommands(program);
 registerWebhookCommands(program);
 
 try {

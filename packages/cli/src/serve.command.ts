@@ -12,6 +12,7 @@ import {
 import { adminConfig } from './database.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
+import { secretOverlapOption } from './rotation.command.ts';
 import { webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions {
@@ -35,10 +36,11 @@ interface ServeOptions {
   keepAliveTimeout?: string;
   deprecation202201?: string;
   sunset202201?: string;
+  secretOverlap?: string;
 }
 
 export function registerServeCommands(program: Command): void {
-  webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)')))
+  secretOverlapOption(webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))))
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -95,6 +97,7 @@ export function registerServeCommands(program: Command): void {
         keepAliveTimeout: opts.keepAliveTimeout,
         deprecation202201: opts.deprecation202201,
         sunset202201: opts.sunset202201,
+        secretOverlap: opts.secretOverlap,
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

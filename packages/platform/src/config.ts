@@ -23,6 +23,11 @@ export interface Config {
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
+  /**
+   * How long a rotated-out signing secret (a client secret, a private app's webhook secret) keeps
+   * working and signing unless the rotation is finished first (default 24 h).
+   */
+  secretOverlapMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   webhooks: WebhookConfig;
   httpTimeouts: HttpTimeouts;
@@ -73,6 +78,7 @@ export interface RawConfig {
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
+  secretOverlap?: string | undefined;
   logLevel?: string | undefined;
   webhookTimeout?: string | number | undefined;
   webhookRetrySchedule?: string | undefined;
@@ -99,6 +105,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
+    secretOverlap: env.SECRET_OVERLAP,
     logLevel: env.LOG_LEVEL,
     webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
@@ -212,6 +219,7 @@ export function loadConfig(raw: RawConfig): Config {
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,
+    secretOverlapMs: parseSecretOverlap(raw.secretOverlap),
     logLevel: logLevel as Config['logLevel'],
     webhooks: {
       timeoutMs: int('--webhook-timeout', raw.webhookTimeout, 5000, 50, 60_000),
@@ -273,6 +281,23 @@ export function parseRetrySchedule(value: string | undefined): readonly number[]
   }
   if (out.length > 50) throw new ConfigError('--webhook-retry-schedule: at most 50 retries');
   return out;
+}
+
+export const DEFAULT_SECRET_OVERLAP_MS = 24 * 3_600_000;
+
+/**
+ * `--secret-overlap`: one duration with its unit, `30m`, `24h`, `7d` (also `s`), from 1 minute to 30
+ * days. Shorter would not leave an app time to deploy; longer keeps a replaced secret alive for
+ * too long.
+ */
+export function parseSecretOverlap(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_SECRET_OVERLAP_MS;
+  const units: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const m = /^(\d{1,9})(s|m|h|d)$/.exec(value.trim());
+  if (!m) throw new ConfigError(`--secret-overlap: expected a duration such as 30m, 24h or 7d, got "${value}"`);
+  const ms = Number(m[1]) * units[m[2]!]!;
+  if (ms < 60_000 || ms > 30 * 86_400_000) throw new ConfigError(`--secret-overlap: must be from 1 minute to 30 days, got "${value}"`);
+  return ms;
 }
 
 /** The public origin of a store, e.g. http://demo.localhost:8080 */

@@ -11,6 +11,7 @@ import { buildHttpServer } from './http/server.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
+import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
 import { EventLog } from './services/event-log.ts';
@@ -91,6 +92,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     cursors,
     accounts: new AccountService(storage, clock),
     apps: new AppService(storage, box, config, clock, outbox),
+    rotations: new SecretRotations(storage, box, config, clock),
     oauth: new OAuthService(storage, box, config, clock),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),

@@ -851,8 +851,15 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         now: NOW + 1,
       });
       expect(await s.apps.listPrivateApps(w.store.id)).toEqual([
-        { id: second, name: 'Report', scopes: 'read_products', created_at: NOW + 1, revoked_at: null },
-        { id: first, name: 'Sync', scopes: 'read_orders', created_at: NOW, revoked_at: null },
+        {
+          id: second,
+          name: 'Report',
+          scopes: 'read_products',
+          created_at: NOW + 1,
+          revoked_at: null,
+          previous_webhook_secret_expires_at: null,
+        },
+        { id: first, name: 'Sync', scopes: 'read_orders', created_at: NOW, revoked_at: null, previous_webhook_secret_expires_at: null },
       ]);
       expect(await s.apps.listPrivateApps(elsewhere.store.id)).toEqual([]);
       expect(await s.apps.findPrivateApp(first)).toEqual({
@@ -1662,12 +1669,16 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         api_version: '2026-01',
         disabled_at: null,
         client_secret_enc: w.app.client_secret_enc,
+        previous_secret_enc: null,
+        previous_secret_expires_at: null,
         installation_id: w.installation.id,
         uninstalled_at: null,
         installed_at: NOW,
         installation_scopes: 'read_products',
         private_id: null,
         webhook_secret_enc: null,
+        previous_webhook_secret_enc: null,
+        previous_webhook_secret_expires_at: null,
         revoked_at: null,
         private_scopes: null,
       });

@@ -36,7 +36,7 @@ describe('webhook signatures (shared vectors)', () => {
   it('every header of PRODUCT.md §7, with the exact names', () => {
     const v = vectors.webhook_standard_signature[0];
     const h = webhookHeaders(
-      v.secret,
+      { current: v.secret },
       {
         webhookId: v['webhook-id'],
         eventId: 'evt_1',
@@ -62,6 +62,23 @@ describe('webhook signatures (shared vectors)', () => {
       'webhook-timestamp': '1700000000',
       'webhook-signature': v['webhook-signature'],
     });
+  });
+  it('during a rotation: the body header with the previous secret, one v1 entry per secret (new first)', () => {
+    const m = {
+      webhookId: 'wh_9',
+      eventId: 'evt_9',
+      topic: 'orders/create',
+      shopDomain: 'demo.localhost',
+      apiVersion: '2026-01',
+      triggeredAt: 0,
+      body: '{"a":1}',
+    };
+    const h = webhookHeaders({ current: 'sg_whs_new', previous: 'sg_whs_old' }, m, 1_700_000_000_000);
+    expect(h['X-Service-Hmac-Sha256']).toBe(bodyHmac('sg_whs_old', m.body));
+    expect(h['webhook-signature']).toBe(
+      `${standardSignature('sg_whs_new', 'wh_9', 1_700_000_000, m.body)} ${standardSignature('sg_whs_old', 'wh_9', 1_700_000_000, m.body)}`,
+    );
+    expect(h['webhook-signature']).toMatch(/^v1,[A-Za-z0-9+/]+=* v1,[A-Za-z0-9+/]+=*$/);
   });
 });
 
@@ -227,12 +244,16 @@ describe('decide: whether a claimed delivery may still go out', () => {
     api_version: '2026-01',
     disabled_at: null,
     client_secret_enc: 'sealed-app',
+    previous_secret_enc: null,
+    previous_secret_expires_at: null,
     installation_id: 5,
     uninstalled_at: null,
     installed_at: at - 1,
     installation_scopes: 'read_products',
     private_id: null,
     webhook_secret_enc: null,
+    previous_webhook_secret_enc: null,
+    previous_webhook_secret_expires_at: null,
     revoked_at: null,
     private_scopes: null,
     ...over,
@@ -250,28 +271,44 @@ describe('decide: whether a claimed delivery may still go out', () => {
       private_scopes: 'read_products',
       ...over,
     });
-  const send = (secretEnc: string) => ({ address: 'https://hooks.example.test/h', apiVersion: '2026-01', secretEnc });
+  const send = (secretEnc: string, previousEnc?: string) => ({
+    address: 'https://hooks.example.test/h',
+    apiVersion: '2026-01',
+    secretEnc,
+    previousEnc,
+  });
   const lost = { cancelled: 'the app may no longer read this topic' };
 
   it('sends while the owner may read the topic (write implies read)', () => {
-    expect(decide(appRow())).toEqual(send('sealed-app'));
-    expect(decide(appRow({ installation_scopes: 'read_orders,write_products' }))).toEqual(send('sealed-app'));
-    expect(decide(privateRow())).toEqual(send('sealed-private'));
-    expect(decide(privateRow({ topic: 'orders/updated', private_scopes: 'write_orders' }))).toEqual(send('sealed-private'));
+    expect(decide(appRow(), at)).toEqual(send('sealed-app'));
+    expect(decide(appRow({ installation_scopes: 'read_orders,write_products' }), at)).toEqual(send('sealed-app'));
+    expect(decide(privateRow(), at)).toEqual(send('sealed-private'));
+    expect(decide(privateRow({ topic: 'orders/updated', private_scopes: 'write_orders' }), at)).toEqual(send('sealed-private'));
   });
 
   it('cancels a delivery whose owner no longer holds the read scope of its topic', () => {
-    expect(decide(appRow({ installation_scopes: 'read_orders' }))).toEqual(lost);
-    expect(decide(appRow({ installation_scopes: '' }))).toEqual(lost);
-    expect(decide(appRow({ topic: 'customers/update', installation_scopes: 'read_products,write_orders' }))).toEqual(lost);
-    expect(decide(privateRow({ private_scopes: 'read_customers' }))).toEqual(lost);
+    expect(decide(appRow({ installation_scopes: 'read_orders' }), at)).toEqual(lost);
+    expect(decide(appRow({ installation_scopes: '' }), at)).toEqual(lost);
+    expect(decide(appRow({ topic: 'customers/update', installation_scopes: 'read_products,write_orders' }), at)).toEqual(lost);
+    expect(decide(privateRow({ private_scopes: 'read_customers' }), at)).toEqual(lost);
   });
 
   it('app/uninstalled needs no scope', () => {
-    expect(decide(appRow({ topic: 'app/uninstalled', installation_scopes: '', uninstalled_at: at }))).toEqual(send('sealed-app'));
+    expect(decide(appRow({ topic: 'app/uninstalled', installation_scopes: '', uninstalled_at: at }), at)).toEqual(send('sealed-app'));
+  });
+
+  it('during a rotation the previous secret signs too, until its overlap ends', () => {
+    const rotating = { previous_secret_enc: 'sealed-old', previous_secret_expires_at: at + 1000 };
+    expect(decide(appRow(rotating), at)).toEqual(send('sealed-app', 'sealed-old'));
+    expect(decide(appRow(rotating), at + 1000)).toEqual(send('sealed-app'));
+    const privateRotating = { previous_webhook_secret_enc: 'sealed-old-private', previous_webhook_secret_expires_at: at + 1000 };
+    expect(decide(privateRow(privateRotating), at + 999)).toEqual(send('sealed-private', 'sealed-old-private'));
+    expect(decide(privateRow(privateRotating), at + 1001)).toEqual(send('sealed-private'));
+    // A public app's delivery never takes a private app's previous secret, nor the other way round.
+    expect(decide(appRow(privateRotating), at)).toEqual(send('sealed-app'));
   });
 
   it('a topic it does not know is never sent (no scope can be checked for it)', () => {
-    expect(decide(appRow({ topic: 'products/explode' }))).toEqual({ cancelled: 'the topic is unknown' });
+    expect(decide(appRow({ topic: 'products/explode' }), at)).toEqual({ cancelled: 'the topic is unknown' });
   });
 });

@@ -158,7 +158,7 @@ export class AppService {
     return this.storage.apps.listApps();
   }
 
-  /** The current client secret in plaintext (the platform signs redirects and webhooks with it). */
+  /** The current client secret in plaintext (shown on an explicit reveal; what signs is `SecretRotations`' call). */
   clientSecret(app: AppRow): string {
     return this.box.open(app.client_secret_enc);
   }
@@ -292,23 +292,5 @@ export class AppService {
     const errors = this.urlErrors(appUrl, redirectUri);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     await this.storage.apps.updateUrls(appId, appUrl, redirectUri);
-  }
-
-  /**
-   * A new client secret. The current one becomes the previous secret and keeps authenticating for
-   * `graceMs` (24 h by default), so running apps can roll over; an older previous secret ends now.
-   */
-  async rotateSecret(appId: number, graceMs = 24 * 3600_000): Promise<string> {
-    const secret = newToken('clientSecret');
-    await this.storage.transaction(async (tx) => {
-      const row = await tx.apps.findById(appId);
-      if (!row) throw new NotFoundError('No app with this id');
-      await tx.apps.updateSecrets(appId, {
-        current: this.box.seal(secret),
-        previous: row.client_secret_enc,
-        previousExpiresAt: this.clock() + graceMs,
-      });
-    });
-    return secret;
   }
 }

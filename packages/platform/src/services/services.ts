@@ -14,6 +14,7 @@ import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 import type { ResourceService } from './resource-service.ts';
+import type { SecretRotations } from './secret-rotation.ts';
 import type { SeedService } from './seed-service.ts';
 import type { WebhookSubscriptions } from './webhook-subscriptions.ts';
 
@@ -22,6 +23,8 @@ export interface Services {
   clock: Clock;
   accounts: AccountService;
   apps: AppService;
+  /** Rotating client secrets and private apps' webhook secrets, and which secret signs what meanwhile. */
+  rotations: SecretRotations;
   oauth: OAuthService;
   apiAuth: ApiAuthService;
   cursors: CursorCodec;

@@ -9,6 +9,7 @@ import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attem
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 import * as shopProfile from './migrations/2026-11-24T00-shop-profile.ts';
 import * as refreshSuccessors from './migrations/2026-11-24T01-refresh-successors.ts';
+import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
 import * as idempotencyKeys from './migrations/2026-11-24T03-idempotency-keys.ts';
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 
@@ -22,6 +23,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
   '2026-11-24T00-shop-profile': shopProfile,
   '2026-11-24T01-refresh-successors': refreshSuccessors,
+  '2026-11-24T02-secret-rotation': secretRotation,
   '2026-11-24T03-idempotency-keys': idempotencyKeys,
   '2026-11-24T05-events-index': eventsIndex,
 };

@@ -142,6 +142,32 @@ export interface AppRepository {
   findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
   /** Returns whether an active private app of the store was revoked. */
   revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
+  /**
+   * Starts a rotation of an owner's signing secret, as one compare-and-set: `current` becomes the
+   * secret, the sealed secret it replaces (`expectedCurrent`) becomes the previous one until
+   * `previousExpiresAt`. It changes nothing and returns false when the row no longer holds
+   * `expectedCurrent`, or a rotation is still in progress at `now`, so two rotations at once cannot
+   * both win. `owner` is a public app (`{ appId }`) or a store's active private app.
+   */
+  startSecretRotation(
+    owner: SecretOwner,
+    change: { expectedCurrent: string; current: string; previousExpiresAt: number; now: number },
+  ): Promise<boolean>;
+  /** Ends a rotation in progress at `now` (the previous secret is dropped); false when there was none. */
+  finishSecretRotation(owner: SecretOwner, now: number): Promise<boolean>;
+  /** A store's active private app with its sealed webhook secrets, for a rotation. */
+  findPrivateAppSecrets(storeId: number, id: number): Promise<PrivateAppSecrets | undefined>;
+}
+
+/** Whose signing secret: a public app's client secret, or a store's private app's webhook secret. */
+export type SecretOwner = { appId: number } | { storeId: number; privateAppId: number };
+
+export interface PrivateAppSecrets {
+  id: number;
+  name: string;
+  webhook_secret_enc: string;
+  previous_webhook_secret_enc: string | null;
+  previous_webhook_secret_expires_at: number | null;
 }
 
 /** The queries of one token grant, run inside `GrantStore.run`. */

@@ -81,6 +81,8 @@ export interface Database {
     scopes: string;
     token_hash: string;
     webhook_secret_enc: string;
+    previous_webhook_secret_enc: string | null;
+    previous_webhook_secret_expires_at: number | null;
     created_at: number;
     revoked_at: number | null;
   };

@@ -34,7 +34,7 @@ export class DeliveryAttempts {
     // resolve to a public address again) and dead after the last retry.
     const result: SendResult = refused
       ? { status: null, retryAfter: undefined, responseBody: null, error: `refused: the address ${refused}`, latencyMs: 0 }
-      : await sender.send(job.address, webhookHeaders(job.secret, job, attemptedAt), job.body);
+      : await sender.send(job.address, webhookHeaders(job.secrets, job, attemptedAt), job.body);
     const now = clock();
     const outcome: AttemptOutcome =
       result.status === null ? { kind: 'failure', status: null } : classifyStatus(result.status, parseRetryAfter(result.retryAfter, now));

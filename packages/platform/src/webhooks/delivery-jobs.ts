@@ -3,13 +3,14 @@
 // delivery whose owner went away must still end (as cancelled, with the reason in the log) instead
 // of staying pending forever.
 import type { SecretBox } from '../domain/secret-box.ts';
+import { activePrevious, type SigningSecrets } from '../domain/signing-secrets.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
 import type { WebhookMessage } from './signer.ts';
 
-/** A delivery ready to send: the message, where it goes and the secret that signs it. */
+/** A delivery ready to send: the message, where it goes and the secrets that sign it. */
 export interface Job extends WebhookMessage {
   id: number;
   subscriptionId: number;
@@ -18,15 +19,18 @@ export interface Job extends WebhookMessage {
   address: string;
   /** Scheme, host and port of the address: the unit of per-receiver fairness. */
   origin: string;
-  secret: string;
+  secrets: SigningSecrets;
 }
 
 export type CancelledOutcome = Extract<DeliveryOutcome, { cancelled: string }>;
 
-type Decision = { cancelled: string } | { address: string; apiVersion: string; secretEnc: string };
+type Decision = { cancelled: string } | { address: string; apiVersion: string; secretEnc: string; previousEnc: string | undefined };
 
-/** Whether a claimed delivery may be sent, judged from the state of its subscription and owner. */
-export function decide(r: ClaimedDelivery): Decision {
+/**
+ * Whether a claimed delivery may be sent, judged from the state of its subscription and owner at
+ * `now`; with the sealed secrets that sign it (the previous one only while its rotation lasts).
+ */
+export function decide(r: ClaimedDelivery, now: number): Decision {
   // A subscription row always carries an address and an API version; testing them here lets the
   // types follow without assertions.
   if (r.sub_id === null || r.address === null || r.api_version === null) return { cancelled: 'the subscription was deleted' };
@@ -45,7 +49,11 @@ export function decide(r: ClaimedDelivery): Decision {
   if (!mayReceive(r.topic, storedScopes(r.app_id !== null ? r.installation_scopes : r.private_scopes))) return { cancelled: SCOPE_LOST };
   const secretEnc = r.client_secret_enc ?? r.webhook_secret_enc;
   if (!secretEnc) return { cancelled: 'the app no longer exists' };
-  return { address: r.address, apiVersion: r.api_version, secretEnc };
+  const previousEnc =
+    r.client_secret_enc !== null
+      ? activePrevious(r.previous_secret_enc, r.previous_secret_expires_at, now)
+      : activePrevious(r.previous_webhook_secret_enc, r.previous_webhook_secret_expires_at, now);
+  return { address: r.address, apiVersion: r.api_version, secretEnc, previousEnc };
 }
 
 /**
@@ -82,12 +90,12 @@ export class DeliveryJobs {
   }
 
   /** Splits claimed rows into jobs to send and cancellations to record, keeping the claim's order. */
-  prepare(rows: readonly ClaimedDelivery[]): { jobs: Job[]; cancelled: CancelledOutcome[] } {
+  prepare(rows: readonly ClaimedDelivery[], now: number): { jobs: Job[]; cancelled: CancelledOutcome[] } {
     const jobs: Job[] = [];
     const cancelled: CancelledOutcome[] = [];
     for (const r of rows) {
       const base = { id: r.id, subscriptionId: r.subscription_id, attempts: r.attempts };
-      const d = decide(r);
+      const d = decide(r, now);
       if ('cancelled' in d) {
         cancelled.push({ ...base, cancelled: d.cancelled });
         continue;
@@ -100,7 +108,10 @@ export class DeliveryJobs {
         address: d.address,
         origin: new URL(d.address).origin,
         apiVersion: d.apiVersion,
-        secret: this.secrets.open(d.secretEnc),
+        secrets: {
+          current: this.secrets.open(d.secretEnc),
+          previous: d.previousEnc === undefined ? undefined : this.secrets.open(d.previousEnc),
+        },
         shopDomain: storeHostname(r.store_name, this.storeDomain),
         triggeredAt: r.event_at,
         body: r.payload,

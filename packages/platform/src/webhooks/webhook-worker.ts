@@ -184,7 +184,7 @@ export class WebhookWorker {
       limit,
       excludeSubscriptions: this.dispatcher.saturatedSubscriptions(),
     });
-    const { jobs, cancelled } = this.jobs.prepare(rows);
+    const { jobs, cancelled } = this.jobs.prepare(rows, now);
     if (cancelled.length > 0) this.recorder.record(...cancelled);
     return jobs;
   }

@@ -238,7 +238,8 @@ class VerifiedWebhookEvent<T> implements WebhookEvent<T> {
  * Verifies a webhook against its raw body and returns the typed event. When the Standard Webhooks
  * headers are present their signature and timestamp (±`toleranceSeconds`, default 300 s) are
  * checked; otherwise the `X-Service-Hmac-Sha256` body signature is. Any of several secrets may
- * match (rotation); comparison is constant-time. Errors (`WebhookError`) say which check failed:
+ * match any of the `v1,` entries of `webhook-signature` (during a rotation the platform sends one per
+ * secret, and the app lists `[newSecret, oldSecret]`); comparison is constant-time. Errors (`WebhookError`) say which check failed:
  * `WEBHOOK_BODY_NOT_RAW` (a parsed object was passed), `WEBHOOK_SIGNATURE_MISSING`,
  * `WEBHOOK_SIGNATURE_INVALID`, `WEBHOOK_TIMESTAMP_OUT_OF_RANGE`.
  *
@@ -277,8 +278,10 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
         `webhook-timestamp is ${Math.round(skew)} s away from now; at most ${tolerance} s is accepted (a replay, or a wrong server clock)`,
       );
     }
+    // Space-separated `version,signature` entries: one per secret the sender signs with (two while
+    // it rotates its secret), and versions this code does not know are skipped.
     const candidates = standardSignature
-      .split(' ')
+      .split(/\s+/)
       .filter((s) => s.startsWith('v1,'))
       .map((s) => s.slice(3));
     if (candidates.length === 0) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature carries no v1 signature');

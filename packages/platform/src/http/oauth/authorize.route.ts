@@ -172,7 +172,8 @@ async function redirectWithCode(
     timestamp: String(Math.floor(services.clock() / 1000)),
   };
   const url = new URL(ar.redirectUri);
-  for (const [k, v] of new URLSearchParams(signedQueryString(params, services.apps.clientSecret(ar.app)))) url.searchParams.set(k, v);
+  for (const [k, v] of new URLSearchParams(signedQueryString(params, services.rotations.querySigningSecret(ar.app))))
+    url.searchParams.set(k, v);
   return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
 }
 

@@ -1,20 +1,26 @@
 // The partner's apps: create, edit the App URL and redirect URL (absolute http(s) URLs; the redirect
 // URL must not contain "#", and the authorize step later demands an exact match with it), reveal
-// the client secret (shown once per reveal) and rotate it (the old one keeps authenticating for 24
-// hours so running apps can roll over).
+// the client secret (shown once per reveal), rotate it and finish the rotation (until then the old
+// secret keeps authenticating and signing, so running apps roll over without a dropped webhook).
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
+import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { hiddenFields, html } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 
-export const SECRET_GRACE_MS = 24 * 3600_000;
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
-const NOTICES: Record<string, string> = { saved: 'The App URL and redirect URL were saved.' };
+const NOTICES: Record<string, string> = {
+  saved: 'The App URL and redirect URL were saved.',
+  finished:
+    'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
+};
 const REVEAL_TITLES: Record<string, [string, string]> = {
   created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
   revealed: ['Client secret', 'This is the current client secret. It is shown once; reveal it again when you need it.'],
-  rotated: ['New client secret', 'The secret was rotated. The previous secret keeps working for 24 hours; update your app before then.'],
+  rotated: [
+    'New client secret',
+    'The secret was rotated. Copy the new secret now: it is shown once. Deploy it to your app next to the previous one, then press "Finish rotation" in the app settings.',
+  ],
 };
 
 export function registerPartnerAppRoutes(app: FastifyInstance, services: Services): void {
@@ -100,8 +106,8 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
     const errors = checking ? services.apps.urlErrors(appUrl, redirectUri) : {};
     const notice = NOTICES[String(q.done)];
     const csrf = reply.generateCsrf();
-    const previousUntil =
-      a.previous_secret_enc && (a.previous_secret_expires_at ?? 0) > services.clock() ? a.previous_secret_expires_at : null;
+    const rotationEndsAt = services.rotations.clientRotationEndsAt(a);
+    const overlap = describeDuration(services.config.secretOverlapMs);
     const body = html`<h1>${a.name}</h1>
 ${appTabs(a.client_id, 'settings')}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
@@ -115,12 +121,18 @@ ${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', t
 </form>
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
-${previousUntil ? html`<p class="notice" role="status">The previous secret keeps working until ${formatTime(Number(previousUntil))}.</p>` : ''}
 <div class="actions">
 <form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
-<form class="inline" method="post" action="/partner/apps/${a.client_id}/rotate-secret">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="rotate">Rotate client secret</button></form>
+${rotationEndsAt === undefined ? html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/rotate-secret">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="rotate">Rotate client secret</button></form>` : ''}
 </div>
-<p class="muted">Rotating creates a new secret; the current one keeps working for 24 hours.</p>`;
+${
+  rotationEndsAt === undefined
+    ? html`<p class="muted">Rotating creates a new secret. Until you finish the rotation (at the latest after ${overlap}), the previous secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; <code>webhook-signature</code> carries a signature with each secret.</p>`
+    : html`<h3>Rotation in progress</h3>
+<p class="notice" role="status">The previous secret keeps working until ${formatTime(rotationEndsAt)} unless you finish the rotation first. Until then install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; <code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
+<p>Finish the rotation once every server of your app accepts the new secret. Finishing signs install links and webhooks with the new secret only, and the previous secret stops working at the token endpoint. This cannot be undone.</p>
+<form method="post" action="/partner/apps/${a.client_id}/finish-rotation">${hiddenFields({ _csrf: csrf })}<button type="submit" name="finish">Finish rotation</button></form>`
+}`;
     return sendPartnerPage(reply, partner.email, 'apps', a.name, body);
   });
 
@@ -154,10 +166,18 @@ ${previousUntil ? html`<p class="notice" role="status">The previous secret keeps
   app.post('/partner/apps/:clientId/rotate-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    const secret = await services.apps.rotateSecret(a.id, SECRET_GRACE_MS);
-    req.log.info({ client_id: a.client_id }, 'client secret rotated');
+    const { secret } = await services.rotations.rotateClientSecret(a.id);
+    req.log.info({ client_id: a.client_id }, 'client secret rotation started');
     const reveal = await reveals.put(partner.sessionId, { kind: 'rotated', client_id: a.client_id, client_secret: secret });
     return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
+  });
+
+  app.post('/partner/apps/:clientId/finish-rotation', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    await services.rotations.finishClientSecretRotation(a.id);
+    req.log.info({ client_id: a.client_id }, 'client secret rotation finished');
+    return reply.redirect(`/partner/apps/${a.client_id}?done=finished`, 303);
   });
 
   app.get('/partner/apps/:clientId/secret', partnerOnly, async (req, reply) => {

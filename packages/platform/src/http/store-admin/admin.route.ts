@@ -74,7 +74,7 @@ ${publicApps.map(
       timestamp: String(Math.floor(services.clock() / 1000)),
     };
     const url = new URL(target.app_url);
-    const signed = new URLSearchParams(signedQueryString(params, services.apps.clientSecret(target)));
+    const signed = new URLSearchParams(signedQueryString(params, services.rotations.querySigningSecret(target)));
     for (const [k, v] of signed) url.searchParams.set(k, v);
     return reply.redirect(url.toString(), 303);
   });

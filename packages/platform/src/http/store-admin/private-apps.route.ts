@@ -1,16 +1,20 @@
 // Private apps in the store admin: apps of one store that call the Admin API with a fixed
 // Access-Token instead of OAuth. Create with chosen scopes (the Access-Token and webhook secret are
-// shown once; only a hash of the token is kept), list, revoke.
+// shown once; only a hash of the token is kept), list, revoke; rotate the webhook secret (the new
+// one shown once) and finish the rotation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import type { Services } from '../../services/services.ts';
 import { checkPrivateApp } from '../../services/app-service.ts';
-import { formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
-import { hiddenFields, html } from '../views/html.ts';
+import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
+import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
 import { parseId } from '../path-params.ts';
 
-const NOTICES: Record<string, string> = { revoked: 'The private app was revoked: its Access-Token no longer works.' };
+const NOTICES: Record<string, string> = {
+  revoked: 'The private app was revoked: its Access-Token no longer works.',
+  finished: 'The rotation is finished: webhooks are now signed with the new webhook secret only.',
+};
 
 const merchantOnly = { config: { session: 'merchant' as const } };
 
@@ -30,10 +34,11 @@ ${
   rows.length === 0
     ? html`<p class="muted">No private apps yet.</p>`
     : html`<table>
-<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Status</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th><th scope="col">Status</th></tr></thead>
 <tbody>
 ${rows.map(
   (p) => html`<tr><td>${p.name}</td><td>${p.scopes.split(',').join(', ')}</td><td>${formatTime(Number(p.created_at))}</td>
+<td>${p.revoked_at !== null ? '' : webhookSecretCell(p, csrf, services.clock())}</td>
 <td>${
     p.revoked_at !== null
       ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
@@ -41,7 +46,8 @@ ${rows.map(
   }</td></tr>`,
 )}
 </tbody>
-</table>`
+</table>
+<p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the new secret.</p>`
 }`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
   });
@@ -103,14 +109,15 @@ ${scopeCheckboxes(scopes, errors.scopes)}
   // The token and webhook secret, once: the reveal is deleted as it is read.
   app.get('/admin/private-apps/created', merchantOnly, async (req, reply) => {
     const shown = await reveals.take(req.merchant!.sessionId, (req.query as Record<string, unknown>).reveal);
-    const body = shown
-      ? html`<h1>Private app "${shown.name}" created</h1>
+    const body =
+      shown?.access_token !== undefined
+        ? html`<h1>Private app "${shown.name}" created</h1>
 <p class="notice" role="status">Copy the Access-Token and webhook secret now: they are shown only once.</p>
 ${secretField('access-token', 'Access-Token', shown.access_token ?? '')}
 ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
 <p>Send the token in the <code>Access-Token</code> header of every Admin API request.</p>
 <p><a href="/admin/private-apps">Back to private apps</a></p>`
-      : html`<h1>Already shown</h1>
+        : html`<h1>Already shown</h1>
 <p>The Access-Token of a private app is shown only once. If it was lost, revoke the app and create a new one.</p>
 <p><a href="/admin/private-apps">Back to private apps</a></p>`;
     return sendAdminPage(reply, req.store!, 'private-apps', 'Private app created', body, { scripts: ['/assets/copy-button.js'] });
@@ -120,4 +127,50 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
     await services.apps.revokePrivateApp(req.store!.id, parseId((req.params as { id: string }).id));
     return reply.redirect('/admin/private-apps?done=revoked', 303);
   });
+
+  app.post('/admin/private-apps/:id/rotate-webhook-secret', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const id = parseId((req.params as { id: string }).id);
+    const rotated = await services.rotations.rotatePrivateWebhookSecret(req.store!.id, id);
+    req.log.info({ private_app_id: id }, 'webhook secret rotation started');
+    const reveal = await reveals.put(req.merchant!.sessionId, {
+      name: rotated.name,
+      webhook_secret: rotated.secret,
+      overlap_ends_at: String(rotated.overlapEndsAt),
+    });
+    return reply.redirect(`/admin/private-apps/rotated?reveal=${reveal}`, 303);
+  });
+
+  // The new webhook secret, once.
+  app.get('/admin/private-apps/rotated', merchantOnly, async (req, reply) => {
+    const shown = await reveals.take(req.merchant!.sessionId, (req.query as Record<string, unknown>).reveal);
+    const body =
+      shown?.webhook_secret !== undefined && shown.access_token === undefined
+        ? html`<h1>New webhook secret for "${shown.name}"</h1>
+<p class="notice" role="status">Copy the new webhook secret now: it is shown only once. Deploy it to your webhook receiver next to the previous one, then press "Finish rotation" on the Private apps page. Until then, and at the latest until ${formatTime(Number(shown.overlap_ends_at))}, webhooks are also signed with the previous secret.</p>
+${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret)}
+<p><a href="/admin/private-apps">Back to private apps</a></p>`
+        : html`<h1>Already shown</h1>
+<p>A new webhook secret is shown only once. If it was lost, finish the rotation and rotate again.</p>
+<p><a href="/admin/private-apps">Back to private apps</a></p>`;
+    return sendAdminPage(reply, req.store!, 'private-apps', 'New webhook secret', body, { scripts: ['/assets/copy-button.js'] });
+  });
+
+  app.post('/admin/private-apps/:id/finish-rotation', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const id = parseId((req.params as { id: string }).id);
+    await services.rotations.finishPrivateWebhookSecretRotation(req.store!.id, id);
+    req.log.info({ private_app_id: id }, 'webhook secret rotation finished');
+    return reply.redirect('/admin/private-apps?done=finished', 303);
+  });
+}
+
+type PrivateAppSummary = Awaited<ReturnType<Services['apps']['listPrivateApps']>>[number];
+
+/** Rotate, or the rotation in progress with what finishing does and its button. */
+function webhookSecretCell(p: PrivateAppSummary, csrf: string, now: number): SafeHtml {
+  const endsAt = p.previous_webhook_secret_expires_at;
+  if (endsAt === null || endsAt <= now) {
+    return html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="rotate" aria-label="Rotate the webhook secret of ${p.name}">Rotate webhook secret</button></form>`;
+  }
+  return html`<p>Rotation in progress until ${formatTime(Number(endsAt))}. Finishing signs webhooks with the new secret only; receivers that still hold only the previous secret then reject them.</p>
+<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/finish-rotation">${hiddenFields({ _csrf: csrf })}<button type="submit" name="finish" aria-label="Finish the rotation of ${p.name}">Finish rotation</button></form>`;
 }

@@ -54,3 +54,17 @@ export function formString(value: unknown, max = 2000): string {
 export function formatTime(ms: number): string {
   return `${new Date(ms).toISOString().replace('T', ' ').slice(0, 19)} UTC`;
 }
+
+/** A duration in words, in its largest whole unit (a single day reads as `24 hours`): `90 minutes`, `7 days`. */
+export function describeDuration(ms: number): string {
+  const units: [number, string][] = [
+    [86_400_000, 'day'],
+    [3_600_000, 'hour'],
+    [60_000, 'minute'],
+    [1000, 'second'],
+  ];
+  for (const [size, name] of units) {
+    if (ms >= size && ms % size === 0 && !(name === 'day' && ms === size)) return `${ms / size} ${name}${ms / size === 1 ? '' : 's'}`;
+  }
+  return `${ms} ms`;
+}

@@ -68,6 +68,8 @@ export interface PrivateAppSummary {
   scopes: string;
   created_at: number;
   revoked_at: number | null;
+  /** When the webhook secret's rotation ends by itself; null when none is in progress (or it ended). */
+  previous_webhook_secret_expires_at: number | null;
 }
 
 export interface WebSessionRow {
@@ -244,8 +246,13 @@ export interface ClaimedDelivery {
   installed_at: number | null;
   /** The scopes the installation grants now. */
   installation_scopes: string | null;
+  /** The app's client secret before a rotation, and when it stops signing (see `activePrevious`). */
+  previous_secret_enc: string | null;
+  previous_secret_expires_at: number | null;
   private_id: number | null;
   webhook_secret_enc: string | null;
+  previous_webhook_secret_enc: string | null;
+  previous_webhook_secret_expires_at: number | null;
   revoked_at: number | null;
   /** The scopes the private app holds now. */
   private_scopes: string | null;

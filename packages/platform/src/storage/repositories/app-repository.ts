@@ -1,5 +1,14 @@
 // Public apps (client credentials), their installations in stores, and private apps.
-import type { AppRepository, AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from '../ports.ts';
+import type {
+  AppRepository,
+  AppRow,
+  InstallationRow,
+  InstalledApp,
+  NewApp,
+  PrivateAppSecrets,
+  PrivateAppSummary,
+  SecretOwner,
+} from '../ports.ts';
 import type { Executor } from './executor.ts';
 import { APP_COLUMNS } from './prepared-statements.ts';
 
@@ -115,6 +124,8 @@ export class SqlAppRepository implements AppRepository {
         webhook_secret_enc: input.webhookSecretEnc,
         created_at: input.now,
         revoked_at: null,
+        previous_webhook_secret_enc: null,
+        previous_webhook_secret_expires_at: null,
       })
       .returning('id')
       .executeTakeFirstOrThrow();
@@ -124,7 +135,7 @@ export class SqlAppRepository implements AppRepository {
   listPrivateApps(storeId: number): Promise<PrivateAppSummary[]> {
     return this.x.k
       .selectFrom('private_apps')
-      .select(['id', 'name', 'scopes', 'created_at', 'revoked_at'])
+      .select(['id', 'name', 'scopes', 'created_at', 'revoked_at', 'previous_webhook_secret_expires_at'])
       .where('store_id', '=', storeId)
       .orderBy('id', 'desc')
       .limit(200)
@@ -158,5 +169,66 @@ export class SqlAppRepository implements AppRepository {
       .where('revoked_at', 'is', null)
       .executeTakeFirst();
     return Number(res.numUpdatedRows) > 0;
+  }
+
+  async startSecretRotation(
+    owner: SecretOwner,
+    c: { expectedCurrent: string; current: string; previousExpiresAt: number; now: number },
+  ): Promise<boolean> {
+    const res =
+      'appId' in owner
+        ? await this.x.k
+            .updateTable('apps')
+            .set({ client_secret_enc: c.current, previous_secret_enc: c.expectedCurrent, previous_secret_expires_at: c.previousExpiresAt })
+            .where('id', '=', owner.appId)
+            .where('client_secret_enc', '=', c.expectedCurrent)
+            .where((eb) => eb.or([eb('previous_secret_enc', 'is', null), eb('previous_secret_expires_at', '<=', c.now)]))
+            .executeTakeFirst()
+        : await this.x.k
+            .updateTable('private_apps')
+            .set({
+              webhook_secret_enc: c.current,
+              previous_webhook_secret_enc: c.expectedCurrent,
+              previous_webhook_secret_expires_at: c.previousExpiresAt,
+            })
+            .where('id', '=', owner.privateAppId)
+            .where('store_id', '=', owner.storeId)
+            .where('revoked_at', 'is', null)
+            .where('webhook_secret_enc', '=', c.expectedCurrent)
+            .where((eb) => eb.or([eb('previous_webhook_secret_enc', 'is', null), eb('previous_webhook_secret_expires_at', '<=', c.now)]))
+            .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  async finishSecretRotation(owner: SecretOwner, now: number): Promise<boolean> {
+    const res =
+      'appId' in owner
+        ? await this.x.k
+            .updateTable('apps')
+            .set({ previous_secret_enc: null, previous_secret_expires_at: null })
+            .where('id', '=', owner.appId)
+            .where('previous_secret_enc', 'is not', null)
+            .where('previous_secret_expires_at', '>', now)
+            .executeTakeFirst()
+        : await this.x.k
+            .updateTable('private_apps')
+            .set({ previous_webhook_secret_enc: null, previous_webhook_secret_expires_at: null })
+            .where('id', '=', owner.privateAppId)
+            .where('store_id', '=', owner.storeId)
+            .where('revoked_at', 'is', null)
+            .where('previous_webhook_secret_enc', 'is not', null)
+            .where('previous_webhook_secret_expires_at', '>', now)
+            .executeTakeFirst();
+    return Number(res.numUpdatedRows) > 0;
+  }
+
+  findPrivateAppSecrets(storeId: number, id: number): Promise<PrivateAppSecrets | undefined> {
+    return this.x.k
+      .selectFrom('private_apps')
+      .select(['id', 'name', 'webhook_secret_enc', 'previous_webhook_secret_enc', 'previous_webhook_secret_expires_at'])
+      .where('id', '=', id)
+      .where('store_id', '=', storeId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
   }
 }
