@@ -23,9 +23,17 @@ export function registerAdminCommands(program: Command): void {
   common(stores.command('create <name>').description('create a store and its owner merchant'))
     .requiredOption('--owner-email <email>', "the merchant's email (log-in name)")
     .requiredOption('--owner-password <password>', "the merchant's password (at least 8 characters)")
-    .action(async (name: string, opts: Common & { ownerEmail: string; ownerPassword: string }) => {
+    .option('--currency <code>', 'ISO 4217 currency of the store, e.g. EUR (default USD)')
+    .option('--timezone <zone>', 'IANA time zone of the store, e.g. Europe/Paris (default UTC)')
+    .action(async (name: string, opts: Common & { ownerEmail: string; ownerPassword: string; currency?: string; timezone?: string }) => {
       await withServices(opts.database, async (services) => {
-        const store = await services.accounts.createStore({ name, ownerEmail: opts.ownerEmail, ownerPassword: opts.ownerPassword });
+        const store = await services.accounts.createStore({
+          name,
+          ownerEmail: opts.ownerEmail,
+          ownerPassword: opts.ownerPassword,
+          currency: opts.currency,
+          timezone: opts.timezone,
+        });
         const out = { store_id: String(store.id), store_name: store.name, base_url: storeBaseUrl(services.config, store.name) };
         print(opts.json, out, `created store ${out.store_name} (id ${out.store_id}) at ${out.base_url}`);
       });

@@ -1,5 +1,6 @@
-// Opaque keyset cursors: a position (the last or first id seen), a direction, and the store and
-// resource they belong to, signed so a tampered or foreign cursor is refused. A position rather
+// Opaque keyset cursors: a position (the last or first id seen), a direction, the store and
+// resource they belong to, and a digest of the list's filters, signed so a tampered or foreign
+// cursor is refused, and one issued for other filters too (it would page through another list). A position rather
 // than an offset, so a deep page costs what the first one does, and rows added or removed meanwhile
 // are neither skipped nor repeated.
 import { createHmac, timingSafeEqual } from 'node:crypto';
@@ -17,6 +18,8 @@ export interface CursorPosition {
    * position, so a list can start inside a time window without walking the rows before it.
    */
   at?: number;
+  /** Digest of the row filters the cursor was issued for; '' (or absent) for an unfiltered list. */
+  filters?: string;
 }
 
 export class InvalidCursorError extends Error {}
@@ -28,12 +31,19 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(p: CursorPosition): string {
-    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}${p.at === undefined ? '' : `|${p.at}`}`;
+    // Optional parts follow the id: the time (digits), then the filter digest tagged with `f` (so
+    // the two never read as each other). An unfiltered cursor keeps the form it had before filters.
+    const at = p.at === undefined ? '' : `|${p.at}`;
+    const digest = p.filters ? `|f${p.filters}` : '';
+    const payload = `${VERSION}|${p.storeId}|${p.resource}|${p.direction === 'next' ? 'n' : 'p'}|${p.id}${at}${digest}`;
     return `${Buffer.from(payload).toString('base64url')}.${this.mac(payload).toString('base64url')}`;
   }
 
-  /** Decodes a cursor for `storeId` and `resource`; anything else is an InvalidCursorError. */
-  decode(cursor: string, expect: { storeId: number; resource: string; direction: Direction }): CursorPosition {
+  /**
+   * Decodes a cursor for `storeId`, `resource` and the filter digest `filters` (default ''), in
+   * `direction` ('any' takes either); anything else is an InvalidCursorError.
+   */
+  decode(cursor: string, expect: { storeId: number; resource: string; direction: Direction | 'any'; filters?: string }): CursorPosition {
     if (cursor.length > 200) throw new InvalidCursorError('cursor is too long');
     const dot = cursor.indexOf('.');
     if (dot <= 0 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(cursor)) throw new InvalidCursorError('cursor is malformed');
@@ -48,15 +58,26 @@ export class CursorCodec {
     const expected = this.mac(payload);
     if (given.length !== expected.length || !timingSafeEqual(given, expected))
       throw new InvalidCursorError('cursor is malformed or was altered');
-    const [version, store, resource, dir, id, at, ...rest] = payload.split('|');
+    const [version, store, resource, dir, id, ...optional] = payload.split('|');
+    const filters = optional.at(-1)?.startsWith('f') ? optional.pop()!.slice(1) : '';
+    const [at, ...rest] = optional;
     if (version !== VERSION || !store || !resource || !dir || !id || !/^\d{1,18}$/.test(id) || rest.length > 0)
       throw new InvalidCursorError('cursor is malformed');
     if (at !== undefined && !/^\d{1,15}$/.test(at)) throw new InvalidCursorError('cursor is malformed');
     if (Number(store) !== expect.storeId || resource !== expect.resource) throw new InvalidCursorError('cursor belongs to another list');
+    if (filters !== (expect.filters ?? ''))
+      throw new InvalidCursorError('cursor was issued for other filters; send the same filters as the request that returned it');
     const direction: Direction = dir === 'n' ? 'next' : 'prev';
-    if (direction !== expect.direction)
+    if (expect.direction !== 'any' && direction !== expect.direction)
       throw new InvalidCursorError(direction === 'next' ? 'this is a cursor, not a pre_cursor' : 'this is a pre_cursor, not a cursor');
-    return { storeId: expect.storeId, resource, direction, id: Number(id), ...(at === undefined ? {} : { at: Number(at) }) };
+    return {
+      storeId: expect.storeId,
+      resource,
+      direction,
+      id: Number(id),
+      ...(at === undefined ? {} : { at: Number(at) }),
+      ...(filters ? { filters } : {}),
+    };
   }
 
   private mac(payload: string): Buffer {

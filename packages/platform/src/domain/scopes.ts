@@ -1,15 +1,28 @@
 // Scopes: `<access>_<resource>`, where write implies read. The singular forms some existing apps
-// send (`read_product`) are accepted as aliases and stored in the plural form.
+// send (`read_product`) are accepted as aliases and stored in the plural form. The shop (the
+// store's own record) can only be read: no app may change a store's name or owner.
 
 export const RESOURCES = ['products', 'orders', 'customers'] as const;
 export type Resource = (typeof RESOURCES)[number];
+/** Resources that have only a read scope. */
+export const READ_ONLY_RESOURCES = ['shop'] as const;
+export type ReadOnlyResource = (typeof READ_ONLY_RESOURCES)[number];
+/** Anything a scope can name. */
+export type ScopeResource = Resource | ReadOnlyResource;
 export type Access = 'read' | 'write';
-export type Scope = `${Access}_${Resource}`;
+export type Scope = `${Access}_${Resource}` | `read_${ReadOnlyResource}`;
+
+/** Every scope an app can hold, in the order forms list them. */
+export const ALL_SCOPES: readonly Scope[] = [
+  ...RESOURCES.flatMap((r): Scope[] => [`read_${r}`, `write_${r}`]),
+  ...READ_ONLY_RESOURCES.map((r): Scope => `read_${r}`),
+];
 
 // Every accepted spelling of a resource, canonical or singular. A Map, not an object literal: a
 // lookup in an object also finds what it inherits, so `read_constructor` would name a resource.
-const RESOURCE_NAMES: ReadonlyMap<string, Resource> = new Map<string, Resource>([
-  ...RESOURCES.map((r): [string, Resource] => [r, r]),
+const RESOURCE_NAMES: ReadonlyMap<string, ScopeResource> = new Map<string, ScopeResource>([
+  ...RESOURCES.map((r): [string, ScopeResource] => [r, r]),
+  ...READ_ONLY_RESOURCES.map((r): [string, ScopeResource] => [r, r]),
   ['product', 'products'],
   ['order', 'orders'],
   ['customer', 'customers'],
@@ -29,9 +42,15 @@ export function parseScopes(input: string): Scope[] {
     const match = /^(read|write)_([a-z]+)$/.exec(raw);
     const resource = match ? RESOURCE_NAMES.get(match[2]!) : undefined;
     if (!match || !resource) throw new ScopeParseError(raw.slice(0, 64));
-    out.add(`${match[1] as Access}_${resource}`);
+    const scope = `${match[1] as Access}_${resource}`;
+    if (!isScope(scope)) throw new ScopeParseError(raw.slice(0, 64));
+    out.add(scope);
   }
   return [...out].sort();
+}
+
+function isScope(s: string): s is Scope {
+  return (ALL_SCOPES as readonly string[]).includes(s);
 }
 
 /** Canonical string form stored in the database and returned to clients. */
@@ -40,21 +59,23 @@ export function formatScopes(scopes: Iterable<Scope>): string {
 }
 
 /** Whether the granted scopes allow `access` on `resource` (write implies read). */
-export function allows(granted: readonly Scope[], access: Access, resource: Resource): boolean {
-  if (granted.includes(`write_${resource}`)) return true;
-  return access === 'read' && granted.includes(`read_${resource}`);
+export function allows(granted: readonly Scope[], access: Access, resource: ScopeResource): boolean {
+  const held = granted as readonly string[];
+  if (held.includes(`write_${resource}`)) return true;
+  return access === 'read' && held.includes(`read_${resource}`);
 }
 
 /** Whether every scope of `requested` is already covered by `granted`. */
 export function covers(granted: readonly Scope[], requested: readonly Scope[]): boolean {
   return requested.every((s) => {
-    const [access, resource] = s.split('_') as [Access, Resource];
+    const [access, resource] = s.split('_') as [Access, ScopeResource];
     return allows(granted, access, resource);
   });
 }
 
 /** Plain-words description for the consent page. */
 export function describeScope(scope: Scope): string {
+  if (scope === 'read_shop') return 'See your store’s name, address, owner email, currency and time zone';
   const [access, resource] = scope.split('_') as [Access, Resource];
   return access === 'read' ? `See your ${resource}` : `See, create, change and delete your ${resource}`;
 }
@@ -70,7 +91,7 @@ export function storedScopes(value: string | null): Scope[] {
  */
 export function supportedScopes(): Scope[] {
   const out: Scope[] = [];
-  for (const resource of RESOURCES) {
+  for (const resource of [...RESOURCES, ...READ_ONLY_RESOURCES]) {
     for (const access of ['read', 'write'] as const) {
       try {
         out.push(...parseScopes(`${access}_${resource}`));

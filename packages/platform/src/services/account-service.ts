@@ -1,12 +1,13 @@
 // Stores, merchants, partners and their browser sessions.
 import type { Clock } from '../domain/clock.ts';
-import { ValidationFailedError } from '../domain/errors.ts';
+import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../domain/password.ts';
+import { canonicalTimezone, currencyProblem, timezoneProblem } from '../domain/shop-profile.ts';
 import { isValidStoreName } from '../domain/store-host.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import type { Storage, StoreRow, WebSessionRow } from '../storage/ports.ts';
+import type { ShopRow, Storage, StoreRow, WebSessionRow } from '../storage/ports.ts';
 
-export type { StoreRow };
+export type { ShopRow, StoreRow };
 
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
@@ -25,11 +26,27 @@ export class AccountService {
     private readonly clock: Clock,
   ) {}
 
-  async createStore(input: { name: string; ownerEmail: string; ownerPassword: string }): Promise<StoreRow> {
+  async createStore(input: {
+    name: string;
+    ownerEmail: string;
+    ownerPassword: string;
+    /** ISO 4217 code; the column's default (USD) when absent. */
+    currency?: string | undefined;
+    /** IANA zone name; the column's default (UTC) when absent. */
+    timezone?: string | undefined;
+  }): Promise<StoreRow> {
     const name = input.name.toLowerCase();
     const errors = validateEmailPassword(input.ownerEmail, input.ownerPassword);
     if (!isValidStoreName(name)) errors.name = ['must start with a letter or digit and contain only a-z, 0-9 and hyphens (at most 63)'];
+    const currencyError = input.currency === undefined ? undefined : currencyProblem(input.currency);
+    if (currencyError) errors.currency = [currencyError];
+    const timezoneError = input.timezone === undefined ? undefined : timezoneProblem(input.timezone);
+    if (timezoneError) errors.timezone = [timezoneError];
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
+    const profile = {
+      ...(input.currency !== undefined ? { currency: input.currency } : {}),
+      ...(input.timezone !== undefined ? { timezone: canonicalTimezone(input.timezone) } : {}),
+    };
     const email = input.ownerEmail.toLowerCase();
     const passwordHash = await hashPassword(input.ownerPassword);
     const now = this.clock();
@@ -40,8 +57,15 @@ export class AccountService {
         throw new ValidationFailedError({ owner_email: ['belongs to an existing merchant with another password'] });
       }
       merchant ??= await tx.accounts.insertMerchant({ email, passwordHash, now });
-      return tx.accounts.insertStore({ name, ownerMerchantId: merchant.id, now });
+      return tx.accounts.insertStore({ name, ownerMerchantId: merchant.id, now, ...profile });
     });
+  }
+
+  /** The store's profile as apps read it, with its owner's email. */
+  async findShop(storeId: number): Promise<ShopRow> {
+    const row = await this.storage.accounts.findShop(storeId);
+    if (!row) throw new NotFoundError('No such store');
+    return row;
   }
 
   // Store names and ids never change, so a found store is kept for a while (per process, not shared).

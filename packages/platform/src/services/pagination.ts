@@ -1,8 +1,11 @@
 // Keyset pagination in both conventions of the Admin API: `cursor` + `has_more` (newer versions)
-// and `cursor` + `pre_cursor` (2022-01, which can also page backwards). Never an offset.
+// and `cursor` + `pre_cursor` (2022-01, which can also page backwards). Never an offset. A list's
+// filters narrow the rows of every page; its cursors carry a digest of them, so a cursor only
+// continues the list it came from.
 import type { PaginationConvention } from '../domain/api-versions.ts';
-import { type CursorCodec, InvalidCursorError } from '../domain/cursor.ts';
+import { type CursorCodec, type Direction, InvalidCursorError } from '../domain/cursor.ts';
 import { InvalidCursor } from '../domain/errors.ts';
+import { filterDigest, type ListFilters } from '../domain/list-filters.ts';
 import type { KeysetQuery, KeysetSource } from '../storage/ports.ts';
 
 export interface PageRequest {
@@ -10,9 +13,23 @@ export interface PageRequest {
   cursor: string | undefined;
   preCursor: string | undefined;
   convention: PaginationConvention;
+  /** Row filters (ids, since_id, time ranges); none when absent. */
+  filters?: ListFilters;
 }
 
 export type PageEnvelope<T> = { data: T[]; cursor: string; has_more: boolean } | { data: T[]; cursor: string; pre_cursor: string | null };
+
+/** A page, and the cursors of the pages either side of it (for `Link` headers). */
+export interface LinkedPage<T> {
+  envelope: PageEnvelope<T>;
+  /** Cursor of the next page ('' when this is the last). */
+  next: string;
+  /**
+   * Cursor of the previous page, null on the first. In the older convention it is sent as
+   * `pre_cursor`; in the newer ones as `cursor` (which takes either direction there).
+   */
+  previous: string | null;
+}
 
 export { InvalidCursor };
 
@@ -23,39 +40,63 @@ export async function keysetPage<R extends { id: number }, T>(
   req: PageRequest,
   toJson: (row: R) => T,
 ): Promise<PageEnvelope<T>> {
+  return (await linkedKeysetPage(source, codec, scope, req, toJson)).envelope;
+}
+
+export async function linkedKeysetPage<R extends { id: number }, T>(
+  source: KeysetSource<R>,
+  codec: CursorCodec,
+  scope: KeysetQuery & { resource: string },
+  req: PageRequest,
+  toJson: (row: R) => T,
+): Promise<LinkedPage<T>> {
+  const filters = filterDigest(req.filters ?? {});
+  const query: KeysetQuery = { ...scope, ...(req.filters ? { filters: req.filters } : {}) };
   let after: number | undefined;
   let before: number | undefined;
+  const decode = (cursor: string, direction: Direction | 'any') =>
+    codec.decode(cursor, { storeId: scope.storeId, resource: scope.resource, direction, filters });
   try {
-    if (req.cursor !== undefined && req.cursor !== '')
-      after = codec.decode(req.cursor, { storeId: scope.storeId, resource: scope.resource, direction: 'next' }).id;
-    if (req.preCursor !== undefined && req.preCursor !== '')
-      before = codec.decode(req.preCursor, { storeId: scope.storeId, resource: scope.resource, direction: 'prev' }).id;
+    if (req.cursor !== undefined && req.cursor !== '') {
+      // The newer convention has no pre_cursor parameter: its `previous` links send a backwards
+      // cursor as `cursor`.
+      const at = decode(req.cursor, req.convention === 'newer' ? 'any' : 'next');
+      if (at.direction === 'next') after = at.id;
+      else before = at.id;
+    }
+    if (req.preCursor !== undefined && req.preCursor !== '') {
+      if (before !== undefined) throw new InvalidCursorError('send either cursor or pre_cursor, not both');
+      before = decode(req.preCursor, 'prev').id;
+    }
   } catch (err) {
     if (err instanceof InvalidCursorError) throw new InvalidCursor(err.message);
     throw err;
   }
   if (after !== undefined && before !== undefined) throw new InvalidCursor('send either cursor or pre_cursor, not both');
-  const enc = (direction: 'next' | 'prev', id: number) => codec.encode({ storeId: scope.storeId, resource: scope.resource, direction, id });
+  const enc = (direction: 'next' | 'prev', id: number) =>
+    codec.encode({ storeId: scope.storeId, resource: scope.resource, direction, id, filters });
 
   if (before !== undefined) {
-    // Backwards (older convention): the page just before `before`, returned in ascending order.
-    const rows = await source.before(scope, before, req.limit + 1);
+    // Backwards: the page just before `before`, returned in ascending order.
+    const rows = await source.before(query, before, req.limit + 1);
     const hasBefore = rows.length > req.limit;
     const page = rows.slice(0, req.limit).reverse();
     const last = page.at(-1)?.id ?? before - 1;
-    return {
-      data: page.map(toJson),
-      cursor: (await source.exists(scope, '>', last)) ? enc('next', last) : '',
-      pre_cursor: hasBefore ? enc('prev', page[0]!.id) : null,
-    };
+    const next = (await source.exists(query, '>', last)) ? enc('next', last) : '';
+    const previous = hasBefore ? enc('prev', page[0]!.id) : null;
+    const data = page.map(toJson);
+    const envelope =
+      req.convention === 'newer' ? { data, cursor: next, has_more: next !== '' } : { data, cursor: next, pre_cursor: previous };
+    return { envelope, next, previous };
   }
 
-  const rows = await source.after(scope, after, req.limit + 1);
+  const rows = await source.after(query, after, req.limit + 1);
   const hasMore = rows.length > req.limit;
   const page = rows.slice(0, req.limit);
-  const cursor = hasMore ? enc('next', page.at(-1)!.id) : '';
-  if (req.convention === 'newer') return { data: page.map(toJson), cursor, has_more: hasMore };
+  const next = hasMore ? enc('next', page.at(-1)!.id) : '';
   const first = page[0]?.id ?? (after ?? 0) + 1;
-  const preCursor = after === undefined ? null : (await source.exists(scope, '<', first)) ? enc('prev', first) : null;
-  return { data: page.map(toJson), cursor, pre_cursor: preCursor };
+  const previous = after === undefined ? null : (await source.exists(query, '<', first)) ? enc('prev', first) : null;
+  const data = page.map(toJson);
+  if (req.convention === 'newer') return { envelope: { data, cursor: next, has_more: hasMore }, next, previous };
+  return { envelope: { data, cursor: next, pre_cursor: previous }, next, previous };
 }

@@ -8,7 +8,15 @@ import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 import type { PageCache } from './page-cache.ts';
-import { keysetPage, type PageRequest } from './pagination.ts';
+import { filterDigest, selectFields } from '../domain/list-filters.ts';
+import { keysetPage, linkedKeysetPage, type PageRequest } from './pagination.ts';
+
+/** A list page rendered as its JSON body, with the cursors of the pages either side (for `Link`). */
+export interface RenderedPage {
+  body: string;
+  next: string;
+  previous: string | null;
+}
 
 export type { ResourceRow };
 
@@ -21,15 +29,35 @@ export class ResourceService {
     private readonly pageCache: PageCache,
   ) {}
 
-  /** One page of a store's resources as a JSON body, served from the page cache while the data is unchanged. */
-  async listPage(def: ResourceDef, storeId: number, page: PageRequest): Promise<string> {
-    const key = `${storeId}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}`;
+  /**
+   * One page of a store's resources as a JSON body, served from the page cache while the data is
+   * unchanged. The cache key holds everything that shapes the page: its filters and fields too.
+   */
+  async listPage(def: ResourceDef, storeId: number, page: PageRequest, fields?: readonly string[]): Promise<RenderedPage> {
+    const key = [
+      storeId,
+      def.name,
+      page.convention,
+      page.limit,
+      page.cursor ?? '',
+      page.preCursor ?? '',
+      filterDigest(page.filters ?? {}),
+      fields?.join(',') ?? '*',
+    ].join('|');
     const version = this.pageCache.snapshot();
     const hit = this.pageCache.get(key, version);
-    if (hit !== undefined) return hit;
-    const body = JSON.stringify(await this.page(def, storeId, page));
-    this.pageCache.set(key, body, version);
-    return body;
+    if (hit !== undefined) return unpackPage(hit);
+    const result = await linkedKeysetPage(
+      this.storage.resources.page(def.name),
+      this.cursors,
+      { storeId, resource: def.name },
+      page,
+      (row) => selectFields(def.toJson(row), fields),
+    );
+    const rendered = { body: JSON.stringify(result.envelope), next: result.next, previous: result.previous };
+    // Cursors are base64url and never hold a newline, so the two lines before the body keep them.
+    this.pageCache.set(key, `${rendered.next}\n${rendered.previous ?? ''}\n${rendered.body}`, version);
+    return rendered;
   }
 
   /** One page of a store's resources as API objects (no cache). */
@@ -112,6 +140,13 @@ export class ResourceService {
       throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
   }
+}
+
+function unpackPage(entry: string): RenderedPage {
+  const first = entry.indexOf('\n');
+  const second = entry.indexOf('\n', first + 1);
+  const previous = entry.slice(first + 1, second);
+  return { next: entry.slice(0, first), previous: previous === '' ? null : previous, body: entry.slice(second + 1) };
 }
 
 /**

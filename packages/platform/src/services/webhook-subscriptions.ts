@@ -11,7 +11,7 @@ import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { Storage, SubscriptionRow } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import type { WriteStep } from './idempotency.ts';
-import { keysetPage, type PageRequest } from './pagination.ts';
+import { linkedKeysetPage, type PageRequest } from './pagination.ts';
 import { hostProblem } from './public-address.ts';
 
 export type { SubscriptionRow };
@@ -32,8 +32,9 @@ export class WebhookSubscriptions {
     private readonly cursors: CursorCodec,
   ) {}
 
+  /** A page of the caller's subscriptions, with the cursors either side of it. */
   list<T>(p: ApiPrincipal, page: PageRequest, toJson: (row: SubscriptionRow) => T) {
-    return keysetPage(
+    return linkedKeysetPage(
       this.storage.webhooks.subscriptions(),
       this.cursors,
       { storeId: p.storeId, resource: `webhooks:${p.owner}`, where: { owner: p.owner } },

@@ -7,6 +7,7 @@ import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliverie
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
+import * as shopProfile from './migrations/2026-11-24T00-shop-profile.ts';
 import * as refreshSuccessors from './migrations/2026-11-24T01-refresh-successors.ts';
 import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
 import * as idempotencyKeys from './migrations/2026-11-24T03-idempotency-keys.ts';
@@ -21,6 +22,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-22T03-webhook-outbox-indexes': webhookOutboxIndexes,
   '2026-11-22T04-login-attempts-and-reveals': loginAttemptsAndReveals,
   '2026-11-23T00-unique-customer-email': uniqueCustomerEmail,
+  '2026-11-24T00-shop-profile': shopProfile,
   '2026-11-24T01-refresh-successors': refreshSuccessors,
   '2026-11-24T02-secret-rotation': secretRotation,
   '2026-11-24T03-idempotency-keys': idempotencyKeys,
@@ -41,7 +43,14 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     db.dialect === 'postgres'
       ? (await sql<{ schema: string }>`select current_schema() as schema`.execute(db.kysely)).rows[0]?.schema
       : undefined;
-  const migrator = new Migrator({ db: db.kysely, provider: new StaticProvider(), ...(schema ? { migrationTableSchema: schema } : {}) });
+  // Unordered: migrations written side by side can land in an order other than their names' (a
+  // database that already ran a later-named one must still take an earlier-named newcomer).
+  const migrator = new Migrator({
+    db: db.kysely,
+    provider: new StaticProvider(),
+    allowUnorderedMigrations: true,
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

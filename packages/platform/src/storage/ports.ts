@@ -4,6 +4,7 @@
 import type { ResourceName } from '../domain/resources.ts';
 import type {
   StoreRow,
+  ShopRow,
   CredentialRow,
   AppRow,
   NewApp,
@@ -38,6 +39,7 @@ import type {
   EventLogRow,
 } from './ports/rows.ts';
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
@@ -53,7 +55,9 @@ export interface AccountRepository {
    * turns instead of both counting below the cap. Writes that only reference the store go on.
    */
   lockStore(storeId: number): Promise<void>;
-  insertStore(input: { name: string; ownerMerchantId: number; now: number }): Promise<StoreRow>;
+  insertStore(input: { name: string; ownerMerchantId: number; now: number; currency?: string; timezone?: string }): Promise<StoreRow>;
+  /** The store's profile with its owner's email. */
+  findShop(storeId: number): Promise<ShopRow | undefined>;
   findMerchantByEmail(email: string): Promise<CredentialRow | undefined>;
   insertMerchant(input: { email: string; passwordHash: string; now: number }): Promise<CredentialRow>;
   findPartnerByEmail(email: string): Promise<CredentialRow | undefined>;
@@ -217,6 +221,8 @@ export interface KeysetQuery {
   storeId: number;
   /** Extra equality filters on columns of the table (e.g. the subscription owner). */
   where?: Record<string, string | number>;
+  /** A list's row filters: ids, since_id, created_at/updated_at ranges (every keyset table has them). */
+  filters?: ListFilters;
 }
 
 /** Rows of a table in id order, one index range scan per call. */

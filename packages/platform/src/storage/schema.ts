@@ -4,7 +4,14 @@ import type { Generated } from 'kysely';
 
 export interface Database {
   merchants: { id: Generated<number>; email: string; password_hash: string; created_at: number };
-  stores: { id: Generated<number>; name: string; owner_merchant_id: number; created_at: number };
+  stores: {
+    id: Generated<number>;
+    name: string;
+    owner_merchant_id: number;
+    created_at: number;
+    currency: Generated<string>;
+    timezone: Generated<string>;
+  };
   partners: { id: Generated<number>; email: string; password_hash: string; created_at: number };
   apps: {
     id: Generated<number>;

@@ -6,17 +6,20 @@ import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
-import { allows, type Access, type Resource } from '../../domain/scopes.ts';
+import { allows, RESOURCES, type Access, type ScopeResource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import type { ResourceRow } from '../../services/resource-service.ts';
 import {
   errorResponses,
+  fieldNamesOf,
   LIST_QUERY,
   listEnvelope,
+  listQueryHook,
   methodNotAllowed,
   pageRequest,
+  setLinkHeader,
   VERSION_PARAM,
   withApiHeaders,
   writeErrorResponses,
@@ -26,6 +29,7 @@ import { parseId } from '../path-params.ts';
 import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
+import { registerShopRoute } from './shop.route.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -35,9 +39,10 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * Admin API route: the scope it needs (resource and access), or none (webhooks); `since`: the
-     * first API version that has the route (older ones answer 404 naming it).
+     * first API version that has the route (older ones answer 404 naming it); `wrapper`, on a
+     * create or update route, is the key its body may be wrapped in (`{"product": {...}}`).
      */
-    api?: { resource?: Resource; access?: Access; since?: ApiVersion };
+    api?: { resource?: ScopeResource; access?: Access; since?: ApiVersion; wrapper?: string };
   }
 }
 
@@ -56,6 +61,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     });
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
+    api.decorateRequest('listQuery', undefined);
     registerVersionHeaders(api, services);
 
     api.addHook('onRequest', async (req, reply) => {
@@ -83,8 +89,9 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       }
       const need = req.routeOptions.config?.api;
       if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
+        const writable = (RESOURCES as readonly string[]).includes(need.resource);
         throw new ForbiddenError(
-          `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`,
+          `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' && writable ? ` (or write_${need.resource})` : ''}`,
         );
       }
     });
@@ -94,25 +101,28 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       const type = req.headers['content-type'] ?? '';
       if (!/^application\/json\s*(;|$)/i.test(type))
         throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
+      const wrapper = req.routeOptions.config?.api?.wrapper;
+      if (wrapper) req.body = unwrap(req.body, wrapper);
     });
 
     registerIdempotency(api, services);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
+    registerShopRoute(api, services);
     registerEventRoutes(api, services);
   });
 }
 
-function unwrap(def: ResourceDef) {
-  // Clients used to `{"product": {...}}` bodies: accept the wrapped form as well as the bare object.
-  return async (req: FastifyRequest) => {
-    const body = req.body as Record<string, unknown> | null;
-    if (body && typeof body === 'object' && !Array.isArray(body)) {
-      const keys = Object.keys(body);
-      const inner = body[def.singular];
-      if (keys.length === 1 && inner && typeof inner === 'object' && !Array.isArray(inner)) req.body = inner;
-    }
-  };
+/**
+ * Clients of this platform family send `{"product": {...}}`: every create and update route takes
+ * the body wrapped in its `wrapper` key as well as the bare object. Only a body whose one key is the
+ * wrapper is unwrapped, so a bare object is never mistaken for a wrapped one.
+ */
+function unwrap(body: unknown, wrapper: string): unknown {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return body;
+  const keys = Object.keys(body);
+  const inner = (body as Record<string, unknown>)[wrapper];
+  return keys.length === 1 && keys[0] === wrapper && inner && typeof inner === 'object' && !Array.isArray(inner) ? inner : body;
 }
 
 function registerResource(api: FastifyInstance, services: Services, def: ResourceDef): void {
@@ -123,7 +133,8 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
-  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const }, idempotent: true };
+  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const, wrapper: def.singular }, idempotent: true };
+  const fieldNames = fieldNamesOf(def.object);
   const answerOne = (req: FastifyRequest, status: number) =>
     writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }));
 
@@ -131,6 +142,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     base,
     {
       config: read,
+      preValidation: listQueryHook(fieldNames),
       schema: {
         tags,
         summary: `List ${def.name}`,
@@ -140,8 +152,9 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
       },
     },
     async (req, reply) => {
-      const body = await services.resources.listPage(def, req.store!.id, pageRequest(req));
-      return reply.type('application/json; charset=utf-8').send(body);
+      const page = await services.resources.listPage(def, req.store!.id, pageRequest(req), req.listQuery?.fields);
+      setLinkHeader(req, reply, services.config, page);
+      return reply.type('application/json; charset=utf-8').send(page.body);
     },
   );
 
@@ -158,10 +171,10 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     base,
     {
       config: write,
-      preValidation: unwrap(def),
       schema: {
         tags,
         summary: `Create a ${def.singular}`,
+        description: `The body may also be wrapped: {"${def.singular}": {...}}.`,
         params,
         headers: IDEMPOTENCY_KEY_HEADERS,
         body: def.create,
@@ -180,10 +193,10 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
       method,
       url: item,
       config: write,
-      preValidation: unwrap(def),
       schema: {
         tags,
         summary: `Update a ${def.singular} (only the fields sent change)`,
+        description: `The body may also be wrapped: {"${def.singular}": {...}}.`,
         params: idParams,
         headers: IDEMPOTENCY_KEY_HEADERS,
         body: def.update,

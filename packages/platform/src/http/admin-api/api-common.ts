@@ -1,7 +1,17 @@
-// Pieces shared by the Admin API routes: error and list schemas, page requests, ids, 405s.
+// Pieces shared by the Admin API routes: error and list schemas, list queries and page requests,
+// Link headers, 405s.
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import { storeBaseUrl, type Config } from '../../config.ts';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
 import { PlatformError } from '../../domain/errors.ts';
+import { FILTER_PARAMS, type ListQuery, parseListQuery } from '../../domain/list-filters.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** A list route's parsed filters and fields (set before validation by `listQueryHook`). */
+    listQuery: ListQuery | undefined;
+  }
+}
 
 export const VERSION_PARAM = { type: 'string', enum: SUPPORTED_VERSIONS, description: 'API version' };
 
@@ -28,8 +38,31 @@ export const LIST_QUERY = {
       maxLength: 200,
       description: 'Version 2022-01 only: the pre_cursor of a response returns the page before it.',
     },
+    ...Object.fromEntries(Object.entries(FILTER_PARAMS).map(([name, description]) => [name, { type: 'string', description }])),
   },
 };
+
+/**
+ * preValidation of a list route: refuses unknown parameters (400) and bad filters (422) before
+ * anything runs, keeps the parsed query on the request, and leaves each filter as one string (a
+ * repeated `ids` becomes its comma form) for the schema check that follows.
+ */
+export function listQueryHook(fieldNames: readonly string[]) {
+  return async (req: FastifyRequest) => {
+    const raw = (req.query ?? {}) as Record<string, unknown>;
+    const parsed = parseListQuery(raw, fieldNames);
+    req.listQuery = parsed;
+    const normalized: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(raw)) if (!Object.hasOwn(FILTER_PARAMS, k)) normalized[k] = v;
+    for (const [k, v] of parsed.params) normalized[k] = v;
+    req.query = normalized;
+  };
+}
+
+/** The top-level field names of an object schema, for `fields`. */
+export function fieldNamesOf(schema: Record<string, unknown>): string[] {
+  return Object.keys((schema.properties ?? {}) as Record<string, unknown>);
+}
 
 /** Response fields of every Admin API answer (see api-headers.ts), as the OpenAPI document lists them. */
 export const API_RESPONSE_HEADERS = {
@@ -50,6 +83,8 @@ export const API_RESPONSE_HEADERS = {
   Deprecation: { type: 'string', description: 'Version 2022-01 only (RFC 9745): `@<unix seconds>` of its deprecation.' },
   Sunset: { type: 'string', description: 'Version 2022-01 only (RFC 8594): the HTTP date after which it stops answering.' },
   Link: { type: 'string', description: 'Version 2022-01: `<…/docs#deprecation>; rel="deprecation"`.' },
+  'Request-Id': { type: 'string', description: 'The request id, the same value as X-Request-Id.' },
+  'X-Request-Id': { type: 'string', description: 'The request id (quote it when reporting a problem).' },
 };
 
 /** A response schema with the Admin API response fields documented beside it. */
@@ -77,12 +112,24 @@ export const writeErrorResponses = {
   },
 };
 
+const LIST_HEADERS = {
+  ...API_RESPONSE_HEADERS,
+  Link: {
+    type: 'string',
+    description:
+      'RFC 8288 links to the pages either side: `<url>; rel="next"` unless this is the last page, `<url>; rel="previous"` unless it is the first; absolute, with the same limit and filters. Version 2022-01 adds `rel="deprecation"`.',
+  },
+};
+
 export function listEnvelope(item: Record<string, unknown>) {
-  return withApiHeaders({
+  // With `fields`, each object holds only the fields asked for.
+  const { required: _all, ...partial } = item;
+  return {
     type: 'object',
+    headers: LIST_HEADERS,
     required: ['data', 'cursor'],
     properties: {
-      data: { type: 'array', items: item },
+      data: { type: 'array', items: partial },
       cursor: { type: 'string', description: 'Send as `cursor` for the next page; "" on the last page.' },
       has_more: { type: 'boolean', description: 'Versions 2025-06 and 2026-01: whether more results exist.' },
       pre_cursor: {
@@ -90,7 +137,7 @@ export function listEnvelope(item: Record<string, unknown>) {
         description: 'Version 2022-01: send as `pre_cursor` for the previous page; null on the first page.',
       },
     },
-  });
+  };
 }
 
 export function pageRequest(req: FastifyRequest) {
@@ -101,7 +148,41 @@ export function pageRequest(req: FastifyRequest) {
       errors: { pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`] },
     });
   }
-  return { limit: q.limit ?? q.page_size ?? q.per_page ?? 50, cursor: q.cursor, preCursor: q.pre_cursor, convention };
+  return {
+    limit: q.limit ?? q.page_size ?? q.per_page ?? 50,
+    cursor: q.cursor,
+    preCursor: q.pre_cursor,
+    convention,
+    ...(req.listQuery ? { filters: req.listQuery.filters } : {}),
+  };
+}
+
+/**
+ * Sets the RFC 8288 `Link` header of a list page: absolute URLs on the store's base URL, with the
+ * page size and filters of this request and the cursor of the page either side. In 2022-01 the
+ * previous page is asked for with `pre_cursor`; the newer versions take a backwards cursor as `cursor`.
+ */
+export function setLinkHeader(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  config: Pick<Config, 'publicScheme' | 'storeDomain' | 'publicPort'>,
+  page: { next: string; previous: string | null },
+  filters: [string, string][] = req.listQuery?.params ?? [],
+): void {
+  const q = req.query as { limit?: number; page_size?: number; per_page?: number };
+  const limit = q.limit ?? q.page_size ?? q.per_page ?? 50;
+  const path = req.url.split('?')[0]!;
+  const url = (cursorParam: string, cursor: string) => {
+    const qs = new URLSearchParams([['limit', String(limit)], ...filters, [cursorParam, cursor]]);
+    return `${storeBaseUrl(config, req.store!.name)}${path}?${qs}`;
+  };
+  const links: string[] = [];
+  if (page.previous) {
+    const older = API_VERSIONS[req.apiVersion!].pagination === 'older';
+    links.push(`<${url(older ? 'pre_cursor' : 'cursor', page.previous)}>; rel="previous"`);
+  }
+  if (page.next) links.push(`<${url('cursor', page.next)}>; rel="next"`);
+  if (links.length > 0) reply.header('Link', links.join(', '));
 }
 
 /** Answers methods a path does not support with 405 and an Allow header. */

@@ -7,7 +7,7 @@ import { PlatformError } from '../../domain/errors.ts';
 import { TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import { DELIVERY_STATUSES } from '../../services/delivery-log.ts';
 import type { Services } from '../../services/services.ts';
-import { errorResponses, LIST_QUERY, methodNotAllowed } from './api-common.ts';
+import { errorResponses, LIST_QUERY, methodNotAllowed, setLinkHeader } from './api-common.ts';
 
 const SINCE: ApiVersion = '2026-01';
 
@@ -118,6 +118,10 @@ export function registerEventRoutes(api: FastifyInstance, services: Services): v
         limit: q.limit ?? q.page_size ?? q.per_page ?? 50,
         cursor: q.cursor,
       });
+      const filters: [string, string][] = [];
+      if (q.topic !== undefined) filters.push(['topic', q.topic]);
+      if (q.created_at_min !== undefined) filters.push(['created_at_min', q.created_at_min]);
+      setLinkHeader(req, reply, services.config, { next: body.cursor, previous: null }, filters);
       return reply.type('application/json; charset=utf-8').send(body);
     },
   );

@@ -5,12 +5,16 @@ import { ValidationFailedError } from '../../domain/errors.ts';
 import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
+import { selectFields } from '../../domain/list-filters.ts';
 import {
   errorResponses,
+  fieldNamesOf,
   LIST_QUERY,
   listEnvelope,
+  listQueryHook,
   methodNotAllowed,
   pageRequest,
+  setLinkHeader,
   withApiHeaders,
   writeErrorResponses,
 } from './api-common.ts';
@@ -50,7 +54,8 @@ function toJson(r: SubscriptionRow) {
  */
 async function refusePrivacyTopics(req: FastifyRequest): Promise<void> {
   const body = req.body as Record<string, unknown> | null;
-  const topic = body && typeof body === 'object' ? body.topic : undefined;
+  const inner = body && typeof body === 'object' ? ((body.webhook as Record<string, unknown> | undefined) ?? body) : undefined;
+  const topic = inner && typeof inner === 'object' ? inner.topic : undefined;
   if (typeof topic === 'string' && isPrivacyTopic(topic)) {
     throw new ValidationFailedError({
       topic: [
@@ -65,6 +70,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const item = `${base}/:id`;
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
+  const fieldNames = fieldNamesOf(SUBSCRIPTION);
   const writeConfig = { ...config, idempotent: true };
   const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
@@ -72,6 +78,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     base,
     {
       config,
+      preValidation: listQueryHook(fieldNames),
       schema: {
         tags,
         summary: "List this app's webhook subscriptions",
@@ -79,20 +86,23 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
         response: { 200: listEnvelope(SUBSCRIPTION), ...errorResponses },
       },
     },
-    async (req) => {
-      const p = req.principal!;
-      return services.subscriptions.list(p, pageRequest(req), toJson);
+    async (req, reply) => {
+      const fields = req.listQuery?.fields;
+      const page = await services.subscriptions.list(req.principal!, pageRequest(req), (row) => selectFields(toJson(row), fields));
+      setLinkHeader(req, reply, services.config, page);
+      return page.envelope;
     },
   );
 
   api.post(
     base,
     {
-      config: writeConfig,
+      config: { ...writeConfig, api: { wrapper: 'webhook' } },
       preValidation: refusePrivacyTopics,
       schema: {
         tags,
         summary: 'Subscribe to a topic',
+        description: 'The body may also be wrapped: {"webhook": {"address": ..., "topic": ...}}.',
         headers: IDEMPOTENCY_KEY_HEADERS,
         body: {
           type: 'object',

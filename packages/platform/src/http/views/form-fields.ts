@@ -1,8 +1,6 @@
 // Pieces of the server-rendered forms: field errors, scope checkboxes, secrets shown once.
-import { RESOURCES, describeScope, type Scope } from '../../domain/scopes.ts';
+import { ALL_SCOPES, describeScope } from '../../domain/scopes.ts';
 import { html, type SafeHtml } from './html.ts';
-
-export const ALL_SCOPES: readonly Scope[] = RESOURCES.flatMap((r) => [`read_${r}` as Scope, `write_${r}` as Scope]);
 
 /** The messages of one field, tied to its input by `aria-describedby="{id}-error"`. */
 export function fieldError(id: string, messages: readonly string[] | undefined): SafeHtml {

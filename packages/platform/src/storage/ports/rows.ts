@@ -6,6 +6,16 @@ export interface StoreRow {
   owner_merchant_id: number;
 }
 
+/** The store's own record as apps read it: its owner's email joined in. */
+export interface ShopRow {
+  id: number;
+  name: string;
+  currency: string;
+  timezone: string;
+  created_at: number;
+  owner_email: string;
+}
+
 export interface CredentialRow {
   id: number;
   email: string;

@@ -1,6 +1,6 @@
 // Stores, their merchants, and partners (the developers who register apps).
 import { sql } from 'kysely';
-import type { AccountRepository, CredentialRow, StoreRow } from '../ports.ts';
+import type { AccountRepository, CredentialRow, ShopRow, StoreRow } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlAccountRepository implements AccountRepository {
@@ -35,12 +35,27 @@ export class SqlAccountRepository implements AccountRepository {
     }
   }
 
-  insertStore(input: { name: string; ownerMerchantId: number; now: number }): Promise<StoreRow> {
+  insertStore(input: { name: string; ownerMerchantId: number; now: number; currency?: string; timezone?: string }): Promise<StoreRow> {
     return this.x.k
       .insertInto('stores')
-      .values({ name: input.name, owner_merchant_id: input.ownerMerchantId, created_at: input.now })
+      .values({
+        name: input.name,
+        owner_merchant_id: input.ownerMerchantId,
+        created_at: input.now,
+        ...(input.currency !== undefined ? { currency: input.currency } : {}),
+        ...(input.timezone !== undefined ? { timezone: input.timezone } : {}),
+      })
       .returning(['id', 'name', 'owner_merchant_id'])
       .executeTakeFirstOrThrow();
+  }
+
+  findShop(storeId: number): Promise<ShopRow | undefined> {
+    return this.x.k
+      .selectFrom('stores as s')
+      .innerJoin('merchants as m', 'm.id', 's.owner_merchant_id')
+      .select(['s.id', 's.name', 's.currency', 's.timezone', 's.created_at', 'm.email as owner_email'])
+      .where('s.id', '=', storeId)
+      .executeTakeFirst();
   }
 
   findMerchantByEmail(email: string): Promise<CredentialRow | undefined> {

@@ -1,5 +1,7 @@
 // Keyset reads over (store_id, id): every page is an index range scan, so a page deep in a large
-// store costs what the first page costs.
+// store costs what the first page costs. A list's filters narrow that same scan: ids and since_id
+// bound the id range of the index (an `in` list is one index probe per id), and the time ranges are
+// checked on the rows the scan visits, so no filter turns a page into a sort of the whole table.
 import type { Kysely } from 'kysely';
 import type { KeysetQuery, KeysetSource } from '../ports.ts';
 
@@ -15,9 +17,18 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
 
   private base(q: KeysetQuery) {
     // The tables differ in columns but share (store_id, id); the rows are the caller's type R.
-    const k = this.x.k as unknown as Kysely<Record<KeysetTable, { id: number; store_id: number } & Record<string, unknown>>>;
+    const k = this.x.k as unknown as Kysely<
+      Record<KeysetTable, { id: number; store_id: number; created_at: number; updated_at: number } & Record<string, unknown>>
+    >;
     let query = k.selectFrom(this.table).selectAll().where('store_id', '=', q.storeId);
     for (const [column, value] of Object.entries(q.where ?? {})) query = query.where(column as 'id', '=', value as number);
+    const f = q.filters;
+    if (f?.ids) query = query.where('id', 'in', f.ids.length > 0 ? f.ids : [0]);
+    if (f?.sinceId !== undefined) query = query.where('id', '>', f.sinceId);
+    if (f?.createdAtMin !== undefined) query = query.where('created_at', '>=', f.createdAtMin);
+    if (f?.createdAtMax !== undefined) query = query.where('created_at', '<=', f.createdAtMax);
+    if (f?.updatedAtMin !== undefined) query = query.where('updated_at', '>=', f.updatedAtMin);
+    if (f?.updatedAtMax !== undefined) query = query.where('updated_at', '<=', f.updatedAtMax);
     return query;
   }
 
