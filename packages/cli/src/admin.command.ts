@@ -58,9 +58,18 @@ export function registerAdminCommands(program: Command): void {
     .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders"', '')
     .option('--partner <email>', 'partner account that owns the app')
     .option('--privacy-webhook-url <url>', 'where customers/data_request, customers/redact and shop/redact go (none: the app gets none)')
+    .option('--authorization-iss', 'the redirect with the code carries a signed iss (turn on once the callback checks iss)')
     .action(
       async (
-        opts: Common & { name: string; appUrl: string; redirectUri: string; scopes: string; partner?: string; privacyWebhookUrl?: string },
+        opts: Common & {
+          name: string;
+          appUrl: string;
+          redirectUri: string;
+          scopes: string;
+          partner?: string;
+          privacyWebhookUrl?: string;
+          authorizationIss?: boolean;
+        },
       ) => {
         await withServices(opts.database, async (services) => {
           let partnerId: number | null = null;
@@ -76,6 +85,7 @@ export function registerAdminCommands(program: Command): void {
             scopes: opts.scopes,
             partnerId,
             ...(opts.privacyWebhookUrl !== undefined ? { privacyWebhookUrl: opts.privacyWebhookUrl } : {}),
+            authorizationIss: opts.authorizationIss === true,
           });
           print(
             opts.json,
@@ -88,19 +98,31 @@ export function registerAdminCommands(program: Command): void {
 
   common(apps.command('update <client_id>').description("change a public app's settings"))
     .option('--privacy-webhook-url <url>', 'where privacy webhooks go; "" removes it (the app is then sent none)')
-    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string }) => {
-      if (opts.privacyWebhookUrl === undefined) throw new CliError('nothing to change: give --privacy-webhook-url');
+    .option('--authorization-iss <on|off>', 'whether the redirect with the code carries a signed iss')
+    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string; authorizationIss?: string }) => {
+      if (opts.privacyWebhookUrl === undefined && opts.authorizationIss === undefined)
+        throw new CliError('nothing to change: give --privacy-webhook-url or --authorization-iss');
+      const iss = opts.authorizationIss === undefined ? undefined : onOff(opts.authorizationIss);
       await withServices(opts.database, async (services) => {
         const app = await services.apps.findByClientId(clientId);
         if (!app) throw new CliError(`no app with client_id "${clientId.slice(0, 100)}"`);
-        const saved = await services.apps.setPrivacyWebhookUrl(app.id, opts.privacyWebhookUrl!);
-        print(
-          opts.json,
-          { client_id: app.client_id, privacy_webhook_url: saved },
-          saved
-            ? `"${app.name}" now receives privacy webhooks at ${saved}`
-            : `"${app.name}" has no privacy webhook address: it is sent no privacy webhooks`,
-        );
+        const out: Record<string, unknown> = { client_id: app.client_id };
+        const lines: string[] = [];
+        if (opts.privacyWebhookUrl !== undefined) {
+          const saved = await services.apps.setPrivacyWebhookUrl(app.id, opts.privacyWebhookUrl);
+          out.privacy_webhook_url = saved;
+          lines.push(
+            saved
+              ? `"${app.name}" now receives privacy webhooks at ${saved}`
+              : `"${app.name}" has no privacy webhook address: it is sent no privacy webhooks`,
+          );
+        }
+        if (iss !== undefined) {
+          await services.apps.setAuthorizationIss(app.id, iss);
+          out.authorization_iss = iss;
+          lines.push(`"${app.name}": the redirect with the code ${iss ? 'now carries' : 'no longer carries'} iss`);
+        }
+        print(opts.json, out, lines.join('\n'));
       });
     });
 
@@ -184,4 +206,10 @@ export function registerAdminCommands(program: Command): void {
         );
       });
     });
+}
+
+function onOff(value: string): boolean {
+  if (value === 'on') return true;
+  if (value === 'off') return false;
+  throw new CliError(`--authorization-iss: expected on or off, got "${value.slice(0, 20)}"`);
 }

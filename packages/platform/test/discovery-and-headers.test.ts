@@ -1,6 +1,7 @@
 // What standard clients read besides the family's own conventions: the RFC 8414 metadata of each
 // store, RFC 9207 `iss` on every authorization response, the IETF RateLimit fields, the version
 // that answered, and the Deprecation / Sunset announcement of version 2022-01.
+import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_2022_01_DEPRECATION, loadConfig, parseDeprecation } from '../src/config.ts';
 import { verifyQueryString } from '../src/domain/query-signature.ts';
@@ -117,8 +118,10 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     expect(doc.paths['/openapi/{version}/products'].get.responses['429'].headers).toHaveProperty('RateLimit');
   });
 
-  it('names the issuer (iss) on the code redirect, signed with the rest, and on every error redirect', async () => {
+  it('an app that turned iss on gets it on the code redirect, signed with the rest, and on every error redirect', async () => {
     const issuer = `http://${f.storeName}.localhost:8080`;
+    const app = await t.services.apps.findByClientId(f.clientId);
+    await t.services.apps.setAuthorizationIss(app!.id, true);
     const ok = await consent(t, f);
     expect(ok.searchParams.get('iss')).toBe(issuer);
     expect(verifyQueryString(ok.search.slice(1), f.clientSecret)).toBe(true);
@@ -147,6 +150,28 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     });
     expect(page.statusCode).toBe(400);
     expect(page.headers.location).toBeUndefined();
+  });
+
+  it('an app that has not turned iss on gets none on the code redirect (its hmac stays verifiable in percent-encoded form), but on error redirects', async () => {
+    const g = await createFixture(t);
+    expect((await t.services.apps.findByClientId(g.clientId))!.authorization_iss).toBe(0);
+    const ok = await consent(t, g);
+    expect([...ok.searchParams.keys()].sort()).toEqual(['code', 'hmac', 'shop', 'state', 'timestamp']);
+    // What clients of this platform family compute: HMAC-SHA256 over the query without hmac, in
+    // URLSearchParams' percent-encoded form, sorted by key.
+    const rest = new URLSearchParams([...ok.searchParams].filter(([k]) => k !== 'hmac').sort(([a], [b]) => a.localeCompare(b)));
+    expect(createHmac('sha256', g.clientSecret).update(rest.toString()).digest('hex')).toBe(ok.searchParams.get('hmac'));
+
+    const jar = await login(t, g);
+    const res = await t.app.inject({
+      method: 'GET',
+      url: authorizeUrl(g, { scope: 'read_everything' }),
+      headers: { host: g.host, cookie: jar.header() },
+    });
+    expect(res.statusCode).toBe(303);
+    const url = new URL(res.headers.location as string);
+    expect(url.searchParams.get('error')).toBe('invalid_scope');
+    expect(url.searchParams.get('iss')).toBe(`http://${g.storeName}.localhost:8080`);
   });
 
   it('answers every Admin API call with the version, the call limit and the IETF RateLimit fields; the 429 too', async () => {

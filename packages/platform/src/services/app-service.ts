@@ -145,6 +145,8 @@ export class AppService {
     scopes?: string;
     partnerId?: number | null;
     privacyWebhookUrl?: string;
+    /** Whether the redirect with the code carries `iss` (off unless asked for). */
+    authorizationIss?: boolean;
   }): Promise<{ app: AppRow; clientSecret: string }> {
     const { errors, name, scopes } = this.checkApp(input);
     if (!errors.privacy_webhook_url && input.privacyWebhookUrl) {
@@ -164,6 +166,7 @@ export class AppService {
       client_secret_enc: this.box.seal(clientSecret),
       created_at: this.clock(),
       privacy_webhook_url: input.privacyWebhookUrl || null,
+      authorization_iss: input.authorizationIss ? 1 : 0,
     });
     return { app, clientSecret };
   }
@@ -181,6 +184,15 @@ export class AppService {
     }
     await this.storage.apps.updatePrivacyWebhookUrl(appId, url || null);
     return url || null;
+  }
+
+  /**
+   * Turns `iss` on the redirect with the code on or off. An app opts in once its callback checks
+   * `iss`: that redirect is signed, and a client signing the percent-encoded query (as many
+   * existing ones do) cannot match a signature over the URL-valued `iss`.
+   */
+  async setAuthorizationIss(appId: number, on: boolean): Promise<void> {
+    await this.storage.apps.updateAuthorizationIss(appId, on);
   }
 
   findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {

@@ -48,6 +48,8 @@ export async function seedDemo(services: Services): Promise<DemoCredentials> {
         redirectUri: DEMO.redirectUri,
         scopes: DEMO.scopes,
         partnerId: partner.id,
+        // The demo app is meant for the SDK, whose callback checks iss.
+        authorizationIss: true,
       })
     ).app;
   }

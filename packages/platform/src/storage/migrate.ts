@@ -6,6 +6,7 @@ import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscr
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';
 import * as webhookOutboxIndexes from './migrations/2026-11-22T03-webhook-outbox-indexes.ts';
 import * as loginAttemptsAndReveals from './migrations/2026-11-22T04-login-attempts-and-reveals.ts';
+import * as authorizationIss from './migrations/2026-11-24T06-authorization-iss.ts';
 import * as uniqueCustomerEmail from './migrations/2026-11-23T00-unique-customer-email.ts';
 import * as shopProfile from './migrations/2026-11-24T00-shop-profile.ts';
 import * as refreshSuccessors from './migrations/2026-11-24T01-refresh-successors.ts';
@@ -28,6 +29,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T03-idempotency-keys': idempotencyKeys,
   '2026-11-24T04-privacy-webhooks': privacyWebhooks,
   '2026-11-24T05-events-index': eventsIndex,
+  '2026-11-24T06-authorization-iss': authorizationIss,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -127,6 +127,8 @@ export interface AppRepository {
   updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void>;
   /** Sets or clears (null) the app's privacy webhook address. */
   updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void>;
+  /** Whether the app's redirect with the code carries `iss`. */
+  updateAuthorizationIss(appId: number, on: boolean): Promise<void>;
   updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;

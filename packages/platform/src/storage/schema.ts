@@ -26,6 +26,7 @@ export interface Database {
     previous_secret_expires_at: number | null;
     created_at: number;
     privacy_webhook_url: Generated<string | null>;
+    authorization_iss: Generated<number>;
   };
   installations: {
     id: Generated<number>;

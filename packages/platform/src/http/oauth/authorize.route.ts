@@ -2,9 +2,9 @@
 // (consent page, then a signed redirect back with an authorization code). A chain of one-step
 // checks. Checks that fail before the redirect_uri is trusted render an error page and never
 // redirect, so the endpoint cannot be used to send a merchant to an arbitrary address. Every
-// redirect back to the app, success or error, names the issuer (`iss`, RFC 9207: the store's base
-// URL, as its discovery document states), so an app that talks to several stores or platforms can
-// tell which one answered.
+// error redirect back to the app names the issuer (`iss`, RFC 9207: the store's base URL, as its
+// discovery document states), so an app that talks to several stores or platforms can tell which
+// one answered; the redirect with the code names it when the app has turned that on (see below).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeBaseUrl } from '../../config.ts';
 import type { Services } from '../../services/services.ts';
@@ -161,12 +161,14 @@ async function redirectWithCode(
     scopes: ar.scopes,
     codeChallenge: ar.codeChallenge,
   });
-  // `iss` is signed like every other parameter, over its raw (decoded) value. It is the one signed
-  // value that cannot be URL-safe (it is a URL, with ":" and "/"): a client that signs the
-  // percent-encoded form instead of the raw one does not match this hmac.
-  const params = {
+  // This redirect is signed, and `iss` would be signed like every other parameter, over its raw
+  // value. It is the one value that cannot be URL-safe (a URL, with ":" and "/"), so a client that
+  // signs the percent-encoded query (as many existing clients of this platform family do) could no
+  // longer match the hmac. It is sent only to apps that turned it on; error redirects are unsigned
+  // and always carry it.
+  const params: Record<string, string> = {
     code,
-    iss: issuer(services, req),
+    ...(ar.app.authorization_iss === 1 ? { iss: issuer(services, req) } : {}),
     shop: storeHostname(store.name, services.config.storeDomain),
     state: ar.state,
     timestamp: String(Math.floor(services.clock() / 1000)),

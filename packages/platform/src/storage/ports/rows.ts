@@ -35,6 +35,8 @@ export interface AppRow {
   previous_secret_expires_at: number | null;
   /** Where the privacy topics go; null when the app has set none (then it is sent none). */
   privacy_webhook_url: string | null;
+  /** 1 when the redirect with the code carries `iss` (signed with the other parameters), else 0. */
+  authorization_iss: number;
 }
 
 export interface NewApp {
@@ -47,6 +49,7 @@ export interface NewApp {
   client_secret_enc: string;
   created_at: number;
   privacy_webhook_url?: string | null;
+  authorization_iss?: number;
 }
 
 export interface InstallationRow {

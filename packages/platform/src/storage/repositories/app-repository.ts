@@ -62,6 +62,14 @@ export class SqlAppRepository implements AppRepository {
     await this.x.k.updateTable('apps').set({ privacy_webhook_url: url }).where('id', '=', appId).execute();
   }
 
+  async updateAuthorizationIss(appId: number, on: boolean): Promise<void> {
+    await this.x.k
+      .updateTable('apps')
+      .set({ authorization_iss: on ? 1 : 0 })
+      .where('id', '=', appId)
+      .execute();
+  }
+
   async updateSecrets(appId: number, s: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void> {
     await this.x.k
       .updateTable('apps')

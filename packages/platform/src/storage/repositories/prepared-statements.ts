@@ -18,6 +18,7 @@ export const APP_COLUMNS = [
   'previous_secret_enc',
   'previous_secret_expires_at',
   'privacy_webhook_url',
+  'authorization_iss',
 ] as const;
 
 export type PreparedStatements = ReturnType<typeof preparedStatements>;
