@@ -762,8 +762,10 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         previous_secret_enc: null,
         previous_secret_expires_at: null,
         privacy_webhook_url: null,
+        authorization_iss: 0,
       });
       expect(await s.apps.findByClientId(app.client_id)).toEqual(app);
+      expect((await s.apps.insertApp({ ...newApp(tag('app'), null), authorization_iss: 1 })).authorization_iss).toBe(1);
       expect(await s.apps.findByClientId('client-unknown')).toBeUndefined();
       expect(await s.apps.findById(app.id)).toEqual(app);
       expect(await s.apps.findById(app.id + 100_000)).toBeUndefined();
@@ -776,6 +778,16 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.apps.listPartnerApps(w.partnerId + 100_000)).toEqual([]);
 
       await expect(s.apps.insertApp(newApp(name, null))).rejects.toThrow();
+    });
+
+    it('updateAuthorizationIss turns it on and off for that app only', async () => {
+      const w = await world(s);
+      const other = await s.apps.insertApp(newApp(tag('app'), null));
+      await s.apps.updateAuthorizationIss(w.app.id, true);
+      expect(await s.apps.findByClientId(w.app.client_id)).toEqual({ ...w.app, authorization_iss: 1 });
+      expect(await s.apps.findById(other.id)).toEqual(other);
+      await s.apps.updateAuthorizationIss(w.app.id, false);
+      expect(await s.apps.findById(w.app.id)).toEqual({ ...w.app, authorization_iss: 0 });
     });
 
     it('updateUrls and updateSecrets', async () => {
