@@ -13,11 +13,13 @@ import {
   consent,
   createFixture,
   createTestPlatform,
+  csrfFrom,
   DIALECTS,
   type Fixture,
   login,
   type TestPlatform,
 } from './harness.ts';
+import { PLATFORM_HOST, createPartner, expectCsrfRefused, expectGoodPage, get, partnerLogin, post } from './web-pages.ts';
 
 describe('--deprecation-2022-01 and --sunset-2022-01', () => {
   it('default to 2025-06-01 and 2027-06-01', () => {
@@ -150,6 +152,46 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     });
     expect(page.statusCode).toBe(400);
     expect(page.headers.location).toBeUndefined();
+  });
+
+  it('the partner turns iss on and off on the app page (CSRF-protected; a bad value or another partner changes nothing)', async () => {
+    const p = await createPartner(t, 7);
+    const { app } = await t.services.apps.createApp({
+      name: 'Issuer app',
+      appUrl: 'https://app.example.test/',
+      redirectUri: 'https://app.example.test/cb',
+      partnerId: p.id,
+    });
+    const jar = await partnerLogin(t, p);
+    const url = `/partner/apps/${app.client_id}`;
+    const stored = async () => (await t.services.apps.findByClientId(app.client_id))!.authorization_iss;
+    const page = await get(t, PLATFORM_HOST, url, jar);
+    expectGoodPage(page);
+    expect(page.body).toContain('>Send iss with the code</button>');
+    await expectCsrfRefused(t, PLATFORM_HOST, `${url}/authorization-iss`, jar, { authorization_iss: 'on' }, stored);
+    const bad = await post(t, PLATFORM_HOST, `${url}/authorization-iss`, jar, { _csrf: csrfFrom(page.body), authorization_iss: 'maybe' });
+    expect(bad.statusCode).toBe(422);
+    expect(await stored()).toBe(0);
+    const on = await post(t, PLATFORM_HOST, `${url}/authorization-iss`, jar, { _csrf: csrfFrom(page.body), authorization_iss: 'on' });
+    expect(on.statusCode).toBe(303);
+    expect(on.headers.location).toBe(`${url}?done=iss_on`);
+    expect(await stored()).toBe(1);
+    const after = await get(t, PLATFORM_HOST, on.headers.location as string, jar);
+    expectGoodPage(after);
+    expect(after.body).toContain('now carries iss');
+    expect(after.body).toContain('>Stop sending iss with the code</button>');
+    const q = await createPartner(t, 8);
+    const otherJar = await partnerLogin(t, q);
+    const otherPage = await get(t, PLATFORM_HOST, '/partner', otherJar);
+    const foreign = await post(t, PLATFORM_HOST, `${url}/authorization-iss`, otherJar, {
+      _csrf: csrfFrom(otherPage.body),
+      authorization_iss: 'off',
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect(await stored()).toBe(1);
+    const off = await post(t, PLATFORM_HOST, `${url}/authorization-iss`, jar, { _csrf: csrfFrom(page.body), authorization_iss: 'off' });
+    expect(off.headers.location).toBe(`${url}?done=iss_off`);
+    expect(await stored()).toBe(0);
   });
 
   it('an app that has not turned iss on gets none on the code redirect (its hmac stays verifiable in percent-encoded form), but on error redirects', async () => {

@@ -14,6 +14,8 @@ const NOTICES: Record<string, string> = {
   saved: 'The App URL and redirect URL were saved.',
   privacy_saved: 'The privacy webhook address was saved.',
   privacy_cleared: 'The privacy webhook address was removed: this app is sent no privacy webhooks.',
+  iss_on: 'The redirect with the authorization code now carries iss.',
+  iss_off: 'The redirect with the authorization code no longer carries iss.',
   finished:
     'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
 };
@@ -150,6 +152,14 @@ ${hiddenFields({ _csrf: csrf })}
 ${privacyField(privacyUrl, privacyErrors)}
 <div class="actions"><button type="submit" name="save_privacy">Save privacy webhook address</button></div>
 </form>
+<h2>Issuer in authorization responses</h2>
+<p>Error redirects back to your app always carry <code>iss</code>, the store's base URL (RFC 9207). The redirect with the code carries it, signed with the other parameters over its raw value, only when you turn it on: turn it on once your callback checks <code>iss</code> and verifies the <code>hmac</code> over decoded values (the storegate SDK does both). A client that signs the percent-encoded query would no longer match the <code>hmac</code>.</p>
+<p>Now: the redirect with the code ${a.authorization_iss === 1 ? html`<strong>carries</strong>` : html`<strong>does not carry</strong>`} <code>iss</code>.</p>
+<form method="post" action="/partner/apps/${a.client_id}/authorization-iss">${hiddenFields({ _csrf: csrf })}${
+      a.authorization_iss === 1
+        ? html`<button class="secondary" type="submit" name="authorization_iss" value="off">Stop sending iss with the code</button>`
+        : html`<button type="submit" name="authorization_iss" value="on">Send iss with the code</button>`
+    }</form>
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">
@@ -198,6 +208,15 @@ ${
         303,
       );
     }
+  });
+
+  app.post('/partner/apps/:clientId/authorization-iss', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const value = formString((req.body as Record<string, unknown> | null)?.authorization_iss);
+    if (value !== 'on' && value !== 'off') throw new ValidationFailedError({ authorization_iss: ['must be on or off'] });
+    await services.apps.setAuthorizationIss(a.id, value === 'on');
+    return reply.redirect(`/partner/apps/${a.client_id}?done=iss_${value}`, 303);
   });
 
   app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
