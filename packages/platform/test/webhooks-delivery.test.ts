@@ -195,7 +195,10 @@ describe.each(DIALECTS)('webhook delivery on %s', (dialect) => {
     const redirect = await subscribe(token, 'products/update', '/redirect');
     rx.handler = (req, res) => {
       if (req.url === '/hang') return void setTimeout(() => res.end('late'), 1000);
-      if (req.url === '/slow-ok') return void setTimeout(() => res.end('ok'), 230); // timeout 300 ms (scaled 4.9 s of 5 s)
+      // Half the 300 ms timeout: slow enough that a timer started too early would cut it off, with
+      // room for a busy machine's scheduling delays (at 230 ms the run on a loaded two-core
+      // machine sometimes went past 300 ms).
+      if (req.url === '/slow-ok') return void setTimeout(() => res.end('ok'), 150);
       if (req.url === '/reset') return req.socket.destroy();
       if (req.url === '/redirect') {
         res.writeHead(302, { location: rx.url('/redirect-target') });
