@@ -7,7 +7,7 @@
 const platform = (path) => `^packages/platform/src/${path}`;
 
 const DOMAIN = platform('domain/');
-const CONFIG = platform('config\\.ts$');
+const CONFIG = [platform('config\\.ts$'), platform('config/')];
 const STORAGE = platform('storage/');
 // The storage interfaces the services and the webhook worker are written against: storage/ports.ts,
 // or the files of a storage/ports/ folder if it is split up.
@@ -30,24 +30,24 @@ const layer = (name, from, allowed, comment) => ({
 module.exports = {
   forbidden: [
     layer('platform-domain', DOMAIN, [DOMAIN], 'domain/ is pure: it imports only domain/ (and node builtins and npm packages).'),
-    layer('platform-config', CONFIG, [DOMAIN], 'config.ts imports only domain/.'),
-    layer('platform-storage', STORAGE, [DOMAIN, CONFIG, STORAGE], 'storage/ imports only domain/, config.ts and storage/.'),
+    layer('platform-config', CONFIG, [DOMAIN, ...CONFIG], 'config.ts and config/ import only domain/ and config/.'),
+    layer('platform-storage', STORAGE, [DOMAIN, ...CONFIG, STORAGE], 'storage/ imports only domain/, config.ts and storage/.'),
     layer(
       'platform-services',
       SERVICES,
-      [DOMAIN, CONFIG, SERVICES, ...STORAGE_PORTS],
+      [DOMAIN, ...CONFIG, SERVICES, ...STORAGE_PORTS],
       'services/ imports domain/, config.ts, services/ and, of storage/, only the ports (storage/ports.ts or storage/ports/).',
     ),
     layer(
       'platform-webhooks',
       WEBHOOKS,
-      [DOMAIN, CONFIG, SERVICES, WEBHOOKS, ...STORAGE_PORTS],
+      [DOMAIN, ...CONFIG, SERVICES, WEBHOOKS, ...STORAGE_PORTS],
       'webhooks/ imports domain/, config.ts, services/, webhooks/ and, of storage/, only the ports.',
     ),
     layer(
       'platform-http',
       HTTP,
-      [DOMAIN, CONFIG, SERVICES, WEBHOOKS, HTTP],
+      [DOMAIN, ...CONFIG, SERVICES, WEBHOOKS, HTTP],
       'http/ imports domain/, config.ts, services/, webhooks/ and http/; never storage/.',
     ),
     {

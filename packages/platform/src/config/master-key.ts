@@ -1,0 +1,24 @@
+// Where the master key comes from: the flag, or in development a generated key kept beside the data.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ConfigError } from '../domain/errors.ts';
+import type { Config, DatabaseConfig } from './types.ts';
+
+/** Master key: 32+ bytes as hex or base64. Generated and kept beside the SQLite file in development. */
+export function resolveMasterKey(raw: string | undefined, mode: Config['mode'], database: DatabaseConfig): Buffer {
+  if (raw !== undefined && raw !== '') {
+    const key = /^[0-9a-f]+$/i.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+    if (key.length < 32) throw new ConfigError('--master-key: must be at least 32 bytes (64 hex characters)');
+    return key;
+  }
+  if (mode === 'production') throw new ConfigError('--master-key (MASTER_KEY) is required in production mode');
+  if (database.dialect === 'sqlite' && database.path === ':memory:') return randomBytes(32);
+  const dir = database.dialect === 'sqlite' ? dirname(database.path) : resolve('./data');
+  const file = resolve(dir, 'master.key');
+  if (existsSync(file)) return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
+  mkdirSync(dir, { recursive: true });
+  const key = randomBytes(32);
+  writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
+  return key;
+}

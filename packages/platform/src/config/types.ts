@@ -1,0 +1,85 @@
+// The shapes of the platform's configuration: what `loadConfig` returns and what the CLI and the
+// environment hand it.
+export interface Config {
+  port: number;
+  host: string;
+  database: DatabaseConfig;
+  storeDomain: string;
+  publicScheme: 'http' | 'https';
+  /** Port shown in public URLs (base_url); omitted when it is the scheme's default. */
+  publicPort: number;
+  redisUrl: string | undefined;
+  masterKey: Buffer;
+  mode: 'development' | 'production';
+  rateLimit: { bucket: number; perSecond: number } | 'off';
+  accessTokenTtlSeconds: number;
+  refreshTokenTtlSeconds: number;
+  codeTtlSeconds: number;
+  /**
+   * How long a rotated-out signing secret (a client secret, a private app's webhook secret) keeps
+   * working and signing unless the rotation is finished first (default 24 h).
+   */
+  secretOverlapMs: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  webhooks: WebhookConfig;
+  httpTimeouts: HttpTimeouts;
+  /** How long after an uninstall `shop/redact` is sent to the app (default 48 h). */
+  shopRedactDelayMs: number;
+  /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
+  apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+}
+
+/** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
+export interface ApiDeprecation {
+  deprecatedAt: number;
+  sunsetAt: number;
+}
+
+/** How long the HTTP server waits on a client, so a slow or silent one cannot hold a socket for ever. */
+export interface HttpTimeouts {
+  /** Receiving a request's headers; also how long a new connection may stay silent (default 10 s). */
+  headersMs: number;
+  /** Receiving a whole request, body included; also how long a socket may go without traffic (default 30 s). */
+  requestMs: number;
+  /**
+   * An idle keep-alive connection is closed after this (default 72 s: longer than the 60 s idle
+   * timeout of common proxies and load balancers, so they never reuse a connection being closed).
+   */
+  keepAliveMs: number;
+}
+
+/** Webhook delivery: the deadline of an attempt, the retry schedule, and when a subscription is disabled. */
+export interface WebhookConfig {
+  /** Whole-request deadline of one delivery attempt (headers and body), default 5000. */
+  timeoutMs: number;
+  /** Nominal wait before each retry, in ms (19 entries, about 48 h in total by default). */
+  retrySchedule: readonly number[];
+  /** Consecutive dead deliveries after which a subscription is disabled (default 5). */
+  disableAfterDead: number;
+}
+
+export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
+
+export interface RawConfig {
+  port?: string | number | undefined;
+  host?: string | undefined;
+  database?: string | undefined;
+  storeDomain?: string | undefined;
+  publicScheme?: string | undefined;
+  publicPort?: string | number | undefined;
+  redisUrl?: string | undefined;
+  masterKey?: string | undefined;
+  mode?: string | undefined;
+  rateLimit?: string | undefined;
+  accessTokenTtl?: string | number | undefined;
+  secretOverlap?: string | undefined;
+  logLevel?: string | undefined;
+  webhookTimeout?: string | number | undefined;
+  webhookRetrySchedule?: string | undefined;
+  headersTimeout?: string | number | undefined;
+  requestTimeout?: string | number | undefined;
+  keepAliveTimeout?: string | number | undefined;
+  shopRedactDelay?: string | undefined;
+  deprecation202201?: string | undefined;
+  sunset202201?: string | undefined;
+}
