@@ -22,6 +22,7 @@ import { OneTimeReveals } from './services/one-time-reveal.ts';
 import { PageCache } from './services/page-cache.ts';
 import { PartnerDeliveries } from './services/partner-deliveries.ts';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './services/rate-limiter.ts';
+import { Readiness } from './services/readiness.ts';
 import { ResourceService } from './services/resource-service.ts';
 import { SeedService } from './services/seed-service.ts';
 import type { Services } from './services/services.ts';
@@ -87,6 +88,14 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const box = new SecretBox(config.masterKey);
   const cursors = new CursorCodec(box.subkey('cursor'));
   const outbox = new WebhookOutbox(clock);
+  const readiness = new Readiness();
+  readiness.register('database', {
+    required: true,
+    status: async () => {
+      await storage.ping();
+      return 'up' as const;
+    },
+  });
   const services: Services = {
     config,
     clock,
@@ -108,6 +117,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     reveals: new OneTimeReveals(storage.reveals, box, clock),
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
+    readiness,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
   const worker = options.worker

@@ -471,6 +471,8 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
       });
       expect((await t.app.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } })).json()).toEqual({
         status: 'ready',
+        draining: false,
+        dependencies: { database: 'up' },
       });
       expect((await t.app.inject({ method: 'GET', url: '/healthz', headers: { host: f.host } })).statusCode).toBe(404);
       expect((await t.app.inject({ method: 'GET', url: '/admin/login', headers: { host: 'localhost:8080' } })).statusCode).toBe(404);

@@ -14,6 +14,7 @@ import type { OAuthService } from './oauth-service.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
 import type { RateLimiter } from './rate-limiter.ts';
+import type { Readiness } from './readiness.ts';
 import type { ResourceService } from './resource-service.ts';
 import type { SecretRotations } from './secret-rotation.ts';
 import type { SeedService } from './seed-service.ts';
@@ -46,6 +47,8 @@ export interface Services {
   loginThrottle: LoginThrottle;
   reveals: OneTimeReveals;
   seeds: SeedService;
-  /** Throws when the database does not answer (readiness). */
+  /** Throws when the database does not answer. */
   ping(): Promise<void>;
+  /** Whether this node takes traffic (not while draining) and how its dependencies are doing. */
+  readiness: Readiness;
 }
