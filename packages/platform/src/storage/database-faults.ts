@@ -47,11 +47,14 @@ function codeOf(err: object): string | undefined {
 
 /**
  * The fault an error of either driver stands for, or undefined when it is not about the database
- * being unavailable. `connecting` says whether the error came from getting a connection (then every
- * connection-level failure counts as "cannot connect").
+ * being unavailable. `connecting` says the error came from getting a connection: whatever went
+ * wrong there (refused, timed out, a database that does not accept connections now, even a
+ * rejected password after a credentials change), the request itself was not at fault and nothing
+ * ran, so it is "cannot connect".
  */
 export function databaseFault(err: unknown, connecting = false): DatabaseFault | undefined {
   if (err instanceof DatabaseUnavailableError) return err.fault;
+  if (connecting) return 'cannot connect';
   if (typeof err !== 'object' || err === null) return undefined;
   const code = codeOf(err);
   const message = err instanceof Error ? err.message : '';
@@ -66,7 +69,7 @@ export function databaseFault(err: unknown, connecting = false): DatabaseFault |
     (code !== undefined && (SOCKET_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code))) ||
     CONNECTION_MESSAGES.some((re) => re.test(message));
   if (!lost) return undefined;
-  return connecting || code === 'ECONNREFUSED' || code === '57P03' || code === '53300' ? 'cannot connect' : 'connection lost';
+  return code === 'ECONNREFUSED' || code === '57P03' || code === '53300' ? 'cannot connect' : 'connection lost';
 }
 
 /** The error to throw in place of `err`: DatabaseUnavailableError when it is one of those faults. */
