@@ -24,8 +24,8 @@ export interface PgPoolSettings {
 export type Availability = 'up' | 'down';
 
 /**
- * Whether the database answered the last time it was used: 'down' from a connection-level failure
- * until the next statement that succeeds. Listeners hear each change once.
+ * Whether the database can be reached: 'down' from a failed attempt to connect until the next
+ * statement that succeeds. Listeners hear each change once.
  */
 export class DatabaseHealth {
   private current: Availability = 'up';
@@ -46,8 +46,10 @@ export class DatabaseHealth {
   }
 
   failed(fault: DatabaseFault): void {
-    // A slow statement or a busy lock says nothing about whether the server is there.
-    if (fault !== 'connection lost' && fault !== 'cannot connect') return;
+    // Only a failed connect says the server is away. A lost connection alone (a terminated
+    // backend) is replaced by the pool at once, and a slow statement says nothing about whether
+    // the server is there.
+    if (fault !== 'cannot connect') return;
     this.lastFault = fault;
     this.set('down');
   }
