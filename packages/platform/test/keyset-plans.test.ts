@@ -8,7 +8,7 @@
 import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from '../src/storage/database.ts';
+import { openDatabase, type Db } from '../src/storage/database.ts';
 import type { KeysetQuery, Storage } from '../src/storage/ports.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
@@ -35,6 +35,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('keyset page plans on PostgreSQL with 
   let pool: pg.Pool;
   let kysely: Kysely<Database>;
   let storage: Storage;
+  let real: Db;
   const queries: CompiledQuery[] = [];
 
   beforeAll(async () => {
@@ -47,8 +48,8 @@ describe.skipIf(!process.env.TEST_PG_URL)('keyset page plans on PostgreSQL with 
         if (event.level === 'query') queries.push(event.query);
       },
     });
-    const db: Db = { kysely, dialect: 'postgres', sqlite: undefined, writes: () => 0, onClose: () => {}, close: async () => {} };
-    storage = storageOn(db);
+    real = openDatabase({ dialect: 'postgres', url: schema.url }, { poolSize: 1 });
+    storage = storageOn({ ...real, kysely });
     await storage.migrate();
     await sql`insert into merchants (id, email, password_hash, created_at) values (1, 'm@example.test', 'x', 0)`.execute(kysely);
     await sql`insert into stores (id, name, owner_merchant_id, created_at)
@@ -64,6 +65,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('keyset page plans on PostgreSQL with 
 
   afterAll(async () => {
     await kysely?.destroy();
+    await real?.close();
     await schema?.drop();
   });
 
