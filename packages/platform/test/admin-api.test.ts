@@ -9,7 +9,7 @@ import {
   codeFor,
   createFixture,
   createTestPlatform,
-  DIALECTS,
+  DIALECTS_WITH_PARTITIONED,
   exchange,
   privateToken,
   type Fixture,
@@ -26,7 +26,7 @@ async function count(t: TestPlatform, table: 'products' | 'orders' | 'customers'
   return Number(r.n);
 }
 
-describe.each(DIALECTS)('Admin API on %s', (dialect) => {
+describe.each(DIALECTS_WITH_PARTITIONED)('Admin API on %s', (dialect) => {
   let t: TestPlatform;
   let f: Fixture;
   let other: Fixture;

@@ -9,9 +9,18 @@ import type { SecretBox } from '../src/domain/secret-box.ts';
 import { createPlatform, type Platform, type WorkerSettings } from '../src/platform.ts';
 import type { Services } from '../src/services/services.ts';
 import type { Db } from '../src/storage/database.ts';
+import { openStorage } from '../src/storage/sql-storage.ts';
 
-export type Dialect = 'sqlite' | 'postgres';
+export type Dialect = 'sqlite' | 'postgres' | 'postgres-partitioned';
 export const DIALECTS: Dialect[] = process.env.TEST_PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+/**
+ * DIALECTS and, with PostgreSQL, the partitioned layout (every store table hash-partitioned by
+ * store_id: see storage/partitioning.ts). For the suites that prove the layout (storage contract,
+ * Admin API); the others run on DIALECTS.
+ */
+export const DIALECTS_WITH_PARTITIONED: Dialect[] = process.env.TEST_PG_URL ? [...DIALECTS, 'postgres-partitioned'] : DIALECTS;
+/** Partitions per store table in the partitioned layout under test: few, so a schema builds fast. */
+export const TEST_PARTITIONS = 4;
 
 export class TestClock {
   constructor(public now = Date.UTC(2026, 10, 22, 12, 0, 0)) {}
@@ -55,7 +64,13 @@ export async function freshPostgresUrl(): Promise<{ url: string; drop(): Promise
 }
 
 export async function createTestPlatform(dialect: Dialect, overrides: Partial<Config> = {}): Promise<TestPlatform> {
-  const pgSchema = dialect === 'postgres' ? await freshPostgresUrl() : undefined;
+  const pgSchema = dialect === 'sqlite' ? undefined : await freshPostgresUrl();
+  if (pgSchema && dialect === 'postgres-partitioned') {
+    // Partitioning is chosen by the first migration; the platform's own migration then finds
+    // nothing left to do and keeps the layout.
+    const storage = openStorage({ dialect: 'postgres', url: pgSchema.url }, { poolSize: 1 });
+    await storage.migrate({ partitions: TEST_PARTITIONS }).finally(() => storage.close());
+  }
   const config: Config = {
     ...loadConfig({ database: pgSchema ? pgSchema.url : ':memory:', masterKey: randomBytes(32).toString('hex'), logLevel: 'info' }),
     ...overrides,

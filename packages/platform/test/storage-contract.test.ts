@@ -29,7 +29,8 @@ import type {
 } from '../src/storage/ports.ts';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
-import { DIALECTS, freshPostgresUrl, type Dialect } from './harness.ts';
+import { DIALECTS, freshPostgresUrl, TEST_PARTITIONS, type Dialect } from './harness.ts';
+import { recordingStorage, unroutedQueries, type RecordingStorage } from './partition-routing.ts';
 
 const NOW = Date.UTC(2026, 10, 22);
 const MINUTE = 60_000;
@@ -42,6 +43,8 @@ interface Target {
   name: string;
   dialect: Dialect;
   file: boolean;
+  /** PostgreSQL: the first migration partitions every store table into this many. */
+  partitions?: number;
   database(): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }>;
 }
 
@@ -70,6 +73,16 @@ if (DIALECTS.includes('postgres')) {
     name: 'postgres',
     dialect: 'postgres',
     file: false,
+    database: async () => {
+      const schema = await freshPostgresUrl();
+      return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
+    },
+  });
+  TARGETS.push({
+    name: 'postgres (store tables partitioned)',
+    dialect: 'postgres',
+    file: false,
+    partitions: TEST_PARTITIONS,
     database: async () => {
       const schema = await freshPostgresUrl();
       return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
@@ -305,16 +318,20 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
   let config: DatabaseConfig;
   let cleanup: () => Promise<void>;
 
+  let recording: RecordingStorage | undefined;
+
   beforeAll(async () => {
     const db = await target.database();
     config = db.config;
     cleanup = db.cleanup;
-    s = openStorage(config, { poolSize: 10 });
-    expect(await s.migrate()).toHaveLength(Object.keys(MIGRATIONS).length);
+    // On the partitioned layout every query is recorded, so the last test can check its routing.
+    recording = target.partitions && config.dialect === 'postgres' ? recordingStorage(config.url) : undefined;
+    s = recording ? recording.storage : openStorage(config, { poolSize: 10 });
+    expect(await s.migrate({ partitions: target.partitions })).toHaveLength(Object.keys(MIGRATIONS).length);
   });
 
   afterAll(async () => {
-    await s?.close();
+    await (recording ? recording.close() : s?.close());
     await cleanup?.();
   });
 
@@ -2010,5 +2027,10 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 })).toEqual([]);
       expect(await s.webhooks.prune(old + 3 * DAY)).toEqual({ attempts: 0, deliveries: 0, events: 0 });
     });
+  });
+
+  it.runIf(target.partitions)('every query the contract ran on a store table reads one partition (routed by store_id)', async () => {
+    const unrouted = await unroutedQueries((config as { url: string }).url, recording!.queries);
+    expect(unrouted.map((q) => `${q.tables.join(',')}: ${q.sql}`)).toEqual([]);
   });
 });

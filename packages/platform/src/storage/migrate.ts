@@ -1,6 +1,7 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
 import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.ts';
+import { checkPartitionRequest, partitionStoreTables } from './partitioning.ts';
 import * as initial from './migrations/2026-11-22T00-initial.ts';
 import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscriptions.ts';
 import * as webhookDeliveries from './migrations/2026-11-22T02-webhook-deliveries.ts';
@@ -40,7 +41,22 @@ class StaticProvider implements MigrationProvider {
   }
 }
 
-export async function migrateToLatest(db: Db): Promise<string[]> {
+export interface MigrateOptions {
+  /**
+   * PostgreSQL only: hash-partition every store table into this many partitions (see
+   * partitioning.ts). Accepted on an empty database, or one already partitioned the same way.
+   */
+  partitions?: number | undefined;
+}
+
+export async function migrateToLatest(db: Db, options: MigrateOptions = {}): Promise<string[]> {
+  const partitions = options.partitions;
+  if (partitions !== undefined) {
+    if (db.dialect !== 'postgres') throw new Error('--pg-partitions: partitioning is for PostgreSQL databases only');
+    if (!Number.isInteger(partitions) || partitions < 2 || partitions > 1024)
+      throw new Error(`--pg-partitions: expected an integer from 2 to 1024, got ${partitions}`);
+    await checkPartitionRequest(db.kysely, partitions);
+  }
   // On PostgreSQL the bookkeeping tables live in the connection's current schema (search_path), so
   // several schemas in one database each keep their own migration state.
   const schema =
@@ -51,7 +67,7 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   // database that already ran a later-named one must still take an earlier-named newcomer).
   // Without a statement deadline: building an index on a large table may take longer than any
   // request should.
-  return db.withoutStatementTimeout(async (kysely) => {
+  const applied = await db.withoutStatementTimeout(async (kysely) => {
     const migrator = new Migrator({
       db: kysely,
       provider: new StaticProvider(),
@@ -62,4 +78,6 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
     if (error) throw error instanceof Error ? error : new Error(String(error));
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   });
+  if (partitions !== undefined) await db.withoutStatementTimeout((kysely) => partitionStoreTables(kysely, partitions));
+  return applied;
 }

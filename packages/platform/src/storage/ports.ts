@@ -390,6 +390,11 @@ export interface Storage extends Repositories {
   onDeliveriesQueued(listener: () => void): () => void;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
-  migrate(): Promise<string[]>;
+  /**
+   * Applies pending migrations; returns their names. `partitions` (PostgreSQL, an empty database):
+   * hash-partition every store table by store_id into that many partitions, recorded in the
+   * database so later runs keep the layout without being told.
+   */
+  migrate(options?: { partitions?: number | undefined }): Promise<string[]>;
   close(): Promise<void>;
 }

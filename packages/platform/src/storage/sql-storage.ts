@@ -97,7 +97,7 @@ export function storageOn(db: Db): Storage & { readonly db: Db } {
     async ping() {
       await sql`select 1`.execute(db.kysely);
     },
-    migrate: () => migrateToLatest(db),
+    migrate: (options) => migrateToLatest(db, options),
     close: () => db.close(),
   };
 }

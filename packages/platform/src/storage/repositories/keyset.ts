@@ -4,15 +4,17 @@
 // range of the index (an `in` list is one index probe per id), and the time ranges are checked on
 // the rows the scan visits, so no filter turns a page into a sort of the whole table.
 //
-// Why the store is written as a range (store_id >= s and store_id <= s) and the order as
-// (store_id, id): with `store_id = s`, PostgreSQL treats store_id as a constant, drops it from the
-// ORDER BY, and may then walk the primary key (id alone) in id order, skipping other stores' rows.
-// It does so when it believes a store's rows are spread evenly over the ids, which they are not
-// (a store created after many others has all its ids at the end): its first page then reads every
-// row of the stores before it. As a range, store_id stays part of the order, and only an index
-// led by (store_id, id) delivers rows in that order, so every page is the same short range scan.
-// SQLite plans both forms alike. The plans are checked in test/keyset-plans.test.ts.
-import type { Kysely } from 'kysely';
+// Why the store is not written `store_id = s`: PostgreSQL then treats store_id as a constant,
+// drops it from the ORDER BY, and may walk the primary key (id alone) in id order, skipping other
+// stores' rows. It does so when it believes a store's rows are spread evenly over the ids, which
+// they are not (a store created after many others has all its ids at the end): its first page
+// then reads every row of the stores before it. Written as `store_id = any(array[s])` on
+// PostgreSQL, store_id stays part of the order (so only an index led by (store_id, id) delivers
+// rows in that order, and every page is the same short range scan), and the condition still
+// routes the query to one partition in the partitioned layout (a range would read them all).
+// SQLite has no arrays; it gets the range `store_id >= s and store_id <= s`, planned alike.
+// The plans are checked in test/keyset-plans.test.ts, the routing in the storage contract.
+import { sql, type Kysely } from 'kysely';
 import type { KeysetQuery, KeysetSource } from '../ports.ts';
 
 import type { Executor } from './executor.ts';
@@ -30,7 +32,11 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     const k = this.x.k as unknown as Kysely<
       Record<KeysetTable, { id: number; store_id: number; created_at: number; updated_at: number } & Record<string, unknown>>
     >;
-    let query = k.selectFrom(this.table).selectAll().where('store_id', '>=', q.storeId).where('store_id', '<=', q.storeId);
+    let query = k.selectFrom(this.table).selectAll();
+    query =
+      this.x.dialect === 'postgres'
+        ? query.where(sql<boolean>`store_id = any(${sql.val([q.storeId])}::bigint[])`)
+        : query.where('store_id', '>=', q.storeId).where('store_id', '<=', q.storeId);
     for (const [column, value] of Object.entries(q.where ?? {})) query = query.where(column as 'id', '=', value as number);
     const f = q.filters;
     if (f?.ids) query = query.where('id', 'in', f.ids.length > 0 ? f.ids : [0]);
