@@ -128,13 +128,22 @@ export function registerServeCommands(program: Command): void {
       process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));
     });
 
-  common(program.command('migrate').description('apply pending database migrations')).action(
-    async (opts: { database?: string; json: boolean }) => {
+  common(program.command('migrate').description('apply pending database migrations'))
+    .option(
+      '--pg-partitions <n>',
+      'PostgreSQL, first migration of an empty database only: hash-partition every store table by store_id into n partitions (2-1024); recorded in the database, later nodes and migrations keep it',
+    )
+    .action(async (opts: { database?: string; json: boolean; pgPartitions?: string }) => {
+      let partitions: number | undefined;
+      if (opts.pgPartitions !== undefined) {
+        partitions = /^\d+$/.test(opts.pgPartitions) ? Number(opts.pgPartitions) : Number.NaN;
+        if (!(partitions >= 2 && partitions <= 1024))
+          throw new CliError(`--pg-partitions: expected an integer from 2 to 1024, got "${opts.pgPartitions}"`);
+      }
       const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
-      const applied = await platform.storage.migrate().finally(() => platform.close());
+      const applied = await platform.storage.migrate({ partitions }).finally(() => platform.close());
       print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
-    },
-  );
+    });
 }
 
 function banner(config: Config, demo: DemoCredentials | undefined): string {

@@ -235,6 +235,37 @@ describe('storegate serve in production mode', { timeout: CLI_TEST_TIMEOUT_MS },
 });
 
 describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
+  it('migrate --pg-partitions partitions an empty database once; a bad count or another count is refused', async () => {
+    const pg = await freshPostgresUrl();
+    try {
+      for (const bad of ['abc', '1', '1025', '-4']) {
+        const res = await run(['migrate', `--pg-partitions=${bad}`], pg.url);
+        expect(res.code).toBe(2);
+        expect(res.stdout).toBe('');
+        expect(res.stderr.trim()).toBe(`storegate: --pg-partitions: expected an integer from 2 to 1024, got "${bad}"`);
+      }
+      const m = await run(['migrate', '--pg-partitions', '4', '--json'], pg.url);
+      expect(m.stderr).toBe('');
+      expect(JSON.parse(m.stdout).applied.length).toBeGreaterThan(0);
+      // Later runs keep the layout without the flag; another count is refused and changes nothing.
+      expect(JSON.parse((await run(['migrate', '--json'], pg.url)).stdout)).toEqual({ applied: [] });
+      const other = await run(['migrate', '--pg-partitions', '8'], pg.url);
+      expect(other.code).not.toBe(0);
+      expect(other.stderr.trim()).toBe(
+        'storegate: --pg-partitions: this database is partitioned into 4 partitions per store table, not 8; the number is fixed when the database is first migrated',
+      );
+      const res = await run(
+        ['stores', 'create', 'partshop', '--owner-email', 'o@part.test', '--owner-password', 'pg-password', '--json'],
+        pg.url,
+      );
+      expect(res.stderr).toBe('');
+      const seeded = await run(['seed', '--store', 'partshop', '--products', '300', '--json'], pg.url);
+      expect(JSON.parse(seeded.stdout)).toMatchObject({ products: 300 });
+    } finally {
+      await pg.drop();
+    }
+  });
+
   it('creates a store and seeds it', async () => {
     const pg = await freshPostgresUrl();
     try {

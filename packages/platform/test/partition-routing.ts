@@ -2,7 +2,7 @@
 // recorded, and the plans of those queries, read one by one, counting the partitions of each store
 // table they would read. A query that names its store reads one; any other reads them all (and
 // under a sharded PostgreSQL would go to every shard).
-import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openDatabase } from '../src/storage/database.ts';
 import { STORE_TABLES } from '../src/storage/partitioning.ts';

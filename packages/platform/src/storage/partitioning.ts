@@ -16,12 +16,15 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
 /**
- * Tables whose rows each belong to one store, partitioned in this layout. Every other table stays
- * whole: merchants, partners, apps and stores themselves (shared by every store, a reference table
- * under Citus), sessions and login throttles (of people, not stores), and the token tables, which
- * the token endpoint and the Admin API look up by hash before they know the store.
+ * Tables whose rows each belong to one store and whose every query names the store: partitioned
+ * in this layout. The others stay whole: merchants, partners, apps and the stores themselves
+ * (shared by every store: reference tables under Citus), sessions and login throttles (of people,
+ * not stores), the token tables (looked up by hash before the store is known), and the webhook
+ * tables: subscriptions belong to one store, but the delivery worker updates them by id and a
+ * partner's dashboard lists an app's subscriptions across stores, so they are not routed yet
+ * (docs/scaling.md lists what remains).
  */
-export const STORE_TABLES = ['products', 'customers', 'orders', 'webhook_subscriptions', 'idempotency_keys'] as const;
+export const STORE_TABLES = ['products', 'customers', 'orders', 'idempotency_keys'] as const;
 
 const LAYOUT_TABLE = 'storegate_layout';
 // Any constant shared by every node: serialises the one-time rebuild between nodes migrating at once.
