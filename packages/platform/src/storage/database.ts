@@ -5,6 +5,7 @@ import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
 import type { DatabaseConfig } from '../config.ts';
+import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
@@ -22,6 +23,8 @@ export interface Db {
   sqlite: SQLite.Database | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
+  /** The PostgreSQL pool's counters; undefined on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | undefined;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -137,6 +140,7 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       dialect: 'sqlite',
       sqlite: handle,
       writes: () => writes,
+      poolStats: () => undefined,
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -155,6 +159,12 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     dialect: 'postgres',
     sqlite: undefined,
     writes: () => 0,
+    poolStats: () => ({
+      max: pool.options.max,
+      inUse: pool.totalCount - pool.idleCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
     onClose: (fn) => void cleanups.push(fn),
     close: async () => {
       await kysely.destroy();

@@ -7,7 +7,8 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
-import { DeliveryAttempts } from './delivery-attempt.ts';
+import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
+import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
 import { DeliveryJobs, type Job } from './delivery-jobs.ts';
 import { OriginDispatcher } from './origin-dispatcher.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -31,6 +32,7 @@ export class WebhookWorker {
   private readonly leaseMs: number;
   private readonly pruneEveryMs: number;
   private readonly logger: WorkerLogger;
+  private readonly metrics: DeliveryMetrics | undefined;
   private readonly sender: WebhookSender;
   private readonly jobs: DeliveryJobs;
   private readonly attempts: DeliveryAttempts;
@@ -56,6 +58,7 @@ export class WebhookWorker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
     this.sender = new WebhookSender({
       timeoutMs: config.webhooks.timeoutMs,
       perOrigin,
@@ -191,7 +194,15 @@ export class WebhookWorker {
 
   private async deliver(job: Job): Promise<void> {
     this.attemptsMade++;
-    this.recorder.record(await this.attempts.run(job));
+    this.metrics?.attemptStarted();
+    let outcome: AttemptedOutcome | undefined;
+    try {
+      outcome = await this.attempts.run(job);
+    } finally {
+      // An attempt that threw has no outcome to record; it is counted as an error.
+      this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
+    }
+    this.recorder.record(outcome);
   }
 
   private async pruneWhenDue(): Promise<void> {
@@ -201,4 +212,9 @@ export class WebhookWorker {
     if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
   }
+}
+
+/** An attempt's outcome as the metrics name it. */
+function attemptResult(outcome: AttemptedOutcome): AttemptResult {
+  return outcome.next.status === 'pending' ? 'retry' : outcome.next.status;
 }
