@@ -99,22 +99,9 @@ export class PlatformMetrics implements DeliveryMetrics {
     help: 'How long the longest-waiting due webhook delivery has been due; 0 when none is',
     registers: [this.registry],
   });
-  private readonly poolConnections = new Gauge({
-    name: 'storegate_db_pool_connections',
-    help: 'PostgreSQL pool connections of this process by state (in_use, idle); absent on SQLite',
-    labelNames: ['state'] as const,
-    registers: [this.registry],
-  });
-  private readonly poolWaiting = new Gauge({
-    name: 'storegate_db_pool_waiting',
-    help: 'Queries waiting for a PostgreSQL pool connection; absent on SQLite',
-    registers: [this.registry],
-  });
-  private readonly poolMax = new Gauge({
-    name: 'storegate_db_pool_max',
-    help: 'Connections the PostgreSQL pool may open; absent on SQLite',
-    registers: [this.registry],
-  });
+  private readonly poolConnections: Gauge<'state'>;
+  private readonly poolWaiting: Gauge;
+  private readonly poolMax: Gauge;
   private readonly dependencyUp = new Gauge({
     name: 'storegate_dependency_up',
     help: 'Whether a dependency answers as it should (1) or not (0)',
@@ -138,7 +125,26 @@ export class PlatformMetrics implements DeliveryMetrics {
     registers: [this.registry],
   });
 
-  constructor(private readonly sources: MetricsSources) {}
+  constructor(private readonly sources: MetricsSources) {
+    // SQLite has no pool: its gauges are left out of the exposition rather than shown as zeros.
+    const registers = sources.storage.pool() ? [this.registry] : [];
+    this.poolConnections = new Gauge({
+      name: 'storegate_db_pool_connections',
+      help: 'PostgreSQL pool connections of this process by state (in_use, idle); absent on SQLite',
+      labelNames: ['state'] as const,
+      registers,
+    });
+    this.poolWaiting = new Gauge({
+      name: 'storegate_db_pool_waiting',
+      help: 'Queries waiting for a PostgreSQL pool connection; absent on SQLite',
+      registers,
+    });
+    this.poolMax = new Gauge({
+      name: 'storegate_db_pool_max',
+      help: 'Connections the PostgreSQL pool may open; absent on SQLite',
+      registers,
+    });
+  }
 
   /** One answered request; `route` is the route's pattern (undefined when no route matched). */
   observeRequest(method: string, route: string | undefined, status: number, seconds: number): void {
