@@ -10,12 +10,13 @@ import {
   type DemoCredentials,
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
+import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
 import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
-interface ServeOptions {
+interface ServeOptions extends DatabasePoolOptions {
   port?: string;
   host?: string;
   database?: string;
@@ -41,7 +42,11 @@ interface ServeOptions {
 }
 
 export function registerServeCommands(program: Command): void {
-  secretOverlapOption(webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))))
+  databasePoolOptions(
+    secretOverlapOption(
+      webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+    ),
+  )
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -83,6 +88,7 @@ export function registerServeCommands(program: Command): void {
         port: opts.port,
         host: opts.host,
         database: opts.database,
+        ...databasePoolConfig(opts),
         storeDomain: opts.storeDomain,
         publicScheme: opts.publicScheme,
         publicPort: opts.publicPort,

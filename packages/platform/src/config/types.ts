@@ -4,6 +4,8 @@ export interface Config {
   port: number;
   host: string;
   database: DatabaseConfig;
+  /** PostgreSQL's pool size and deadlines (SQLite has one connection and no network). */
+  databaseSettings: DatabaseSettings;
   storeDomain: string;
   publicScheme: 'http' | 'https';
   /** Port shown in public URLs (base_url); omitted when it is the scheme's default. */
@@ -58,12 +60,25 @@ export interface WebhookConfig {
   disableAfterDead: number;
 }
 
+/** The PostgreSQL pool: how many connections, and how long a connect and a statement may take. */
+export interface DatabaseSettings {
+  /** Connections at most per process (default 10). */
+  poolSize: number;
+  /** The server cancels a statement after this many ms (default 30000; 0: never). */
+  statementTimeoutMs: number;
+  /** Getting a connection (a free one from the pool, or a new one) fails after this many ms (default 5000). */
+  connectTimeoutMs: number;
+}
+
 export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
 export interface RawConfig {
   port?: string | number | undefined;
   host?: string | undefined;
   database?: string | undefined;
+  poolSize?: string | number | undefined;
+  dbStatementTimeout?: string | number | undefined;
+  dbConnectTimeout?: string | number | undefined;
   storeDomain?: string | undefined;
   publicScheme?: string | undefined;
   publicPort?: string | number | undefined;

@@ -47,13 +47,17 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       : undefined;
   // Unordered: migrations written side by side can land in an order other than their names' (a
   // database that already ran a later-named one must still take an earlier-named newcomer).
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider: new StaticProvider(),
-    allowUnorderedMigrations: true,
-    ...(schema ? { migrationTableSchema: schema } : {}),
+  // Without a statement deadline: building an index on a large table may take longer than any
+  // request should.
+  return db.withoutStatementTimeout(async (kysely) => {
+    const migrator = new Migrator({
+      db: kysely,
+      provider: new StaticProvider(),
+      allowUnorderedMigrations: true,
+      ...(schema ? { migrationTableSchema: schema } : {}),
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

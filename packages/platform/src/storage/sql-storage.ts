@@ -1,6 +1,6 @@
 // The Storage port on Kysely: SQLite (better-sqlite3, the embedded default) or PostgreSQL (pg).
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DatabaseConfig } from '../config.ts';
+import type { DatabaseConfig, DatabaseSettings } from '../config.ts';
 import { sqliteChangeStamp } from './change-stamp.ts';
 import { openDatabase, type Db } from './database.ts';
 import { durabilityFor } from './durability.ts';
@@ -23,9 +23,8 @@ import { SqlTokenRepository } from './repositories/token-repository.ts';
 import { SqlWebhookRepository } from './repositories/webhook-repository.ts';
 import type { Database } from './schema.ts';
 
-export interface StorageOptions {
-  poolSize?: number;
-}
+/** PostgreSQL's pool size and deadlines; what is left out takes its default. */
+export type StorageOptions = Partial<DatabaseSettings>;
 
 // Listeners to "deliveries were queued" per database handle, so that every Storage opened over the
 // same handle (and the worker built on any of them) hears about commits made through the others.
