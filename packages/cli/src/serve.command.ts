@@ -14,6 +14,7 @@ import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } fro
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
+import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
 import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions extends DatabasePoolOptions {
@@ -39,6 +40,9 @@ interface ServeOptions extends DatabasePoolOptions {
   deprecation202201?: string;
   sunset202201?: string;
   secretOverlap?: string;
+  trustProxy?: string;
+  metricsToken?: string;
+  metricsPublic?: boolean;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -82,6 +86,14 @@ export function registerServeCommands(program: Command): void {
         'SUNSET_2022_01',
       ),
     )
+    .addOption(
+      new Option(
+        '--trust-proxy <list>',
+        'proxies (IP addresses, CIDR ranges; comma-separated) whose X-Forwarded-For/-Proto are believed',
+      ).env('TRUST_PROXY'),
+    )
+    .addOption(metricsTokenOption())
+    .addOption(metricsPublicOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -107,6 +119,9 @@ export function registerServeCommands(program: Command): void {
         deprecation202201: opts.deprecation202201,
         sunset202201: opts.sunset202201,
         secretOverlap: opts.secretOverlap,
+        trustProxy: opts.trustProxy,
+        metricsToken: opts.metricsToken,
+        metricsPublic: metricsPublic(opts.metricsPublic),
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

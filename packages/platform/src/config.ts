@@ -15,10 +15,23 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+import { parseMetricsAccess } from './config/metrics-settings.ts';
+import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 import { parseDatabaseSettings } from './config/database-settings.ts';
 
-export type { ApiDeprecation, Config, DatabaseConfig, DatabaseSettings, HttpTimeouts, RawConfig, WebhookConfig } from './config/types.ts';
+export type {
+  ApiDeprecation,
+  Config,
+  DatabaseConfig,
+  DatabaseSettings,
+  HttpTimeouts,
+  MetricsAccess,
+  RawConfig,
+  WebhookConfig,
+} from './config/types.ts';
+export { parseMetricsAccess } from './config/metrics-settings.ts';
+export { parseTrustProxy } from './config/proxy-settings.ts';
 export {
   DEFAULT_2022_01_DEPRECATION,
   DEFAULT_DATABASE,
@@ -61,6 +74,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    trustProxy: env.TRUST_PROXY,
+    metricsToken: env.METRICS_TOKEN,
+    metricsPublic: env.METRICS_PUBLIC,
   };
 }
 
@@ -116,6 +132,8 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    trustProxy: parseTrustProxy(raw.trustProxy),
+    metrics: parseMetricsAccess(raw, mode),
   };
 }
 

@@ -17,6 +17,7 @@ import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
+import { PlatformMetrics } from './services/metrics.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
 import { PageCache } from './services/page-cache.ts';
@@ -34,7 +35,7 @@ import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
 
-export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune'>;
+export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics'>;
 
 export interface PlatformOptions {
   /** Injected time (tests freeze and move it). */
@@ -115,6 +116,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
+  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock });
   const services: Services = {
     config,
     clock,
@@ -137,6 +139,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
     readiness,
+    metrics,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
@@ -150,6 +153,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
+        metrics,
         // The same hourly round drops idempotency keys past their 24 h window.
         prune: async () => ({
           ...(await services.deliveries.prune(LOG_RETENTION_MS)),

@@ -29,7 +29,20 @@ export interface Config {
   shopRedactDelayMs: number;
   /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
   apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+  /**
+   * Peers (IP addresses, CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed;
+   * empty: none, the socket's peer is the client.
+   */
+  trustProxy: readonly string[];
+  /** Who may read /metrics. */
+  metrics: MetricsAccess;
 }
+
+/**
+ * `/metrics`: behind a bearer token (`--metrics-token`), open (`--metrics-public`, and the default
+ * in development), or closed (production without either: 403 naming the flags).
+ */
+export type MetricsAccess = { kind: 'token'; token: string } | { kind: 'open' } | { kind: 'closed' };
 
 /** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
 export interface ApiDeprecation {
@@ -97,4 +110,7 @@ export interface RawConfig {
   shopRedactDelay?: string | undefined;
   deprecation202201?: string | undefined;
   sunset202201?: string | undefined;
+  trustProxy?: string | undefined;
+  metricsToken?: string | undefined;
+  metricsPublic?: string | boolean | undefined;
 }
