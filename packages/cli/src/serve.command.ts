@@ -10,12 +10,14 @@ import {
   type DemoCredentials,
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
+import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
+import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
 import { previousMasterKeyOption, shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
-interface ServeOptions {
+interface ServeOptions extends DatabasePoolOptions {
   port?: string;
   host?: string;
   database?: string;
@@ -39,10 +41,17 @@ interface ServeOptions {
   deprecation202201?: string;
   sunset202201?: string;
   secretOverlap?: string;
+  trustProxy?: string;
+  metricsToken?: string;
+  metricsPublic?: boolean;
 }
 
 export function registerServeCommands(program: Command): void {
-  secretOverlapOption(webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))))
+  databasePoolOptions(
+    secretOverlapOption(
+      webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+    ),
+  )
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -79,12 +88,21 @@ export function registerServeCommands(program: Command): void {
         'SUNSET_2022_01',
       ),
     )
+    .addOption(
+      new Option(
+        '--trust-proxy <list>',
+        'proxies (IP addresses, CIDR ranges; comma-separated) whose X-Forwarded-For/-Proto are believed',
+      ).env('TRUST_PROXY'),
+    )
+    .addOption(metricsTokenOption())
+    .addOption(metricsPublicOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
         port: opts.port,
         host: opts.host,
         database: opts.database,
+        ...databasePoolConfig(opts),
         storeDomain: opts.storeDomain,
         publicScheme: opts.publicScheme,
         publicPort: opts.publicPort,
@@ -104,6 +122,9 @@ export function registerServeCommands(program: Command): void {
         deprecation202201: opts.deprecation202201,
         sunset202201: opts.sunset202201,
         secretOverlap: opts.secretOverlap,
+        trustProxy: opts.trustProxy,
+        metricsToken: opts.metricsToken,
+        metricsPublic: metricsPublic(opts.metricsPublic),
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

@@ -15,9 +15,23 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+import { parseMetricsAccess } from './config/metrics-settings.ts';
+import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
+import { parseDatabaseSettings } from './config/database-settings.ts';
 
-export type { ApiDeprecation, Config, DatabaseConfig, HttpTimeouts, RawConfig, WebhookConfig } from './config/types.ts';
+export type {
+  ApiDeprecation,
+  Config,
+  DatabaseConfig,
+  DatabaseSettings,
+  HttpTimeouts,
+  MetricsAccess,
+  RawConfig,
+  WebhookConfig,
+} from './config/types.ts';
+export { parseMetricsAccess } from './config/metrics-settings.ts';
+export { parseTrustProxy } from './config/proxy-settings.ts';
 export {
   DEFAULT_2022_01_DEPRECATION,
   DEFAULT_DATABASE,
@@ -31,6 +45,7 @@ export {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+export { parseDatabaseSettings } from './config/database-settings.ts';
 
 /** Reads the platform's environment variables (PORT, DATABASE_URL, ...) into a RawConfig (flags override them). */
 export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
@@ -38,6 +53,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     port: env.PORT,
     host: env.HOST,
     database: env.DATABASE_URL,
+    poolSize: env.DB_POOL_SIZE,
+    dbStatementTimeout: env.DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeout: env.DB_CONNECT_TIMEOUT_MS,
     storeDomain: env.STORE_DOMAIN,
     publicScheme: env.PUBLIC_SCHEME,
     publicPort: env.PUBLIC_PORT,
@@ -57,6 +75,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    trustProxy: env.TRUST_PROXY,
+    metricsToken: env.METRICS_TOKEN,
+    metricsPublic: env.METRICS_PUBLIC,
   };
 }
 
@@ -74,6 +95,7 @@ export function loadConfig(raw: RawConfig): Config {
   const host = raw.host ?? '127.0.0.1';
   if (!/^[0-9a-zA-Z.:-]+$/.test(host)) throw new ConfigError(`--host: not a valid address: "${host}"`);
   const database = parseDatabase(raw.database);
+  const databaseSettings = parseDatabaseSettings(raw);
   if (raw.redisUrl !== undefined && raw.redisUrl !== '' && !/^rediss?:\/\/\S+$/.test(raw.redisUrl))
     throw new ConfigError('--redis: expected a redis:// URL');
   const logLevel = raw.logLevel ?? 'info';
@@ -90,6 +112,7 @@ export function loadConfig(raw: RawConfig): Config {
     port,
     host,
     database,
+    databaseSettings,
     storeDomain,
     publicScheme: scheme,
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
@@ -111,6 +134,8 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    trustProxy: parseTrustProxy(raw.trustProxy),
+    metrics: parseMetricsAccess(raw, mode),
   };
 }
 

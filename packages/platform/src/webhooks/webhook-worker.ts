@@ -7,7 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
-import { DeliveryAttempts } from './delivery-attempt.ts';
+import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
+import { DatabaseOutage } from './database-outage.ts';
+import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
 import { DeliveryJobs, type Job } from './delivery-jobs.ts';
 import { OriginDispatcher } from './origin-dispatcher.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -31,11 +33,13 @@ export class WebhookWorker {
   private readonly leaseMs: number;
   private readonly pruneEveryMs: number;
   private readonly logger: WorkerLogger;
+  private readonly metrics: DeliveryMetrics | undefined;
   private readonly sender: WebhookSender;
   private readonly jobs: DeliveryJobs;
   private readonly attempts: DeliveryAttempts;
   private readonly dispatcher: OriginDispatcher<Job>;
   private readonly recorder: OutcomeRecorder;
+  private readonly outage: DatabaseOutage;
   private running = false;
   private loop: Promise<void> | undefined;
   private woken = false;
@@ -56,6 +60,9 @@ export class WebhookWorker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
+    // Wall-clock time: it measures how long the outage lasted, which a frozen test clock cannot.
+    this.outage = new DatabaseOutage(this.logger, Date.now);
     this.sender = new WebhookSender({
       timeoutMs: config.webhooks.timeoutMs,
       perOrigin,
@@ -87,6 +94,7 @@ export class WebhookWorker {
       config,
       clock: this.clock,
       logger: this.logger,
+      outage: this.outage,
       onSettled: () => this.checkIdle(),
     });
   }
@@ -149,8 +157,15 @@ export class WebhookWorker {
           for (const job of jobs) this.dispatcher.enqueue(job);
         }
         await this.pruneWhenDue();
+        this.outage.succeeded();
       } catch (err) {
-        this.logger.error({ err: errorFields(err) }, 'webhook worker: claim failed');
+        if (!this.outage.failed(err)) this.logger.error({ err: errorFields(err) }, 'webhook worker: claim failed');
+      }
+      if (this.outage.active) {
+        // Wait out the back-off rather than the poll interval (stop() still ends the wait at once).
+        if (!this.running) break;
+        await this.sleep(this.outage.waitMs);
+        continue;
       }
       // A full batch means more is probably due: claim again at once while the buffer has room.
       if (full && this.dispatcher.room > 0) continue;
@@ -160,13 +175,13 @@ export class WebhookWorker {
     }
   }
 
-  /** Until `pollMs` has passed or `wake()` is called, whichever comes first. */
-  private sleep(): Promise<void> {
+  /** Until `ms` (default `pollMs`) has passed or `wake()` is called, whichever comes first. */
+  private sleep(ms = this.pollMs): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.wakeUp = undefined;
         resolve();
-      }, this.pollMs);
+      }, ms);
       this.wakeUp = () => {
         clearTimeout(timer);
         resolve();
@@ -191,7 +206,15 @@ export class WebhookWorker {
 
   private async deliver(job: Job): Promise<void> {
     this.attemptsMade++;
-    this.recorder.record(await this.attempts.run(job));
+    this.metrics?.attemptStarted();
+    let outcome: AttemptedOutcome | undefined;
+    try {
+      outcome = await this.attempts.run(job);
+    } finally {
+      // An attempt that threw has no outcome to record; it is counted as an error.
+      this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
+    }
+    this.recorder.record(outcome);
   }
 
   private async pruneWhenDue(): Promise<void> {
@@ -201,4 +224,9 @@ export class WebhookWorker {
     if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
   }
+}
+
+/** An attempt's outcome as the metrics name it. */
+function attemptResult(outcome: AttemptedOutcome): AttemptResult {
+  return outcome.next.status === 'pending' ? 'retry' : outcome.next.status;
 }
