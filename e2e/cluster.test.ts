@@ -242,7 +242,7 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
     for (const node of procs.filter((p) => p.name.startsWith('node'))) expect(node.output(), node.name).toMatch(/\/openapi\/2026-01\//);
   }, 60_000);
 
-  it('answers the probes and the metrics through the balancer, and no other Host', async () => {
+  it('answers the probes and the metrics through the balancer, forwards the client address and scheme it saw, and refuses other Hosts', async () => {
     const ready = await viaLb(undefined, 'GET', '/readyz');
     expect(ready.status).toBe(200);
     if (help.includes('--metrics-token')) {
@@ -251,6 +251,20 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
       expect(metrics.body).toMatch(/^# (HELP|TYPE) /m);
       expect((await viaLb(undefined, 'GET', '/metrics')).status).toBe(401);
     }
+    // What a client writes in the forwarded headers is replaced by what the balancer saw, and the
+    // nodes (--trust-proxy 127.0.0.1) log the balancer's values.
+    const path = '/forwarded-headers-check';
+    const forged = await viaLb('cluster', 'GET', path, undefined, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
+    expect(forged.status).toBe(404);
+    const logged = procs
+      .filter((p) => p.name.startsWith('node'))
+      .flatMap((p) => p.output().split('\n'))
+      .filter((line) => line.includes(path))
+      .map((line) => JSON.parse(line) as { req?: { remoteAddress?: string; scheme?: string } })
+      .filter((entry) => entry.req);
+    expect(logged.length).toBeGreaterThan(0);
+    for (const entry of logged) expect(entry.req).toMatchObject({ remoteAddress: '127.0.0.1', scheme: 'http' });
+    expect(procs.map((p) => p.output()).join('\n')).not.toContain('203.0.113.9');
     // A Host that is neither the platform domain nor one of its stores stops at the balancer.
     expect((await request(lbPort, `example.com:${lbPort}`, 'GET', '/readyz')).status).toBe(421);
   });
