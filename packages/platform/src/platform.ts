@@ -116,7 +116,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
-  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock });
+  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
   const services: Services = {
     config,
     clock,
