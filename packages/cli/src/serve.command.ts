@@ -14,7 +14,8 @@ import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } fro
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
-import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
+import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
+import { previousMasterKeyOption, shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions extends DatabasePoolOptions {
   port?: string;
@@ -25,6 +26,7 @@ interface ServeOptions extends DatabasePoolOptions {
   publicPort?: string;
   redis?: string;
   masterKey?: string;
+  previousMasterKey?: string;
   mode?: string;
   rateLimit?: string;
   accessTokenTtl?: string;
@@ -39,6 +41,9 @@ interface ServeOptions extends DatabasePoolOptions {
   deprecation202201?: string;
   sunset202201?: string;
   secretOverlap?: string;
+  trustProxy?: string;
+  metricsToken?: string;
+  metricsPublic?: boolean;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -54,6 +59,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--public-port <port>', 'port shown in public URLs (default: --port)').env('PUBLIC_PORT'))
     .addOption(new Option('--redis <url>', 'Redis for shared state between nodes').env('REDIS_URL'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
@@ -82,6 +88,14 @@ export function registerServeCommands(program: Command): void {
         'SUNSET_2022_01',
       ),
     )
+    .addOption(
+      new Option(
+        '--trust-proxy <list>',
+        'proxies (IP addresses, CIDR ranges; comma-separated) whose X-Forwarded-For/-Proto are believed',
+      ).env('TRUST_PROXY'),
+    )
+    .addOption(metricsTokenOption())
+    .addOption(metricsPublicOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
@@ -94,6 +108,7 @@ export function registerServeCommands(program: Command): void {
         publicPort: opts.publicPort,
         redisUrl: opts.redis,
         masterKey: opts.masterKey,
+        previousMasterKey: opts.previousMasterKey,
         mode: opts.mode === 'test' ? undefined : opts.mode,
         rateLimit: opts.rateLimit,
         accessTokenTtl: opts.accessTokenTtl,
@@ -107,6 +122,9 @@ export function registerServeCommands(program: Command): void {
         deprecation202201: opts.deprecation202201,
         sunset202201: opts.sunset202201,
         secretOverlap: opts.secretOverlap,
+        trustProxy: opts.trustProxy,
+        metricsToken: opts.metricsToken,
+        metricsPublic: metricsPublic(opts.metricsPublic),
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')
@@ -140,8 +158,9 @@ export function registerServeCommands(program: Command): void {
         if (!(partitions >= 2 && partitions <= 1024))
           throw new CliError(`--pg-partitions: expected an integer from 2 to 1024, got "${opts.pgPartitions}"`);
       }
-      const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
-      const applied = await platform.storage.migrate({ partitions }).finally(() => platform.close());
+      const platform = await createPlatform(adminConfig(opts.database), { http: false, partitions });
+      const applied = platform.migrated;
+      await platform.close();
       print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
     });
 }

@@ -4,7 +4,7 @@
 // config/parsers.ts; the types live in config/types.ts.
 import { ConfigError } from './domain/errors.ts';
 import { storeHostname } from './domain/store-host.ts';
-import { resolveMasterKey } from './config/master-key.ts';
+import { resolveMasterKey, resolvePreviousMasterKey } from './config/master-key.ts';
 import {
   int,
   parseDatabase,
@@ -15,10 +15,24 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
+import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 import { parseDatabaseSettings } from './config/database-settings.ts';
 
-export type { ApiDeprecation, Config, DatabaseConfig, DatabaseSettings, HttpTimeouts, RawConfig, WebhookConfig } from './config/types.ts';
+export type {
+  ApiDeprecation,
+  Config,
+  DatabaseConfig,
+  DatabaseSettings,
+  HttpTimeouts,
+  MetricsAccess,
+  MetricsListener,
+  RawConfig,
+  WebhookConfig,
+} from './config/types.ts';
+export { parseMetricsAccess } from './config/metrics-settings.ts';
+export { parseTrustProxy } from './config/proxy-settings.ts';
 export {
   DEFAULT_2022_01_DEPRECATION,
   DEFAULT_DATABASE,
@@ -48,6 +62,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     publicPort: env.PUBLIC_PORT,
     redisUrl: env.REDIS_URL,
     masterKey: env.MASTER_KEY,
+    previousMasterKey: env.PREVIOUS_MASTER_KEY,
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
@@ -61,6 +76,11 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    trustProxy: env.TRUST_PROXY,
+    metricsToken: env.METRICS_TOKEN,
+    metricsPublic: env.METRICS_PUBLIC,
+    metricsPort: env.METRICS_PORT,
+    metricsHost: env.METRICS_HOST,
   };
 }
 
@@ -101,6 +121,7 @@ export function loadConfig(raw: RawConfig): Config {
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
     redisUrl: raw.redisUrl === '' ? undefined : raw.redisUrl,
     masterKey,
+    previousMasterKey: resolvePreviousMasterKey(raw.previousMasterKey),
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
@@ -116,6 +137,9 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    trustProxy: parseTrustProxy(raw.trustProxy),
+    metrics: parseMetricsAccess(raw, mode),
+    metricsListener: parseMetricsListener(raw),
   };
 }
 

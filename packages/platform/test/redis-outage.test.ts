@@ -169,3 +169,35 @@ describe.skipIf(!redisAvailable && !process.env.CI)('Redis stops and comes back 
     expect(consoleError).not.toHaveBeenCalled();
   });
 });
+
+describe('a node started while Redis does not answer', () => {
+  it('starts, serves from local buckets, reports redis degraded and says so once', async () => {
+    const consoleError = vi.spyOn(console, 'error');
+    const t = await createTestPlatform('sqlite', {
+      rateLimit: { bucket: 10, perSecond: 1 },
+      redisUrl: `redis://127.0.0.1:${await freePort()}`,
+    });
+    try {
+      const f = await createFixture(t);
+      const token = await privateToken(t, f.storeName, 'read_products');
+      for (const expected of ['1/10', '2/10']) {
+        const res = await t.app.inject({
+          method: 'GET',
+          url: '/openapi/2026-01/products',
+          headers: { host: f.host, 'access-token': token },
+        });
+        expect(res.statusCode).toBe(200);
+        expect(res.headers['x-service-api-call-limit']).toBe(expected);
+      }
+      const ready = await t.app.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toEqual({ status: 'ready', draining: false, dependencies: { database: 'up', redis: 'degraded' } });
+      expect(t.logs.filter((l) => l.includes('"dependency":"redis"'))).toHaveLength(1);
+      expect(t.services.rateLimiter!.state()).toBe('local');
+      expect(consoleError).not.toHaveBeenCalled();
+    } finally {
+      consoleError.mockRestore();
+      await t.close();
+    }
+  });
+});

@@ -12,6 +12,8 @@ export interface Config {
   publicPort: number;
   redisUrl: string | undefined;
   masterKey: Buffer;
+  /** While the master key changes: the key being replaced, still accepted to open secrets. */
+  previousMasterKey?: Buffer | undefined;
   mode: 'development' | 'production';
   rateLimit: { bucket: number; perSecond: number } | 'off';
   accessTokenTtlSeconds: number;
@@ -29,7 +31,28 @@ export interface Config {
   shopRedactDelayMs: number;
   /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
   apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+  /**
+   * Peers (IP addresses, CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed;
+   * empty: none, the socket's peer is the client.
+   */
+  trustProxy: readonly string[];
+  /** Who may read /metrics. */
+  metrics: MetricsAccess;
+  /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
+  metricsListener: MetricsListener | undefined;
 }
+
+/** An address and port of the worker's own small HTTP server (0: any free port). */
+export interface MetricsListener {
+  host: string;
+  port: number;
+}
+
+/**
+ * `/metrics`: behind a bearer token (`--metrics-token`), open (`--metrics-public`, and the default
+ * in development), or closed (production without either: 403 naming the flags).
+ */
+export type MetricsAccess = { kind: 'token'; token: string } | { kind: 'open' } | { kind: 'closed' };
 
 /** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
 export interface ApiDeprecation {
@@ -84,6 +107,7 @@ export interface RawConfig {
   publicPort?: string | number | undefined;
   redisUrl?: string | undefined;
   masterKey?: string | undefined;
+  previousMasterKey?: string | undefined;
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
@@ -97,4 +121,9 @@ export interface RawConfig {
   shopRedactDelay?: string | undefined;
   deprecation202201?: string | undefined;
   sunset202201?: string | undefined;
+  trustProxy?: string | undefined;
+  metricsToken?: string | undefined;
+  metricsPublic?: string | boolean | undefined;
+  metricsPort?: string | number | undefined;
+  metricsHost?: string | undefined;
 }

@@ -8,8 +8,10 @@ import type { AppService } from './app-service.ts';
 import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
+import type { KeyRotation } from './key-rotation.ts';
 import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import type { PlatformMetrics } from './metrics.ts';
 import type { OAuthService } from './oauth-service.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
@@ -46,9 +48,13 @@ export interface Services {
   /** Failed-login counting and locks, shared by the store admin and the partner dashboard. */
   loginThrottle: LoginThrottle;
   reveals: OneTimeReveals;
+  /** Re-sealing every secret under a new master key (`storegate keys rotate`). */
+  keyRotation: KeyRotation;
   seeds: SeedService;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
   /** Whether this node takes traffic (not while draining) and how its dependencies are doing. */
   readiness: Readiness;
+  /** Prometheus counters and gauges of this platform (/metrics). */
+  metrics: PlatformMetrics;
 }

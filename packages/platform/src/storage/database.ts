@@ -8,6 +8,7 @@ import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } fro
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
 import { DatabaseHealth, openPgPool } from './pg-pool.ts';
+import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
@@ -25,6 +26,8 @@ export interface Db {
   sqlite: SQLite.Database | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
+  /** The PostgreSQL pool's counters; undefined on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | undefined;
   /** Whether the database answered lately (PostgreSQL; SQLite is always 'up'). */
   health: DatabaseHealth;
   /**
@@ -161,6 +164,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       dialect: 'sqlite',
       sqlite: handle,
       writes: () => writes,
+      poolStats: () => undefined,
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),
       onClose: (fn) => void cleanups.push(fn),
@@ -173,7 +177,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   }
   const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
   const health = new DatabaseHealth();
-  const { pool } = openPgPool(
+  const { pool, raw } = openPgPool(
     {
       url: config.url,
       size: settings.poolSize,
@@ -189,6 +193,12 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     dialect: 'postgres',
     sqlite: undefined,
     writes: () => 0,
+    poolStats: () => ({
+      max: raw.options.max,
+      inUse: raw.totalCount - raw.idleCount,
+      idle: raw.idleCount,
+      waiting: raw.waitingCount,
+    }),
     health,
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {

@@ -7,8 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
+import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
 import { DatabaseOutage } from './database-outage.ts';
-import { DeliveryAttempts } from './delivery-attempt.ts';
+import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
 import { DeliveryJobs, type Job } from './delivery-jobs.ts';
 import { OriginDispatcher } from './origin-dispatcher.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -32,6 +33,7 @@ export class WebhookWorker {
   private readonly leaseMs: number;
   private readonly pruneEveryMs: number;
   private readonly logger: WorkerLogger;
+  private readonly metrics: DeliveryMetrics | undefined;
   private readonly sender: WebhookSender;
   private readonly jobs: DeliveryJobs;
   private readonly attempts: DeliveryAttempts;
@@ -58,6 +60,7 @@ export class WebhookWorker {
     this.leaseMs = options.leaseMs ?? 60_000;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
     // Wall-clock time: it measures how long the outage lasted, which a frozen test clock cannot.
     this.outage = new DatabaseOutage(this.logger, Date.now);
     this.sender = new WebhookSender({
@@ -203,7 +206,15 @@ export class WebhookWorker {
 
   private async deliver(job: Job): Promise<void> {
     this.attemptsMade++;
-    this.recorder.record(await this.attempts.run(job));
+    this.metrics?.attemptStarted();
+    let outcome: AttemptedOutcome | undefined;
+    try {
+      outcome = await this.attempts.run(job);
+    } finally {
+      // An attempt that threw has no outcome to record; it is counted as an error.
+      this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
+    }
+    this.recorder.record(outcome);
   }
 
   private async pruneWhenDue(): Promise<void> {
@@ -213,4 +224,9 @@ export class WebhookWorker {
     if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
   }
+}
+
+/** An attempt's outcome as the metrics name it. */
+function attemptResult(outcome: AttemptedOutcome): AttemptResult {
+  return outcome.next.status === 'pending' ? 'retry' : outcome.next.status;
 }
