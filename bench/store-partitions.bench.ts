@@ -71,7 +71,7 @@ async function run(partitions: number | undefined): Promise<void> {
     const cases: Case[] = [
       { name: 'small stores, first page', run: (i) => source.after({ storeId: smallAt[i]! }, undefined, LIMIT + 1) },
       {
-        name: 'small stores, page after the 10th row',
+        name: 'small stores, last page (after row 10)',
         run: (i) => source.after({ storeId: smallAt[i]! }, bounds.get(smallAt[i]!)!.lo + 9, LIMIT + 1),
       },
       { name: 'big stores, first page', run: (i) => source.after({ storeId: bigAt[i]! }, undefined, LIMIT + 1) },
