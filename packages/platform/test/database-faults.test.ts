@@ -276,6 +276,10 @@ describe.runIf(process.env.TEST_PG_URL)('every pooled PostgreSQL connection busy
       expect(waited.headers['retry-after']).toBe('2');
       expect(waited.json()).toMatchObject({ code: 'ServiceUnavailable' });
       expect(small.db.health.state).toBe('up');
+      // Overloaded, not gone: the node stays in the balancer.
+      const ready = await small.http.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toMatchObject({ dependencies: { database: 'up' } });
       release();
       await held;
       expect((await call()).statusCode).toBe(200);
