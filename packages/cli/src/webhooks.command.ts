@@ -11,6 +11,7 @@ interface WorkerOptions extends DatabasePoolOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
+  previousMasterKey?: string;
   mode?: string;
   logLevel?: string;
   webhookTimeout?: string;
@@ -23,6 +24,14 @@ export function shopRedactDelayOption(): Option {
     '--shop-redact-delay <wait>',
     'wait after an uninstall before shop/redact is sent, e.g. "48h", "30m" (default 48h)',
   ).env('SHOP_REDACT_DELAY');
+}
+
+/** While the master key changes: the key being replaced, still accepted (`serve` and `worker`). */
+export function previousMasterKeyOption(): Option {
+  return new Option(
+    '--previous-master-key <hex>',
+    'while changing the master key: the key being replaced, still accepted to open secrets (see storegate keys rotate)',
+  ).env('PREVIOUS_MASTER_KEY');
 }
 
 /** The webhook options `serve` and `worker` share. */
@@ -50,6 +59,7 @@ export function registerWebhookCommands(program: Command): void {
   databasePoolOptions(webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
     .action(async (opts: WorkerOptions) => {
@@ -61,6 +71,7 @@ export function registerWebhookCommands(program: Command): void {
         // refuses an http scheme), so it reads the same setting as `serve`.
         publicScheme: process.env.PUBLIC_SCHEME,
         masterKey: opts.masterKey,
+        previousMasterKey: opts.previousMasterKey,
         mode: opts.mode === 'test' ? undefined : opts.mode,
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,

@@ -4,7 +4,7 @@
 // config/parsers.ts; the types live in config/types.ts.
 import { ConfigError } from './domain/errors.ts';
 import { storeHostname } from './domain/store-host.ts';
-import { resolveMasterKey } from './config/master-key.ts';
+import { resolveMasterKey, resolvePreviousMasterKey } from './config/master-key.ts';
 import {
   int,
   parseDatabase,
@@ -61,6 +61,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     publicPort: env.PUBLIC_PORT,
     redisUrl: env.REDIS_URL,
     masterKey: env.MASTER_KEY,
+    previousMasterKey: env.PREVIOUS_MASTER_KEY,
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
@@ -117,6 +118,7 @@ export function loadConfig(raw: RawConfig): Config {
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
     redisUrl: raw.redisUrl === '' ? undefined : raw.redisUrl,
     masterKey,
+    previousMasterKey: resolvePreviousMasterKey(raw.previousMasterKey),
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),

@@ -16,6 +16,8 @@ import { CustomerPrivacy } from './services/customer-privacy.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
+import { KeyRotation } from './services/key-rotation.ts';
+import { MasterKeys } from './services/master-keys.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { PlatformMetrics } from './services/metrics.ts';
@@ -32,6 +34,7 @@ import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
 import type { Db } from './storage/database.ts';
 import type { Storage } from './storage/ports.ts';
+import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
@@ -62,6 +65,8 @@ export interface Platform {
   db: Db;
   services: Services;
   box: SecretBox;
+  /** Migrations this start applied (none when built with `migrate: false`). */
+  migrated: string[];
   /** The HTTP server (never listening by itself); undefined when built with `http: false`. */
   http: FastifyInstance | undefined;
   worker: WebhookWorker | undefined;
@@ -115,15 +120,21 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const storage = options.db
     ? storageOn(options.db)
     : openStorage(config.database, { ...config.databaseSettings, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
+  const clock = options.clock ?? systemClock;
+  const box = new SecretBox(config.masterKey, config.previousMasterKey);
+  const keyRepo = new SqlMasterKeyRepository(storage.db);
+  let keys: MasterKeys;
+  let migrated: string[] = [];
   try {
-    if (options.migrate !== false) await storage.migrate();
+    // A node with the wrong master key stops before it migrates or records anything.
+    await MasterKeys.verify(box, keyRepo);
+    if (options.migrate !== false) migrated = await storage.migrate();
+    keys = await MasterKeys.open(box, keyRepo, clock());
   } catch (err) {
     await storage.close();
     throw err;
   }
-  const clock = options.clock ?? systemClock;
-  const box = new SecretBox(config.masterKey);
-  const cursors = new CursorCodec(box.subkey('cursor'));
+  const cursors = new CursorCodec(keys.cursorKey);
   const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
   readiness.register('database', { required: true, status: () => databaseStatus(storage.db, () => storage.ping()) });
@@ -137,9 +148,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     clock,
     cursors,
     accounts: new AccountService(storage, clock),
-    apps: new AppService(storage, box, config, clock, outbox),
-    rotations: new SecretRotations(storage, box, config, clock),
-    oauth: new OAuthService(storage, box, config, clock),
+    apps: new AppService(storage, keys, config, clock, outbox),
+    rotations: new SecretRotations(storage, keys, config, clock),
+    oauth: new OAuthService(storage, keys, config, clock),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
@@ -150,7 +161,8 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
-    reveals: new OneTimeReveals(storage.reveals, box, clock),
+    reveals: new OneTimeReveals(storage.reveals, keys, clock),
+    keyRotation: new KeyRotation(keyRepo, clock),
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
     readiness,
@@ -182,6 +194,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     db: storage.db,
     services,
     box,
+    migrated,
     http,
     worker,
     async close() {

@@ -12,6 +12,8 @@ export interface Config {
   publicPort: number;
   redisUrl: string | undefined;
   masterKey: Buffer;
+  /** While the master key changes: the key being replaced, still accepted to open secrets. */
+  previousMasterKey?: Buffer | undefined;
   mode: 'development' | 'production';
   rateLimit: { bucket: number; perSecond: number } | 'off';
   accessTokenTtlSeconds: number;
@@ -97,6 +99,7 @@ export interface RawConfig {
   publicPort?: string | number | undefined;
   redisUrl?: string | undefined;
   masterKey?: string | undefined;
+  previousMasterKey?: string | undefined;
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
