@@ -160,7 +160,7 @@ function banner(config: Config, demo: DemoCredentials | undefined): string {
   const lines = [
     '',
     `storegate is running (${config.mode}, ${config.database.dialect === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL'})`,
-    `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz)`,
+    `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz, /metrics${metricsNote(config)})`,
   ];
   if (demo) {
     const base = storeBaseUrl(config, demo.storeName);
@@ -180,4 +180,10 @@ function banner(config: Config, demo: DemoCredentials | undefined): string {
     );
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** How /metrics may be read, for the banner (never the token itself). */
+function metricsNote(config: Config): string {
+  if (config.metrics.kind === 'token') return ' with the --metrics-token';
+  return config.metrics.kind === 'closed' ? ': off, see --metrics-token' : '';
 }

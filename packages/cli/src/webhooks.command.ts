@@ -4,10 +4,11 @@ import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
+import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, workerMetricsOptions } from './metrics-options.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
-interface WorkerOptions extends DatabasePoolOptions {
+interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
@@ -56,7 +57,11 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
 }
 
 export function registerWebhookCommands(program: Command): void {
-  databasePoolOptions(webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))))
+  workerMetricsOptions(
+    databasePoolOptions(
+      webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+    ),
+  )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
     .addOption(previousMasterKeyOption())
@@ -76,12 +81,14 @@ export function registerWebhookCommands(program: Command): void {
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
+        ...workerMetricsConfig(opts),
       });
       const logger = stderrLogger(config.logLevel);
-      const platform = await createPlatform(config, { http: false, worker: { logger } });
+      const platform = await createPlatform(config, { http: false, worker: { logger }, probes: config.metricsListener !== undefined });
       const worker = platform.worker!;
       await worker.start();
-      logger.info({ worker: worker.id, database: config.database.dialect }, 'webhook worker started');
+      const metrics = await listenForScrapes(platform);
+      logger.info({ worker: worker.id, database: config.database.dialect, ...(metrics ? { metrics } : {}) }, 'webhook worker started');
       const shutdown = async (signal: string) => {
         logger.info({ signal }, 'webhook worker stopping');
         await platform.close();

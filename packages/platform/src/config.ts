@@ -15,7 +15,7 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
-import { parseMetricsAccess } from './config/metrics-settings.ts';
+import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
 import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 import { parseDatabaseSettings } from './config/database-settings.ts';
@@ -27,6 +27,7 @@ export type {
   DatabaseSettings,
   HttpTimeouts,
   MetricsAccess,
+  MetricsListener,
   RawConfig,
   WebhookConfig,
 } from './config/types.ts';
@@ -78,6 +79,8 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
     metricsPublic: env.METRICS_PUBLIC,
+    metricsPort: env.METRICS_PORT,
+    metricsHost: env.METRICS_HOST,
   };
 }
 
@@ -136,6 +139,7 @@ export function loadConfig(raw: RawConfig): Config {
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
     trustProxy: parseTrustProxy(raw.trustProxy),
     metrics: parseMetricsAccess(raw, mode),
+    metricsListener: parseMetricsListener(raw),
   };
 }
 

@@ -8,6 +8,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
 import { DatabaseUnavailableError } from './domain/errors.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
@@ -50,6 +51,11 @@ export interface PlatformOptions {
   http?: boolean;
   /** Build a webhook delivery worker with these settings (not started; default none). */
   worker?: WorkerSettings;
+  /**
+   * Build the small server of /healthz, /readyz and /metrics (not listening; default false), for a
+   * process without the HTTP server: `storegate worker --metrics-port`.
+   */
+  probes?: boolean;
   /** Apply pending migrations before anything else (default true). */
   migrate?: boolean;
   /** Database connections on PostgreSQL, in place of `config.databaseSettings.poolSize`. */
@@ -70,6 +76,8 @@ export interface Platform {
   /** The HTTP server (never listening by itself); undefined when built with `http: false`. */
   http: FastifyInstance | undefined;
   worker: WebhookWorker | undefined;
+  /** The probe and metrics server when built with `probes: true` (never listening by itself). */
+  probes: FastifyInstance | undefined;
   /** Stops the worker, closes the HTTP server and the database. */
   close(): Promise<void>;
 }
@@ -169,6 +177,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     metrics,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
+  const probes = options.probes ? await buildProbeServer(services) : undefined;
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
   const worker = options.worker
     ? new WebhookWorker({
@@ -197,9 +206,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     migrated,
     http,
     worker,
+    probes,
     async close() {
       stopWatching();
       await worker?.stop();
+      await probes?.close();
       // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
       await storage.close();

@@ -38,6 +38,14 @@ export interface Config {
   trustProxy: readonly string[];
   /** Who may read /metrics. */
   metrics: MetricsAccess;
+  /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
+  metricsListener: MetricsListener | undefined;
+}
+
+/** An address and port of the worker's own small HTTP server (0: any free port). */
+export interface MetricsListener {
+  host: string;
+  port: number;
 }
 
 /**
@@ -116,4 +124,6 @@ export interface RawConfig {
   trustProxy?: string | undefined;
   metricsToken?: string | undefined;
   metricsPublic?: string | boolean | undefined;
+  metricsPort?: string | number | undefined;
+  metricsHost?: string | undefined;
 }
