@@ -3,6 +3,7 @@
 import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
+import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
@@ -14,6 +15,8 @@ interface WorkerOptions {
   logLevel?: string;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
+  shutdownTimeout?: string;
+  webhookClaimLease?: string;
 }
 
 /** When `shop/redact` is sent after an uninstall: read wherever an app can be uninstalled. */
@@ -46,11 +49,12 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
 }
 
 export function registerWebhookCommands(program: Command): void {
-  webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)')))
+  stopOptions(webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))))
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .addHelpText('after', WORKER_SIGNALS_HELP)
     .action(async (opts: WorkerOptions) => {
       const config = loadConfig({
         database: opts.database,
@@ -63,19 +67,24 @@ export function registerWebhookCommands(program: Command): void {
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
+        shutdownTimeout: opts.shutdownTimeout,
+        webhookClaimLease: opts.webhookClaimLease,
       });
       const logger = stderrLogger(config.logLevel);
       const platform = await createPlatform(config, { http: false, worker: { logger } });
       const worker = platform.worker!;
       await worker.start();
-      logger.info({ worker: worker.id, database: config.database.dialect }, 'webhook worker started');
-      const shutdown = async (signal: string) => {
-        logger.info({ signal }, 'webhook worker stopping');
-        await platform.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void shutdown('SIGINT'));
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+      logger.info(
+        { worker: worker.id, database: config.database.dialect, claim_lease_ms: config.webhookClaimLeaseMs },
+        'webhook worker started',
+      );
+      stopOnSignals(
+        async (signal) => {
+          logger.info({ signal, worker: worker.id }, 'webhook worker stopping');
+          await platform.shutdown();
+        },
+        (line) => logger.warn({}, line),
+      );
     });
 
   const webhooks = program.command('webhooks').description('webhook deliveries');

@@ -15,9 +15,17 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 
-export type { ApiDeprecation, Config, DatabaseConfig, HttpTimeouts, RawConfig, WebhookConfig } from './config/types.ts';
+export type { ApiDeprecation, Config, DatabaseConfig, HttpTimeouts, RawConfig, ShutdownConfig, WebhookConfig } from './config/types.ts';
+export {
+  DEFAULT_CLAIM_LEASE_MS,
+  DEFAULT_DRAIN_DELAY_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  parseClaimLease,
+  parseShutdown,
+} from './config/lifecycle-settings.ts';
 export {
   DEFAULT_2022_01_DEPRECATION,
   DEFAULT_DATABASE,
@@ -56,6 +64,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    drainDelay: env.DRAIN_DELAY,
+    shutdownTimeout: env.SHUTDOWN_TIMEOUT,
+    webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
   };
 }
 
@@ -109,6 +120,8 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    shutdown: parseShutdown(raw, mode),
+    webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
   };
 }
 

@@ -3,11 +3,12 @@
 // and the test harness all start the platform through it.
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { Config } from './config.ts';
+import type { Config, ShutdownConfig } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { buildHttpServer } from './http/server.ts';
+import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
@@ -33,6 +34,7 @@ import type { Storage } from './storage/ports.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
+import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
 export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune'>;
 
@@ -65,6 +67,12 @@ export interface Platform {
   worker: WebhookWorker | undefined;
   /** Stops the worker, closes the HTTP server and the database. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (lifecycle.ts): drains, closes the listener, lets requests and webhook
+   * attempts finish within the timeout, releases the worker's claims, closes the database.
+   * Settings default to `config.shutdown`; phases are logged to the server's log, else to `logger` or the worker's.
+   */
+  shutdown(options?: Partial<ShutdownConfig> & { logger?: WorkerLogger }): Promise<ShutdownReport>;
 }
 
 function rateLimiterFor(config: Config, clock: Clock): RateLimiter | undefined {
@@ -137,6 +145,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         }),
       })
     : undefined;
+  // Closing twice (a shutdown, then the caller's own close) closes each part once.
+  let storageClosed: Promise<void> | undefined;
+  const closeStorage = () => (storageClosed ??= storage.close());
   return {
     config,
     storage,
@@ -149,7 +160,14 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
       await worker?.stop();
       // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
-      await storage.close();
+      await closeStorage();
+    },
+    shutdown(shutdownOptions = {}) {
+      const { logger, ...settings } = shutdownOptions;
+      return gracefulShutdown(
+        { readiness, http, worker, closeStorage, logger: http?.log ?? logger ?? options.worker?.logger ?? silentLogger },
+        { ...config.shutdown, ...settings },
+      );
     },
   };
 }

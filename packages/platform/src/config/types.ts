@@ -27,6 +27,27 @@ export interface Config {
   shopRedactDelayMs: number;
   /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
   apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+  /** How a node stops on SIGTERM or SIGINT. */
+  shutdown: ShutdownConfig;
+  /**
+   * How long a webhook worker's claim on a delivery lasts (default 30 s). A heartbeat renews it
+   * while the worker still holds the delivery, so this is how long a dead worker's deliveries wait.
+   */
+  webhookClaimLeaseMs: number;
+}
+
+/** Stopping a node without failing the requests and deliveries it already has. */
+export interface ShutdownConfig {
+  /**
+   * After the signal, /readyz answers 503 while the node still serves everything for this long, so
+   * a load balancer notices before the listener closes (default 5 s in production, 0 in development).
+   */
+  drainDelayMs: number;
+  /**
+   * Once the listener is closed, how long requests in flight and webhook attempts have to finish
+   * before their connections are cut and their claims released (default 10 s).
+   */
+  timeoutMs: number;
 }
 
 /** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
@@ -82,4 +103,7 @@ export interface RawConfig {
   shopRedactDelay?: string | undefined;
   deprecation202201?: string | undefined;
   sunset202201?: string | undefined;
+  drainDelay?: string | undefined;
+  shutdownTimeout?: string | undefined;
+  webhookClaimLease?: string | undefined;
 }

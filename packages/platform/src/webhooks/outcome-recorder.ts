@@ -18,6 +18,8 @@ export interface RecorderOptions {
   logger: WorkerLogger;
   /** Called whenever a round of writing ends (nothing more is being written). */
   onSettled: () => void;
+  /** Called after each batch with its delivery ids, written or not (a failed write leaves the rows to their lease). */
+  onWritten?: (ids: number[]) => void;
 }
 
 export class OutcomeRecorder {
@@ -49,6 +51,7 @@ export class OutcomeRecorder {
           // least once), which is safe because receivers de-duplicate by webhook id.
           this.options.logger.error({ err: errorFields(err), deliveries: batch.length }, 'webhook worker: could not record outcomes');
         }
+        this.options.onWritten?.(batch.map((o) => o.id));
       }
     } finally {
       this.flushing = undefined;
