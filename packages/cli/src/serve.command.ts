@@ -47,7 +47,9 @@ interface ServeOptions {
 
 export function registerServeCommands(program: Command): void {
   stopOptions(
-    secretOverlapOption(webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)')))),
+    secretOverlapOption(
+      webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+    ),
   )
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <address>', 'address to listen on (default 127.0.0.1)').env('HOST'))

@@ -30,10 +30,7 @@ function describe(ms: number): string {
  * `--drain-delay` (0 to 5 minutes) and `--shutdown-timeout` (0 to 10 minutes). A development node
  * has no load balancer to wait for, so it closes its listener at once by default.
  */
-export function parseShutdown(
-  raw: Pick<RawConfig, 'drainDelay' | 'shutdownTimeout'>,
-  mode: 'development' | 'production',
-): ShutdownConfig {
+export function parseShutdown(raw: Pick<RawConfig, 'drainDelay' | 'shutdownTimeout'>, mode: 'development' | 'production'): ShutdownConfig {
   return {
     drainDelayMs: parseDuration('--drain-delay', raw.drainDelay, DEFAULT_DRAIN_DELAY_MS[mode], 0, 5 * 60_000),
     timeoutMs: parseDuration('--shutdown-timeout', raw.shutdownTimeout, DEFAULT_SHUTDOWN_TIMEOUT_MS, 0, 10 * 60_000),

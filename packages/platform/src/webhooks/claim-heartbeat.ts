@@ -32,6 +32,10 @@ export class ClaimHeartbeat {
     return this.options.clock() + this.options.leaseMs;
   }
 
+  holds(id: number): boolean {
+    return this.held.has(id);
+  }
+
   hold(ids: Iterable<number>): void {
     for (const id of ids) this.held.add(id);
   }

@@ -122,7 +122,7 @@ export class WebhookSender {
   }
 
   close(): Promise<void> {
-    return this.agent.closed ? Promise.resolve() : this.agent.close();
+    return this.agent.closed || this.agent.destroyed ? Promise.resolve() : this.agent.close();
   }
 
   /** Cuts every request in flight (each then ends as a failed send). */

@@ -238,8 +238,11 @@ export class WebhookWorker {
       limit,
       excludeSubscriptions: this.dispatcher.saturatedSubscriptions(),
     });
-    this.heartbeat.hold(rows.map((r) => r.id));
-    const { jobs, cancelled } = this.jobs.prepare(rows, now);
+    // A row this worker already holds came back only because its lease ran out before a renewal
+    // (a stalled process): the claim just renewed it, and the attempt under way must not be doubled.
+    const fresh = rows.filter((r) => !this.heartbeat.holds(r.id));
+    this.heartbeat.hold(fresh.map((r) => r.id));
+    const { jobs, cancelled } = this.jobs.prepare(fresh, now);
     if (cancelled.length > 0) this.recorder.record(...cancelled);
     return jobs;
   }
