@@ -2,48 +2,15 @@
 // worker takes the delivery), and a stopping worker hands back what it still holds at once: the
 // attempt in flight finishes and is recorded, the deliveries not sent yet are released, and past
 // a stop's timeout the attempt cut off is released unrecorded. Also the lifecycle settings' parsing.
-import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig, parseClaimLease, parseShutdown } from '../src/config.ts';
 import { ConfigError } from '../src/domain/errors.ts';
-import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
+import { seedDeliveries } from './delivery-seed.ts';
 import { createTestPlatform, DIALECTS, testWorker, type TestPlatform } from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
 const LEASE_MS = 3000;
-
-/** A store with a private app subscribed to `address`, and `events` product/create events queued. */
-async function seedDeliveries(t: TestPlatform, address: string, events: number): Promise<void> {
-  const s = t.services;
-  const store = await s.accounts.createStore({
-    name: `lease${randomBytes(3).toString('hex')}`,
-    ownerEmail: `o${randomBytes(3).toString('hex')}@x.test`,
-    ownerPassword: 'lease-test-password',
-  });
-  const priv = await s.apps.createPrivateApp({ storeId: store.id, name: 'receiver', scopes: 'read_products' });
-  await t.db.kysely
-    .insertInto('webhook_subscriptions')
-    .values({
-      store_id: store.id,
-      owner: `private:${priv.id}`,
-      app_id: null,
-      private_app_id: priv.id,
-      topic: 'products/create',
-      address,
-      api_version: '2026-01',
-      created_at: 0,
-      updated_at: 0,
-      disabled_at: null,
-      disabled_reason: null,
-    })
-    .execute();
-  const outbox = new WebhookOutbox(s.clock);
-  await t.platform.storage.transaction(async (tx) => {
-    for (let i = 0; i < events; i++)
-      await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), title: `p${i + 1}` } });
-  });
-}
 
 describe.each(DIALECTS)('webhook claim lease on %s', (dialect) => {
   let t: TestPlatform;
@@ -73,7 +40,7 @@ describe.each(DIALECTS)('webhook claim lease on %s', (dialect) => {
   });
 
   it('the heartbeat renews the claim of a delivery whose attempt hangs; nobody else can claim it meanwhile', async () => {
-    await seedDeliveries(t, rx.url('/renew'), 1);
+    await seedDeliveries(t.platform, rx.url('/renew'), 1);
     const start = t.clock.now;
     const w = await testWorker(t, { clock: t.clock.fn, leaseMs: LEASE_MS, pollMs: 20, pruneEveryMs: 0 });
     await w.start();
@@ -122,7 +89,7 @@ describe.each(DIALECTS)('webhook claim lease on %s', (dialect) => {
   it('stop: the attempt in flight finishes and is recorded; claims not sent are released and another worker takes them at once', async () => {
     await t.db.kysely.deleteFrom('webhook_attempts').execute();
     await t.db.kysely.deleteFrom('webhook_deliveries').execute();
-    await seedDeliveries(t, rx.url('/stop'), 3);
+    await seedDeliveries(t.platform, rx.url('/stop'), 3);
     // One request at a time to this receiver: the other two stay queued in the worker, claimed.
     const w1 = await testWorker(t, { clock: t.clock.fn, leaseMs: LEASE_MS, pollMs: 20, pruneEveryMs: 0, perOrigin: 1 });
     await w1.start();
@@ -157,7 +124,7 @@ describe.each(DIALECTS)('webhook claim lease on %s', (dialect) => {
   it('stop past its timeout: the hung attempt is cut off unrecorded and its claim released', async () => {
     await t.db.kysely.deleteFrom('webhook_attempts').execute();
     await t.db.kysely.deleteFrom('webhook_deliveries').execute();
-    await seedDeliveries(t, rx.url('/cut'), 1);
+    await seedDeliveries(t.platform, rx.url('/cut'), 1);
     const w = await testWorker(t, { clock: t.clock.fn, leaseMs: LEASE_MS, pollMs: 20, pruneEveryMs: 0 });
     await w.start();
     await until(() => rx.on('/cut').length === 1, 10_000, 'the attempt');
