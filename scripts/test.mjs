@@ -41,6 +41,12 @@ if (!existsSync(env.TEST_CHROMIUM)) {
   (ci ? missing : skipped).push('browser tests (no /usr/bin/chromium; apt-get install chromium)');
 }
 
+env.TEST_HAPROXY ??= '/usr/sbin/haproxy';
+if (!existsSync(env.TEST_HAPROXY)) {
+  delete env.TEST_HAPROXY;
+  (ci ? missing : skipped).push('the cluster test (no /usr/sbin/haproxy; apt-get install haproxy)');
+}
+
 if (missing.length > 0) {
   console.error(`CI=true and these are required but not available: ${missing.join(', ')}`);
   process.exit(1);

@@ -10,13 +10,15 @@ import {
   type DemoCredentials,
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
+import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
+import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
 import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
-interface ServeOptions {
+interface ServeOptions extends DatabasePoolOptions {
   port?: string;
   host?: string;
   database?: string;
@@ -43,12 +45,17 @@ interface ServeOptions {
   drainDelay?: string;
   shutdownTimeout?: string;
   webhookClaimLease?: string;
+  trustProxy?: string;
+  metricsToken?: string;
+  metricsPublic?: boolean;
 }
 
 export function registerServeCommands(program: Command): void {
   stopOptions(
-    secretOverlapOption(
-      webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+    databasePoolOptions(
+      secretOverlapOption(
+        webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+      ),
     ),
   )
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
@@ -86,6 +93,14 @@ export function registerServeCommands(program: Command): void {
         'SUNSET_2022_01',
       ),
     )
+    .addOption(
+      new Option(
+        '--trust-proxy <list>',
+        'proxies (IP addresses, CIDR ranges; comma-separated) whose X-Forwarded-For/-Proto are believed',
+      ).env('TRUST_PROXY'),
+    )
+    .addOption(metricsTokenOption())
+    .addOption(metricsPublicOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .option('--no-worker', 'serve HTTP only, without the embedded webhook worker (run `storegate worker` processes instead)')
     .addOption(drainDelayOption())
@@ -95,6 +110,7 @@ export function registerServeCommands(program: Command): void {
         port: opts.port,
         host: opts.host,
         database: opts.database,
+        ...databasePoolConfig(opts),
         storeDomain: opts.storeDomain,
         publicScheme: opts.publicScheme,
         publicPort: opts.publicPort,
@@ -116,6 +132,9 @@ export function registerServeCommands(program: Command): void {
         drainDelay: opts.drainDelay,
         shutdownTimeout: opts.shutdownTimeout,
         webhookClaimLease: opts.webhookClaimLease,
+        trustProxy: opts.trustProxy,
+        metricsToken: opts.metricsToken,
+        metricsPublic: metricsPublic(opts.metricsPublic),
       });
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')

@@ -3,11 +3,12 @@
 import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
+import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
-interface WorkerOptions {
+interface WorkerOptions extends DatabasePoolOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
@@ -49,7 +50,11 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
 }
 
 export function registerWebhookCommands(program: Command): void {
-  stopOptions(webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))))
+  stopOptions(
+    databasePoolOptions(
+      webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+    ),
+  )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
@@ -58,6 +63,7 @@ export function registerWebhookCommands(program: Command): void {
     .action(async (opts: WorkerOptions) => {
       const config = loadConfig({
         database: opts.database,
+        ...databasePoolConfig(opts),
         storeDomain: opts.storeDomain,
         // The worker builds no URLs, but the configuration is checked as a whole (production
         // refuses an http scheme), so it reads the same setting as `serve`.

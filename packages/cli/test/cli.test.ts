@@ -177,6 +177,9 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
         /--headers-timeout: must not be longer than --request-timeout/,
       ],
       [['serve', '--keep-alive-timeout', '5'], /--keep-alive-timeout: expected an integer from 100/],
+      [['serve', '--pool-size', '0'], /--pool-size: expected an integer from 1 to 1000, got "0"/],
+      [['serve', '--db-statement-timeout', 'soon'], /--db-statement-timeout: expected an integer from 0/],
+      [['serve', '--db-connect-timeout', '5'], /--db-connect-timeout: expected an integer from 100/],
       [['serve', '--deprecation-2022-01', 'last year'], /--deprecation-2022-01: expected a date such as 2027-06-01/],
       [['serve', '--sunset-2022-01', '2027-02-30'], /--sunset-2022-01: expected a date such as 2027-06-01/],
       [
@@ -231,6 +234,9 @@ describe('storegate serve in production mode', { timeout: CLI_TEST_TIMEOUT_MS },
     expect(res.stdout).toMatch(/--headers-timeout <ms>[\s\S]*default 10000[\s\S]*HEADERS_TIMEOUT_MS/);
     expect(res.stdout).toMatch(/--request-timeout <ms>[\s\S]*default 30000[\s\S]*REQUEST_TIMEOUT_MS/);
     expect(res.stdout).toMatch(/--keep-alive-timeout <ms>[\s\S]*default 72000[\s\S]*KEEP_ALIVE_TIMEOUT_MS/);
+    expect(res.stdout).toMatch(/--pool-size <n>[\s\S]*default 10[\s\S]*DB_POOL_SIZE/);
+    expect(res.stdout).toMatch(/--db-statement-timeout <ms>[\s\S]*default 30000[\s\S]*DB_STATEMENT_TIMEOUT_MS/);
+    expect(res.stdout).toMatch(/--db-connect-timeout <ms>[\s\S]*default 5000[\s\S]*DB_CONNECT_TIMEOUT_MS/);
   });
 });
 

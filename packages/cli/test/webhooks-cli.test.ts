@@ -114,6 +114,7 @@ describe('storegate webhooks and apps uninstall', { timeout: CLI_TEST_TIMEOUT_MS
       [['apps', 'uninstall', '--store', 'hooks', '--client-id', 'ghost'], /no app with client_id "ghost"/],
       [['worker', '--webhook-retry-schedule', '1s,soon'], /--webhook-retry-schedule: expected waits/],
       [['worker', '--webhook-timeout', '5'], /--webhook-timeout: expected an integer from 50/],
+      [['worker', '--pool-size', 'many'], /--pool-size: expected an integer from 1 to 1000/],
     ];
     for (const [args, reason] of cases) {
       const res = await run([...args, '--json']);

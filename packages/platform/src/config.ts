@@ -16,9 +16,24 @@ import {
   parseShopRedactDelay,
 } from './config/parsers.ts';
 import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
+import { parseMetricsAccess } from './config/metrics-settings.ts';
+import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
+import { parseDatabaseSettings } from './config/database-settings.ts';
 
-export type { ApiDeprecation, Config, DatabaseConfig, HttpTimeouts, RawConfig, ShutdownConfig, WebhookConfig } from './config/types.ts';
+export type {
+  ApiDeprecation,
+  Config,
+  DatabaseConfig,
+  DatabaseSettings,
+  HttpTimeouts,
+  MetricsAccess,
+  RawConfig,
+  ShutdownConfig,
+  WebhookConfig,
+} from './config/types.ts';
+export { parseMetricsAccess } from './config/metrics-settings.ts';
+export { parseTrustProxy } from './config/proxy-settings.ts';
 export {
   DEFAULT_CLAIM_LEASE_MS,
   DEFAULT_DRAIN_DELAY_MS,
@@ -39,6 +54,7 @@ export {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+export { parseDatabaseSettings } from './config/database-settings.ts';
 
 /** Reads the platform's environment variables (PORT, DATABASE_URL, ...) into a RawConfig (flags override them). */
 export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
@@ -46,6 +62,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     port: env.PORT,
     host: env.HOST,
     database: env.DATABASE_URL,
+    poolSize: env.DB_POOL_SIZE,
+    dbStatementTimeout: env.DB_STATEMENT_TIMEOUT_MS,
+    dbConnectTimeout: env.DB_CONNECT_TIMEOUT_MS,
     storeDomain: env.STORE_DOMAIN,
     publicScheme: env.PUBLIC_SCHEME,
     publicPort: env.PUBLIC_PORT,
@@ -67,6 +86,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     drainDelay: env.DRAIN_DELAY,
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
+    trustProxy: env.TRUST_PROXY,
+    metricsToken: env.METRICS_TOKEN,
+    metricsPublic: env.METRICS_PUBLIC,
   };
 }
 
@@ -84,6 +106,7 @@ export function loadConfig(raw: RawConfig): Config {
   const host = raw.host ?? '127.0.0.1';
   if (!/^[0-9a-zA-Z.:-]+$/.test(host)) throw new ConfigError(`--host: not a valid address: "${host}"`);
   const database = parseDatabase(raw.database);
+  const databaseSettings = parseDatabaseSettings(raw);
   if (raw.redisUrl !== undefined && raw.redisUrl !== '' && !/^rediss?:\/\/\S+$/.test(raw.redisUrl))
     throw new ConfigError('--redis: expected a redis:// URL');
   const logLevel = raw.logLevel ?? 'info';
@@ -100,6 +123,7 @@ export function loadConfig(raw: RawConfig): Config {
     port,
     host,
     database,
+    databaseSettings,
     storeDomain,
     publicScheme: scheme,
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
@@ -122,6 +146,8 @@ export function loadConfig(raw: RawConfig): Config {
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
     shutdown: parseShutdown(raw, mode),
     webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
+    trustProxy: parseTrustProxy(raw.trustProxy),
+    metrics: parseMetricsAccess(raw, mode),
   };
 }
 

@@ -18,6 +18,7 @@ import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
+import { PlatformMetrics } from './services/metrics.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
 import { PageCache } from './services/page-cache.ts';
@@ -36,7 +37,7 @@ import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
 import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
-export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune'>;
+export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics'>;
 
 export interface PlatformOptions {
   /** Injected time (tests freeze and move it). */
@@ -49,7 +50,7 @@ export interface PlatformOptions {
   worker?: WorkerSettings;
   /** Apply pending migrations before anything else (default true). */
   migrate?: boolean;
-  /** Database connections on PostgreSQL (default 10). */
+  /** Database connections on PostgreSQL, in place of `config.databaseSettings.poolSize`. */
   poolSize?: number;
   /** Run on an already open database (tests that share one handle between platforms). */
   db?: Db;
@@ -75,17 +76,38 @@ export interface Platform {
   shutdown(options?: Partial<ShutdownConfig> & { logger?: WorkerLogger }): Promise<ShutdownReport>;
 }
 
-function rateLimiterFor(config: Config, clock: Clock): RateLimiter | undefined {
+/** How long start-up waits for Redis before serving from local buckets (it joins when it answers). */
+const REDIS_START_WAIT_MS = 2_000;
+/** A readiness probe gets its answer within this, even while connecting to the database hangs. */
+const READINESS_DEADLINE_MS = 2_000;
+
+async function rateLimiterFor(config: Config, clock: Clock): Promise<RateLimiter | undefined> {
   if (config.rateLimit === 'off') return undefined;
-  return config.redisUrl
-    ? new RedisRateLimiter(config.redisUrl, config.rateLimit.bucket, config.rateLimit.perSecond, clock)
-    : new MemoryRateLimiter(config.rateLimit.bucket, config.rateLimit.perSecond, clock);
+  if (!config.redisUrl) return new MemoryRateLimiter(config.rateLimit.bucket, config.rateLimit.perSecond, clock);
+  const limiter = new RedisRateLimiter(config.redisUrl, config.rateLimit.bucket, config.rateLimit.perSecond, clock);
+  await limiter.connected(REDIS_START_WAIT_MS);
+  return limiter;
+}
+
+/** 'up' when the database answers a ping within the readiness deadline. */
+async function databaseStatus(storage: Storage): Promise<'up' | 'down'> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<'down'>((resolve) => {
+    timer = setTimeout(() => resolve('down'), READINESS_DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([storage.ping().then(() => 'up' as const), deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function createPlatform(config: Config, options: PlatformOptions & { http: false }): Promise<Platform>;
 export async function createPlatform(config: Config, options?: PlatformOptions): Promise<Platform & { http: FastifyInstance }>;
 export async function createPlatform(config: Config, options: PlatformOptions = {}): Promise<Platform> {
-  const storage = options.db ? storageOn(options.db) : openStorage(config.database, options.poolSize ? { poolSize: options.poolSize } : {});
+  const storage = options.db
+    ? storageOn(options.db)
+    : openStorage(config.database, { ...config.databaseSettings, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
   try {
     if (options.migrate !== false) await storage.migrate();
   } catch (err) {
@@ -97,13 +119,12 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const cursors = new CursorCodec(box.subkey('cursor'));
   const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
-  readiness.register('database', {
-    required: true,
-    status: async () => {
-      await storage.ping();
-      return 'up' as const;
-    },
-  });
+  readiness.register('database', { required: true, status: () => databaseStatus(storage) });
+  const rateLimiter = options.http === false ? undefined : await rateLimiterFor(config, clock);
+  // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
+  if (rateLimiter instanceof RedisRateLimiter)
+    readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
+  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock });
   const services: Services = {
     config,
     clock,
@@ -115,7 +136,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
-    rateLimiter: options.http === false ? undefined : rateLimiterFor(config, clock),
+    rateLimiter,
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
@@ -126,8 +147,10 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
     readiness,
+    metrics,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
+  const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
   const worker = options.worker
     ? new WebhookWorker({
         // Beside a server, the worker logs through the server's logger.
@@ -138,6 +161,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
+        metrics,
         // The same hourly round drops idempotency keys past their 24 h window.
         prune: async () => ({
           ...(await services.deliveries.prune(LOG_RETENTION_MS)),
@@ -157,6 +181,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     http,
     worker,
     async close() {
+      stopWatching();
       await worker?.stop();
       // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
@@ -169,5 +194,33 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         { ...config.shutdown, ...settings },
       );
     },
+  };
+}
+
+/**
+ * One log line per change of a dependency's state (not one per request while it lasts): the
+ * database going away and coming back, Redis lost (local buckets) and back (shared ones).
+ */
+function watchDependencies(http: FastifyInstance, storage: Storage & { readonly db: Db }, limiter: RateLimiter | undefined): () => void {
+  const log = http.log;
+  const stops = [
+    storage.db.health.onChange((state, fault) => {
+      if (state === 'down') log.warn({ dependency: 'database', fault }, 'the database is unavailable: requests that need it answer 503');
+      else log.info({ dependency: 'database' }, 'the database is back');
+    }),
+  ];
+  if (limiter instanceof RedisRateLimiter) {
+    if (limiter.state() === 'local')
+      log.warn({ dependency: 'redis' }, 'Redis does not answer: rate limits are counted on this node alone until it does');
+    stops.push(
+      limiter.onChange((state, reason) => {
+        if (state === 'local')
+          log.warn({ dependency: 'redis', reason }, 'Redis is unavailable: rate limits are counted on this node alone until it is back');
+        else log.info({ dependency: 'redis' }, 'Redis is back: rate limits are shared again');
+      }),
+    );
+  }
+  return () => {
+    for (const stop of stops) stop();
   };
 }

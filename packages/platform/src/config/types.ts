@@ -4,6 +4,8 @@ export interface Config {
   port: number;
   host: string;
   database: DatabaseConfig;
+  /** PostgreSQL's pool size and deadlines (SQLite has one connection and no network). */
+  databaseSettings: DatabaseSettings;
   storeDomain: string;
   publicScheme: 'http' | 'https';
   /** Port shown in public URLs (base_url); omitted when it is the scheme's default. */
@@ -27,6 +29,13 @@ export interface Config {
   shopRedactDelayMs: number;
   /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
   apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+  /**
+   * Peers (IP addresses, CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed;
+   * empty: none, the socket's peer is the client.
+   */
+  trustProxy: readonly string[];
+  /** Who may read /metrics. */
+  metrics: MetricsAccess;
   /** How a node stops on SIGTERM or SIGINT. */
   shutdown: ShutdownConfig;
   /**
@@ -49,6 +58,12 @@ export interface ShutdownConfig {
    */
   timeoutMs: number;
 }
+
+/**
+ * `/metrics`: behind a bearer token (`--metrics-token`), open (`--metrics-public`, and the default
+ * in development), or closed (production without either: 403 naming the flags).
+ */
+export type MetricsAccess = { kind: 'token'; token: string } | { kind: 'open' } | { kind: 'closed' };
 
 /** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
 export interface ApiDeprecation {
@@ -79,12 +94,25 @@ export interface WebhookConfig {
   disableAfterDead: number;
 }
 
+/** The PostgreSQL pool: how many connections, and how long a connect and a statement may take. */
+export interface DatabaseSettings {
+  /** Connections at most per process (default 10). */
+  poolSize: number;
+  /** The server cancels a statement after this many ms (default 30000; 0: never). */
+  statementTimeoutMs: number;
+  /** Getting a connection (a free one from the pool, or a new one) fails after this many ms (default 5000). */
+  connectTimeoutMs: number;
+}
+
 export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
 export interface RawConfig {
   port?: string | number | undefined;
   host?: string | undefined;
   database?: string | undefined;
+  poolSize?: string | number | undefined;
+  dbStatementTimeout?: string | number | undefined;
+  dbConnectTimeout?: string | number | undefined;
   storeDomain?: string | undefined;
   publicScheme?: string | undefined;
   publicPort?: string | number | undefined;
@@ -106,4 +134,7 @@ export interface RawConfig {
   drainDelay?: string | undefined;
   shutdownTimeout?: string | undefined;
   webhookClaimLease?: string | undefined;
+  trustProxy?: string | undefined;
+  metricsToken?: string | undefined;
+  metricsPublic?: string | boolean | undefined;
 }

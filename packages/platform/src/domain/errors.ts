@@ -32,7 +32,8 @@ export type OAuthErrorCode =
   | 'unsupported_response_type'
   | 'unsupported_token_type'
   | 'access_denied'
-  | 'server_error';
+  | 'server_error'
+  | 'temporarily_unavailable';
 
 export class PlatformError extends Error {
   constructor(
@@ -171,5 +172,32 @@ export class IdempotencyKeyInUseError extends PlatformError {
 export class DuplicateRecordError extends Error {
   constructor(readonly record: string) {
     super(`${record}: another record already has the same unique key`);
+  }
+}
+
+/**
+ * The request cannot be served right now through no fault of its own (503 with Retry-After): the
+ * client may send it again as it is once that time has passed.
+ */
+export class ServiceUnavailableError extends PlatformError {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds: number,
+  ) {
+    super(503, 'ServiceUnavailable', message);
+  }
+}
+
+/** Why the database could not serve a query, in words fit for logs (never a host or a password). */
+export type DatabaseFault = 'connection lost' | 'cannot connect' | 'statement timeout' | 'busy';
+
+/**
+ * The database is unreachable, refused or lost the connection, did not answer within its timeout,
+ * or (SQLite) stayed locked by another process. Storage raises it in place of the driver's error,
+ * so no layer above needs to know the drivers' codes.
+ */
+export class DatabaseUnavailableError extends ServiceUnavailableError {
+  constructor(readonly fault: DatabaseFault) {
+    super('The database is unavailable for the moment; retry after the time in Retry-After', 2);
   }
 }

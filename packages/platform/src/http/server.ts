@@ -17,11 +17,13 @@ import { registerTokenRoute } from './oauth/token.route.ts';
 import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
 import { registerApiDocsRoutes } from './platform/api-docs.route.ts';
 import { registerHealthRoutes } from './platform/health.route.ts';
+import { registerMetricsRoute } from './platform/metrics.route.ts';
 import { registerBodyLimits } from './plugins/body-limits.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
 import { registerDrainConnections } from './plugins/drain-connections.ts';
 import { registerErrorHandler } from './plugins/error-handler.ts';
 import { registerHostRouting } from './plugins/host-routing.ts';
+import { registerRequestMetrics } from './plugins/request-metrics.ts';
 import { nextRequestId, registerRequestId } from './plugins/request-id.ts';
 import { registerSessionGate } from './plugins/session-gate.ts';
 import { registerStoreAdminRoutes } from './store-admin/admin.route.ts';
@@ -47,7 +49,14 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
       level: config.logLevel,
       // Only the path is logged: query strings can carry codes, hmacs or states.
       serializers: {
-        req: (req) => ({ method: req.method, path: req.url.split('?')[0], host: req.host, remoteAddress: req.ip }),
+        // Behind trusted proxies the address and scheme are the client's (X-Forwarded-For/-Proto).
+        req: (req) => ({
+          method: req.method,
+          path: req.url.split('?')[0],
+          host: req.headers.host,
+          remoteAddress: req.ip,
+          scheme: req.protocol,
+        }),
         res: (res) => ({ statusCode: res.statusCode }),
       },
       redact: { paths: ['req.headers.authorization', 'req.headers["access-token"]', 'req.headers.cookie'], remove: true },
@@ -56,7 +65,9 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     bodyLimit: 1024 * 1024,
     requestIdHeader: false,
     genReqId: nextRequestId,
-    trustProxy: false,
+    // Forwarded headers count only from the proxies named by --trust-proxy; the client is the
+    // right-most address of X-Forwarded-For that is not one of them.
+    trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
     // Once the listener is closed, a request that still arrives on an open connection was sent
     // before the balancer stopped routing here: it is served (with `Connection: close`), not
     // refused. Draining is orchestrated in lifecycle.ts.
@@ -66,6 +77,9 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     requestTimeout: timeouts.requestMs,
     keepAliveTimeout: timeouts.keepAliveMs,
     http: {
+      // Load balancers probe with HTTP/1.0 or without a Host; host routing answers what lacks one
+      // (400 wherever a route needs a Host, the probes anyway).
+      requireHostHeader: false,
       headersTimeout: timeouts.headersMs,
       requestTimeout: timeouts.requestMs,
       // How often Node looks for requests over their time (its default, 30 s, would let one
@@ -130,7 +144,9 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerErrorHandler(app);
   registerSessionGate(app, services);
 
+  registerRequestMetrics(app, services.metrics);
   registerHealthRoutes(app, services);
+  registerMetricsRoute(app, config.metrics, services.metrics);
   registerLoginRoutes(app, services);
   registerStoreAdminRoutes(app, services);
   registerPartnerDashboard(app, services);

@@ -1,17 +1,28 @@
 // Leaky buckets per (store, app): in memory on one node, in Redis when several nodes share them.
+// When Redis is away the Admin API keeps serving: each node counts in its own memory until Redis
+// answers again, so the limit holds per node (looser across the cluster) instead of every call
+// failing.
 import { Redis } from 'ioredis';
 import { take, type BucketDecision, type BucketState } from '../domain/leaky-bucket.ts';
 import type { Clock } from '../domain/clock.ts';
+
+/** `shared`: buckets live in Redis for every node; `local`: this node counts on its own. */
+export type RateLimiterState = 'shared' | 'local';
 
 export interface RateLimiter {
   take(key: string): Promise<BucketDecision>;
   readonly bucket: number;
   /** Drops leaked per second. */
   readonly perSecond: number;
+  /** Where the buckets are right now. */
+  state(): RateLimiterState;
+  /** How many times this node has fallen back from shared buckets to its own. */
+  readonly fallbacks: number;
   close(): Promise<void>;
 }
 
 export class MemoryRateLimiter implements RateLimiter {
+  readonly fallbacks = 0;
   private readonly buckets = new Map<string, BucketState>();
   private sweptAt = 0;
 
@@ -35,6 +46,10 @@ export class MemoryRateLimiter implements RateLimiter {
     this.sweptAt = now;
     const drainMs = (this.bucket / this.perSecond) * 1000;
     for (const [key, state] of this.buckets) if (now - state.updatedAt > drainMs) this.buckets.delete(key);
+  }
+
+  state(): RateLimiterState {
+    return 'local';
   }
 
   async close(): Promise<void> {}
@@ -61,8 +76,24 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((bucket / rate) * 1000) + 1000)
 return {allowed, tostring(level)}
 `;
 
+/** Called once per change between shared and local buckets, with what caused it. */
+export type RateLimiterListener = (state: RateLimiterState, reason: string) => void;
+
+/** A failed Redis command ends its wait after this; the request then takes a local bucket. */
+const COMMAND_TIMEOUT_MS = 500;
+/** Longest wait between two reconnection attempts while Redis is away. */
+const LONGEST_RECONNECT_WAIT_MS = 2_000;
+/** After a failure on an open connection (a timeout), how long before a request tries Redis again. */
+const RETRY_SHARED_AFTER_MS = 1_000;
+
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
+  private readonly local: MemoryRateLimiter;
+  private current: RateLimiterState = 'local';
+  private retrySharedAt = 0;
+  private fallbackCount = 0;
+  private connectedOnce = false;
+  private readonly listeners = new Set<RateLimiterListener>();
 
   constructor(
     url: string,
@@ -71,11 +102,75 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly clock: Clock,
     private readonly prefix = 'storegate:rl:',
   ) {
-    this.redis = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 2, enableOfflineQueue: true });
+    this.local = new MemoryRateLimiter(bucket, perSecond, clock);
+    this.redis = new Redis(url, {
+      lazyConnect: false,
+      // Fail at once while disconnected (the request takes a local bucket) instead of queueing.
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: COMMAND_TIMEOUT_MS,
+      connectTimeout: 2_000,
+      // Reconnect for as long as the process lives, never waiting more than two seconds between tries.
+      retryStrategy: (times) => Math.min(times * 200, LONGEST_RECONNECT_WAIT_MS),
+    });
+    // With a listener, ioredis does not print each failed reconnection to stderr; the changes of
+    // state below are what the log gets.
+    this.redis.on('error', () => {});
+    this.redis.on('ready', () => {
+      this.connectedOnce = true;
+      this.retrySharedAt = 0;
+      this.set('shared', 'Redis answered again');
+    });
+    this.redis.on('close', () => {
+      if (this.connectedOnce) this.set('local', 'connection to Redis lost');
+    });
     this.redis.defineCommand('sgLeakyTake', { numberOfKeys: 1, lua: SCRIPT });
   }
 
+  get fallbacks(): number {
+    return this.fallbackCount;
+  }
+
+  state(): RateLimiterState {
+    return this.current;
+  }
+
+  /** Calls `listener` on every change between shared and local buckets. */
+  onChange(listener: RateLimiterListener): () => void {
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  /** Resolves true once connected to Redis, or false when `timeoutMs` passes first. */
+  connected(timeoutMs: number): Promise<boolean> {
+    if (this.redis.status === 'ready') return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const done = (ok: boolean) => {
+        clearTimeout(timer);
+        this.redis.off('ready', onReady);
+        resolve(ok);
+      };
+      const onReady = () => done(true);
+      const timer = setTimeout(() => done(false), timeoutMs);
+      this.redis.once('ready', onReady);
+    });
+  }
+
   async take(key: string): Promise<BucketDecision> {
+    const tryShared = this.current === 'shared' || (this.redis.status === 'ready' && Date.now() >= this.retrySharedAt);
+    if (!tryShared) return this.local.take(key);
+    try {
+      const decision = await this.takeShared(key);
+      this.set('shared', 'Redis answered again');
+      return decision;
+    } catch (err) {
+      this.retrySharedAt = Date.now() + RETRY_SHARED_AFTER_MS;
+      this.set('local', err instanceof Error ? err.message : String(err));
+      return this.local.take(key);
+    }
+  }
+
+  private async takeShared(key: string): Promise<BucketDecision> {
     const now = this.clock();
     const [allowed, levelText] = await (
       this.redis as unknown as { sgLeakyTake(k: string, ...a: (string | number)[]): Promise<[number, string]> }
@@ -91,7 +186,16 @@ export class RedisRateLimiter implements RateLimiter {
     };
   }
 
+  private set(state: RateLimiterState, reason: string): void {
+    if (this.current === state) return;
+    this.current = state;
+    if (state === 'local') this.fallbackCount++;
+    for (const fn of this.listeners) fn(state, reason);
+  }
+
   async close(): Promise<void> {
+    this.listeners.clear();
     await this.redis.quit().catch(() => {});
+    this.redis.disconnect();
   }
 }

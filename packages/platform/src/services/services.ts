@@ -10,6 +10,7 @@ import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
 import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
+import type { PlatformMetrics } from './metrics.ts';
 import type { OAuthService } from './oauth-service.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
@@ -51,4 +52,6 @@ export interface Services {
   ping(): Promise<void>;
   /** Whether this node takes traffic (not while draining) and how its dependencies are doing. */
   readiness: Readiness;
+  /** Prometheus counters and gauges of this platform (/metrics). */
+  metrics: PlatformMetrics;
 }

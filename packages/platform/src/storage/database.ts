@@ -4,7 +4,11 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import pg from 'pg';
-import type { DatabaseConfig } from '../config.ts';
+import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
+import { DatabaseUnavailableError } from '../domain/errors.ts';
+import { databaseFault } from './database-faults.ts';
+import { DatabaseHealth, openPgPool } from './pg-pool.ts';
+import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
@@ -22,6 +26,15 @@ export interface Db {
   sqlite: SQLite.Database | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
+  /** The PostgreSQL pool's counters; undefined on SQLite (one connection, no pool). */
+  poolStats(): PoolStats | undefined;
+  /** Whether the database answered lately (PostgreSQL; SQLite is always 'up'). */
+  health: DatabaseHealth;
+  /**
+   * Runs `work` with no statement timeout on one connection (migrations may take long), then puts
+   * the connection's own timeout back.
+   */
+  withoutStatementTimeout<T>(work: (k: Kysely<Database>) => Promise<T>): Promise<T>;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -36,6 +49,20 @@ export interface Db {
  * - Every execution of a statement that writes (`!readonly`, which includes INSERT … RETURNING)
  *   and changed a row, and every `exec`, is counted, so caches can tell the data may have changed.
  */
+/**
+ * Runs a writing call, turning SQLITE_BUSY (another process held the write lock past busy_timeout)
+ * into DatabaseUnavailableError: the same request succeeds once that process lets go. Readers
+ * never wait for a lock in WAL mode, so only writes are wrapped.
+ */
+function unlessBusy<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (err) {
+    if (databaseFault(err) === 'busy') throw new DatabaseUnavailableError('busy');
+    throw err;
+  }
+}
+
 function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
   const cache = new Map<string, SQLite.Statement>();
   const prepare = db.prepare.bind(db);
@@ -45,17 +72,17 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
     // Counted after the statement ran, and only when it changed something (an idle poll such as
     // an UPDATE that matched no row does not empty caches).
     const run = (...args: unknown[]) => {
-      const r = (stmt.run as (...a: unknown[]) => SQLite.RunResult)(...args);
+      const r = unlessBusy(() => (stmt.run as (...a: unknown[]) => SQLite.RunResult)(...args));
       if (r.changes > 0) onWrite();
       return r;
     };
     const all = (...args: unknown[]) => {
-      const rows = (stmt.all as (...a: unknown[]) => unknown[])(...args);
+      const rows = unlessBusy(() => (stmt.all as (...a: unknown[]) => unknown[])(...args));
       if (rows.length > 0) onWrite();
       return rows;
     };
     const get = (...args: unknown[]) => {
-      const row = (stmt.get as (...a: unknown[]) => unknown)(...args);
+      const row = unlessBusy(() => (stmt.get as (...a: unknown[]) => unknown)(...args));
       if (row !== undefined) onWrite();
       return row;
     };
@@ -80,7 +107,7 @@ function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQ
       if (prop === 'exec') {
         return (source: string) => {
           onWrite();
-          return exec(source);
+          return unlessBusy(() => exec(source));
         };
       }
       if (prop !== 'prepare') {
@@ -116,7 +143,7 @@ function createPrivately(path: string): void {
   }
 }
 
-export function openDatabase(config: DatabaseConfig, options: { poolSize?: number } = {}): Db {
+export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSettings> = {}): Db {
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') createPrivately(config.path);
     const sqlite = new SQLite(config.path);
@@ -137,6 +164,9 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       dialect: 'sqlite',
       sqlite: handle,
       writes: () => writes,
+      poolStats: () => undefined,
+      health: new DatabaseHealth(),
+      withoutStatementTimeout: (work) => work(kysely),
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -145,9 +175,17 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
       },
     };
   }
-  const pool = new pg.Pool({ connectionString: config.url, max: options.poolSize ?? 10 });
-  // A broken idle connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
+  const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
+  const health = new DatabaseHealth();
+  const { pool, raw } = openPgPool(
+    {
+      url: config.url,
+      size: settings.poolSize,
+      statementTimeoutMs: settings.statementTimeoutMs,
+      connectTimeoutMs: settings.connectTimeoutMs,
+    },
+    health,
+  );
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const cleanups: (() => void)[] = [];
   return {
@@ -155,6 +193,26 @@ export function openDatabase(config: DatabaseConfig, options: { poolSize?: numbe
     dialect: 'postgres',
     sqlite: undefined,
     writes: () => 0,
+    poolStats: () => ({
+      max: raw.options.max,
+      inUse: raw.totalCount - raw.idleCount,
+      idle: raw.idleCount,
+      waiting: raw.waitingCount,
+    }),
+    health,
+    // A pool of its own with no statement deadline (neither the server's nor the client's).
+    withoutStatementTimeout: async (work) => {
+      const own = openPgPool(
+        { url: config.url, size: 1, statementTimeoutMs: 0, connectTimeoutMs: settings.connectTimeoutMs },
+        new DatabaseHealth(),
+      );
+      const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: own.pool }) });
+      try {
+        return await work(unbounded);
+      } finally {
+        await unbounded.destroy();
+      }
+    },
     onClose: (fn) => void cleanups.push(fn),
     close: async () => {
       await kysely.destroy();

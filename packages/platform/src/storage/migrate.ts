@@ -14,6 +14,7 @@ import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
 import * as idempotencyKeys from './migrations/2026-11-24T03-idempotency-keys.ts';
 import * as privacyWebhooks from './migrations/2026-11-24T04-privacy-webhooks.ts';
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
+import * as storeKeysetIndexes from './migrations/2026-11-24T08-store-keyset-indexes.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -30,6 +31,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T04-privacy-webhooks': privacyWebhooks,
   '2026-11-24T05-events-index': eventsIndex,
   '2026-11-24T06-authorization-iss': authorizationIss,
+  '2026-11-24T08-store-keyset-indexes': storeKeysetIndexes,
 };
 
 class StaticProvider implements MigrationProvider {
@@ -47,13 +49,17 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
       : undefined;
   // Unordered: migrations written side by side can land in an order other than their names' (a
   // database that already ran a later-named one must still take an earlier-named newcomer).
-  const migrator = new Migrator({
-    db: db.kysely,
-    provider: new StaticProvider(),
-    allowUnorderedMigrations: true,
-    ...(schema ? { migrationTableSchema: schema } : {}),
+  // Without a statement deadline: building an index on a large table may take longer than any
+  // request should.
+  return db.withoutStatementTimeout(async (kysely) => {
+    const migrator = new Migrator({
+      db: kysely,
+      provider: new StaticProvider(),
+      allowUnorderedMigrations: true,
+      ...(schema ? { migrationTableSchema: schema } : {}),
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   });
-  const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
-  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

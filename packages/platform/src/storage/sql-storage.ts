@@ -1,6 +1,6 @@
 // The Storage port on Kysely: SQLite (better-sqlite3, the embedded default) or PostgreSQL (pg).
 import { sql, type Kysely, type Transaction } from 'kysely';
-import type { DatabaseConfig } from '../config.ts';
+import type { DatabaseConfig, DatabaseSettings } from '../config.ts';
 import { sqliteChangeStamp } from './change-stamp.ts';
 import { openDatabase, type Db } from './database.ts';
 import { durabilityFor } from './durability.ts';
@@ -8,6 +8,7 @@ import { PerGrantTransactions, SqliteGroupCommit } from './group-commit.ts';
 import { migrateToLatest } from './migrate.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
 import type { Repositories, Storage } from './ports.ts';
+import type { StorageStats } from './ports/storage-stats.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
@@ -18,14 +19,14 @@ import { preparedStatements, type PreparedStatements } from './repositories/prep
 import { SqlResourceRepository } from './repositories/resource-repository.ts';
 import { SqlRevealRepository } from './repositories/reveal-repository.ts';
 import { SqlSessionRepository } from './repositories/session-repository.ts';
+import { SqlStorageStats } from './repositories/storage-stats.ts';
 import { SqlThrottleRepository } from './repositories/throttle-repository.ts';
 import { SqlTokenRepository } from './repositories/token-repository.ts';
 import { SqlWebhookRepository } from './repositories/webhook-repository.ts';
 import type { Database } from './schema.ts';
 
-export interface StorageOptions {
-  poolSize?: number;
-}
+/** PostgreSQL's pool size and deadlines; what is left out takes its default. */
+export type StorageOptions = Partial<DatabaseSettings>;
 
 // Listeners to "deliveries were queued" per database handle, so that every Storage opened over the
 // same handle (and the worker built on any of them) hears about commits made through the others.
@@ -47,12 +48,15 @@ function repositories(x: Executor): Repositories {
 }
 
 /** Opens the database named by `config` (nothing is migrated until `migrate()`). */
-export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): Storage & { readonly db: Db } {
+/** Storage as the composition root holds it: the ports, the open handle, and the figures metrics read. */
+export type OpenStorage = Storage & { readonly db: Db; readonly stats: StorageStats };
+
+export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): OpenStorage {
   return storageOn(openDatabase(config, options));
 }
 
 /** The Storage port over an open database handle. */
-export function storageOn(db: Db): Storage & { readonly db: Db } {
+export function storageOn(db: Db): OpenStorage {
   const durability = durabilityFor(db.kysely, db.sqlite);
   const prepared: PreparedStatements = preparedStatements(db.kysely);
   let listeners = queuedListeners.get(db);
@@ -73,6 +77,7 @@ export function storageOn(db: Db): Storage & { readonly db: Db } {
   db.onClose(() => durability.close());
   return {
     db,
+    stats: new SqlStorageStats(db),
     ...base,
     grants: db.sqlite ? new SqliteGroupCommit(db.sqlite, durability, prepared) : new PerGrantTransactions(db.kysely, prepared),
     deliveryQueue: new SqlDeliveryQueue(db, durability),

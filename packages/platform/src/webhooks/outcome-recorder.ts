@@ -4,6 +4,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Config } from '../config.ts';
 import type { DeliveryOutcome, DeliveryQueue } from '../storage/ports.ts';
+import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 
 /** Outcomes per transaction: keeps one write (and the locks it holds) short. */
@@ -16,6 +17,8 @@ export interface RecorderOptions {
   config: Pick<Config, 'webhooks'>;
   clock: Clock;
   logger: WorkerLogger;
+  /** The worker's outage tracker: a write lost to a database outage is not logged on its own. */
+  outage?: DatabaseOutage;
   /** Called whenever a round of writing ends (nothing more is being written). */
   onSettled: () => void;
   /** Called after each batch with its delivery ids, written or not (a failed write leaves the rows to their lease). */
@@ -49,7 +52,8 @@ export class OutcomeRecorder {
         } catch (err) {
           // Not thrown: the rows stay claimed until their lease ends, then go out again (at
           // least once), which is safe because receivers de-duplicate by webhook id.
-          this.options.logger.error({ err: errorFields(err), deliveries: batch.length }, 'webhook worker: could not record outcomes');
+          if (!this.options.outage?.failed(err))
+            this.options.logger.error({ err: errorFields(err), deliveries: batch.length }, 'webhook worker: could not record outcomes');
         }
         this.options.onWritten?.(batch.map((o) => o.id));
       }

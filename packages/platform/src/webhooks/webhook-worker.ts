@@ -9,7 +9,9 @@ import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
 import { ClaimHeartbeat } from './claim-heartbeat.ts';
-import { DeliveryAttempts } from './delivery-attempt.ts';
+import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
+import { DatabaseOutage } from './database-outage.ts';
+import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
 import { DeliveryJobs, type Job } from './delivery-jobs.ts';
 import { OriginDispatcher } from './origin-dispatcher.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
@@ -38,12 +40,14 @@ export class WebhookWorker {
   private readonly pollMs: number;
   private readonly pruneEveryMs: number;
   private readonly logger: WorkerLogger;
+  private readonly metrics: DeliveryMetrics | undefined;
   private readonly sender: WebhookSender;
   private readonly jobs: DeliveryJobs;
   private readonly attempts: DeliveryAttempts;
   private readonly dispatcher: OriginDispatcher<Job>;
   private readonly recorder: OutcomeRecorder;
   private readonly heartbeat: ClaimHeartbeat;
+  private readonly outage: DatabaseOutage;
   private running = false;
   private stopping: Promise<WorkerStopReport> | undefined;
   /** Set when a stop ran out of time: outcomes of the attempts cut off are not recorded. */
@@ -66,6 +70,9 @@ export class WebhookWorker {
     this.pollMs = options.pollMs ?? 500;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
+    this.metrics = options.metrics;
+    // Wall-clock time: it measures how long the outage lasted, which a frozen test clock cannot.
+    this.outage = new DatabaseOutage(this.logger, Date.now);
     this.sender = new WebhookSender({
       timeoutMs: config.webhooks.timeoutMs,
       perOrigin,
@@ -104,6 +111,7 @@ export class WebhookWorker {
       config,
       clock: this.clock,
       logger: this.logger,
+      outage: this.outage,
       onSettled: () => this.checkIdle(),
       onWritten: (ids) => this.heartbeat.settle(ids),
     });
@@ -203,8 +211,15 @@ export class WebhookWorker {
           for (const job of jobs) this.dispatcher.enqueue(job);
         }
         await this.pruneWhenDue();
+        this.outage.succeeded();
       } catch (err) {
-        this.logger.error({ err: errorFields(err) }, 'webhook worker: claim failed');
+        if (!this.outage.failed(err)) this.logger.error({ err: errorFields(err) }, 'webhook worker: claim failed');
+      }
+      if (this.outage.active) {
+        // Wait out the back-off rather than the poll interval (stop() still ends the wait at once).
+        if (!this.running) break;
+        await this.sleep(this.outage.waitMs);
+        continue;
       }
       // A full batch means more is probably due: claim again at once while the buffer has room.
       if (full && this.dispatcher.room > 0) continue;
@@ -214,13 +229,13 @@ export class WebhookWorker {
     }
   }
 
-  /** Until `pollMs` has passed or `wake()` is called, whichever comes first. */
-  private sleep(): Promise<void> {
+  /** Until `ms` (default `pollMs`) has passed or `wake()` is called, whichever comes first. */
+  private sleep(ms = this.pollMs): Promise<void> {
     return new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.wakeUp = undefined;
         resolve();
-      }, this.pollMs);
+      }, ms);
       this.wakeUp = () => {
         clearTimeout(timer);
         resolve();
@@ -249,7 +264,14 @@ export class WebhookWorker {
 
   private async deliver(job: Job): Promise<void> {
     this.attemptsMade++;
-    const outcome = await this.attempts.run(job);
+    this.metrics?.attemptStarted();
+    let outcome: AttemptedOutcome | undefined;
+    try {
+      outcome = await this.attempts.run(job);
+    } finally {
+      // An attempt that threw has no outcome to record; it is counted as an error.
+      this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
+    }
     // Cut off by a stop that ran out of time: the claim is released and the delivery goes out again.
     if (this.abandoned) return;
     this.recorder.record(outcome);
@@ -279,4 +301,9 @@ async function finishesWithin(work: Promise<void>, timeoutMs: number | undefined
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** An attempt's outcome as the metrics name it. */
+function attemptResult(outcome: AttemptedOutcome): AttemptResult {
+  return outcome.next.status === 'pending' ? 'retry' : outcome.next.status;
 }

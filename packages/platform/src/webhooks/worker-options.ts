@@ -2,6 +2,7 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import type { Resolver } from './address-guard.ts';
 import type { WorkerLogger } from './worker-logger.ts';
@@ -44,4 +45,6 @@ export interface WebhookWorkerOptions {
   /** How often old log rows are pruned (default hourly; 0 = never). */
   pruneEveryMs?: number;
   logger?: WorkerLogger;
+  /** Counts attempts by outcome and those in flight (default: counted nowhere). */
+  metrics?: DeliveryMetrics;
 }

@@ -83,6 +83,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
         const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
         setRateLimitHeaders(reply, services.rateLimiter, decision);
         if (!decision.allowed) {
+          services.metrics.rateLimited('admin_api');
           reply.header('Retry-After', String(decision.retryAfterSeconds));
           throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
         }

@@ -1,45 +1,62 @@
 // POST {base_url}/admin/oauth/token: the OAuth 2.0 token endpoint of apps. An authorization code
 // (with its PKCE verifier when the authorization asked for one) or a refresh token is exchanged for
 // a new access token and refresh token; the client authenticates with its client_id and secret.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import type { TokenRecord } from '../../services/oauth-service.ts';
-import { InvalidGrant, InvalidRequest, UnsupportedGrantType } from '../../domain/errors.ts';
+import { InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
   app.post('/admin/oauth/token', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
     reply.header('X-Content-Type-Options', 'nosniff');
-    const params = bodyParams(req);
-    const grantType = params.grant_type;
-    if (!grantType) throw new InvalidRequest('grant_type is required');
-    if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
-    const { clientId, clientSecret } = clientCredentials(req, params);
-    const client = await services.apps.authenticateClient(clientId, clientSecret);
-    if (params.redirect_uri !== undefined && params.redirect_uri !== client.redirect_uri) {
-      throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
+    let params: Record<string, string> = {};
+    try {
+      params = bodyParams(req);
+      const record = await grant(req, params, services);
+      services.metrics.tokenGrant(params.grant_type, 'issued');
+      return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(record);
+    } catch (err) {
+      services.metrics.tokenGrant(params.grant_type, grantOutcome(err));
+      throw err;
     }
-    let record: TokenRecord;
-    if (grantType === 'authorization_code') {
-      if (!params.code) throw new InvalidRequest('code is required');
-      if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
-      record = await services.oauth.exchangeCode({
-        appId: client.id,
-        storeId: req.store!.id,
-        storeName: req.store!.name,
-        code: params.code,
-        redirectUri: params.redirect_uri,
-        codeVerifier: params.code_verifier,
-      });
-    } else {
-      if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
-      record = await services.oauth.refresh({
-        appId: client.id,
-        storeId: req.store!.id,
-        storeName: req.store!.name,
-        refreshToken: params.refresh_token,
-      });
-    }
-    return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(record);
   });
+}
+
+/** Authenticates the client and runs the grant; every refusal is an OAuth error. */
+async function grant(req: FastifyRequest, params: Record<string, string>, services: Services): Promise<TokenRecord> {
+  const grantType = params.grant_type;
+  if (!grantType) throw new InvalidRequest('grant_type is required');
+  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
+  const { clientId, clientSecret } = clientCredentials(req, params);
+  const client = await services.apps.authenticateClient(clientId, clientSecret);
+  if (params.redirect_uri !== undefined && params.redirect_uri !== client.redirect_uri) {
+    throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
+  }
+  if (grantType === 'authorization_code') {
+    if (!params.code) throw new InvalidRequest('code is required');
+    if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
+    return services.oauth.exchangeCode({
+      appId: client.id,
+      storeId: req.store!.id,
+      storeName: req.store!.name,
+      code: params.code,
+      redirectUri: params.redirect_uri,
+      codeVerifier: params.code_verifier,
+    });
+  }
+  if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
+  return services.oauth.refresh({
+    appId: client.id,
+    storeId: req.store!.id,
+    storeName: req.store!.name,
+    refreshToken: params.refresh_token,
+  });
+}
+
+/** A refusal as the metrics name it: the OAuth error code, the platform's error code, or server_error. */
+function grantOutcome(err: unknown): string {
+  if (err instanceof OAuthError) return err.error;
+  if (err instanceof PlatformError) return err.code;
+  return 'server_error';
 }

@@ -1,12 +1,13 @@
-// Liveness and readiness on the bare platform domain (and on store hosts, for load balancers).
+// Liveness and readiness on any Host: load balancers probe a node by its address
+// (http://10.0.0.5:8080/healthz), often with no Host at all.
 // Liveness says the process answers; readiness says it should get traffic: not while it drains
 // before stopping, nor while a dependency it cannot serve without is down.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 
 export function registerHealthRoutes(app: FastifyInstance, services: Services): void {
-  app.get('/healthz', { config: { area: 'platform' } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: { area: 'platform' } }, async (req, reply) => {
+  app.get('/healthz', { config: { area: 'any-host' } }, async () => ({ status: 'ok' }));
+  app.get('/readyz', { config: { area: 'any-host' } }, async (req, reply) => {
     const report = await services.readiness.report();
     const body = { status: report.ready ? 'ready' : 'unavailable', draining: report.draining, dependencies: report.dependencies };
     if (!report.ready) {

@@ -2,7 +2,14 @@
 // (`error`, `error_description`), a browser's page or form gets an HTML page, everything else
 // `{code, message, request_id}`. Internal details go to the log only.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AuthorizePageError, type ErrorCode, OAuthError, type OAuthErrorCode, PlatformError } from '../../domain/errors.ts';
+import {
+  AuthorizePageError,
+  type ErrorCode,
+  OAuthError,
+  type OAuthErrorCode,
+  PlatformError,
+  ServiceUnavailableError,
+} from '../../domain/errors.ts';
 import { html, page } from '../views/html.ts';
 
 declare module 'fastify' {
@@ -103,8 +110,11 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
       );
   }
   const { status, code, message, extra } = describe(error, req);
+  // A dependency that is away for the moment (the database): the same request may be sent again.
+  if (error instanceof ServiceUnavailableError) reply.header('Retry-After', String(error.retryAfterSeconds));
   if (req.routeOptions.config?.oauth) {
-    const oauthCode = error instanceof OAuthError ? code : status === 500 ? 'server_error' : 'invalid_request';
+    const oauthCode =
+      error instanceof OAuthError ? code : status === 500 ? 'server_error' : status === 503 ? 'temporarily_unavailable' : 'invalid_request';
     if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="storegate"');
     return reply
       .status(status)

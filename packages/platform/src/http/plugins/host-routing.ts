@@ -1,5 +1,7 @@
 // Host routing: the bare platform domain serves the platform's own pages, `{store}.{domain}` serves
 // that store. A malformed Host is a 400, an unknown store or a route of the other area a 404.
+// Probes and metrics are the exception: load balancers and scrapers reach a node by its address
+// (an IP, any name, or no Host at all), so those routes take every Host.
 import type { FastifyInstance } from 'fastify';
 import { PlatformError } from '../../domain/errors.ts';
 import { routeHost } from '../../domain/store-host.ts';
@@ -12,8 +14,11 @@ declare module 'fastify' {
     store: StoreRow | undefined;
   }
   interface FastifyContextConfig {
-    /** Which host serves the route: a store's host, the bare platform domain, or both. */
-    area?: 'store' | 'platform' | 'any';
+    /**
+     * Which host serves the route: a store's host, the bare platform domain, or both; `any-host`
+     * takes whatever Host it gets, IP addresses and none included (probes and metrics only).
+     */
+    area?: 'store' | 'platform' | 'any' | 'any-host';
   }
 }
 
@@ -22,6 +27,7 @@ export function registerHostRouting(app: FastifyInstance, services: Pick<Service
   const storeDomain = services.config.storeDomain;
   app.addHook('onRequest', (req, _reply, done) => {
     const area = req.routeOptions.config?.area ?? 'store';
+    if (area === 'any-host') return done();
     const route = routeHost(req.headers.host, storeDomain);
     if (route.kind === 'invalid')
       return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));

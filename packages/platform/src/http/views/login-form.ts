@@ -57,7 +57,10 @@ export async function handleLoginPost(
   const back = encodeURIComponent(login.returnTo);
   const lockedBack = (waitMs: number) => reply.redirect(`${login.formPath}?locked=${Math.ceil(waitMs / 60_000)}&return_to=${back}`, 303);
   const attempt = await login.throttle.begin(keys);
-  if (attempt.wait > 0) return lockedBack(attempt.wait);
+  if (attempt.wait > 0) {
+    req.server.services.metrics.rateLimited('login');
+    return lockedBack(attempt.wait);
+  }
   const subjectId = email && password ? await login.authenticate(email, password) : undefined;
   if (subjectId === undefined) {
     req.log.info(login.failureLog.fields, login.failureLog.message);

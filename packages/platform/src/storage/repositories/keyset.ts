@@ -1,7 +1,17 @@
 // Keyset reads over (store_id, id): every page is an index range scan, so a page deep in a large
-// store costs what the first page costs. A list's filters narrow that same scan: ids and since_id
-// bound the id range of the index (an `in` list is one index probe per id), and the time ranges are
-// checked on the rows the scan visits, so no filter turns a page into a sort of the whole table.
+// store costs what the first page costs, and a store's pages cost the same however many other
+// stores share the table. A list's filters narrow that same scan: ids and since_id bound the id
+// range of the index (an `in` list is one index probe per id), and the time ranges are checked on
+// the rows the scan visits, so no filter turns a page into a sort of the whole table.
+//
+// Why the store is written as a range (store_id >= s and store_id <= s) and the order as
+// (store_id, id): with `store_id = s`, PostgreSQL treats store_id as a constant, drops it from the
+// ORDER BY, and may then walk the primary key (id alone) in id order, skipping other stores' rows.
+// It does so when it believes a store's rows are spread evenly over the ids, which they are not
+// (a store created after many others has all its ids at the end): its first page then reads every
+// row of the stores before it. As a range, store_id stays part of the order, and only an index
+// led by (store_id, id) delivers rows in that order, so every page is the same short range scan.
+// SQLite plans both forms alike. The plans are checked in test/keyset-plans.test.ts.
 import type { Kysely } from 'kysely';
 import type { KeysetQuery, KeysetSource } from '../ports.ts';
 
@@ -20,7 +30,7 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     const k = this.x.k as unknown as Kysely<
       Record<KeysetTable, { id: number; store_id: number; created_at: number; updated_at: number } & Record<string, unknown>>
     >;
-    let query = k.selectFrom(this.table).selectAll().where('store_id', '=', q.storeId);
+    let query = k.selectFrom(this.table).selectAll().where('store_id', '>=', q.storeId).where('store_id', '<=', q.storeId);
     for (const [column, value] of Object.entries(q.where ?? {})) query = query.where(column as 'id', '=', value as number);
     const f = q.filters;
     if (f?.ids) query = query.where('id', 'in', f.ids.length > 0 ? f.ids : [0]);
@@ -35,14 +45,17 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
   async after(q: KeysetQuery, after: number | undefined, limit: number): Promise<R[]> {
     let query = this.base(q);
     if (after !== undefined) query = query.where('id', '>', after);
-    return (await query.orderBy('id', 'asc').limit(limit).execute()) as R[];
+    return (await query.orderBy('store_id', 'asc').orderBy('id', 'asc').limit(limit).execute()) as R[];
   }
 
   async before(q: KeysetQuery, before: number, limit: number): Promise<R[]> {
-    return (await this.base(q).where('id', '<', before).orderBy('id', 'desc').limit(limit).execute()) as R[];
+    return (await this.base(q).where('id', '<', before).orderBy('store_id', 'desc').orderBy('id', 'desc').limit(limit).execute()) as R[];
   }
 
   async exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean> {
-    return (await this.base(q).clearSelect().select('id').where('id', op, id).limit(1).executeTakeFirst()) !== undefined;
+    // Ordered too, so that this probe is the same bounded range scan as a page.
+    const dir = op === '>' ? 'asc' : 'desc';
+    const query = this.base(q).clearSelect().select('id').where('id', op, id).orderBy('store_id', dir).orderBy('id', dir);
+    return (await query.limit(1).executeTakeFirst()) !== undefined;
   }
 }

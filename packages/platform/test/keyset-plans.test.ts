@@ -1,0 +1,123 @@
+// The plans PostgreSQL picks for keyset pages when many stores share a table. The data is laid out
+// the way that once went wrong: 100 small stores first, then a big store whose ids all come after
+// theirs. A page must be a range scan of an index led by store_id, with no sort and no sequential
+// scan, for the first page, a page in the middle, a page backwards and a filtered page, of the big
+// store and of a small one. Ordering by id alone (`where store_id = ? order by id`) let the planner
+// walk the primary key from the first id, reading every small store's rows before the big store's
+// first page; that plan fails here.
+import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openDatabase, type Db } from '../src/storage/database.ts';
+import type { KeysetQuery, Storage } from '../src/storage/ports.ts';
+import type { Database } from '../src/storage/schema.ts';
+import { storageOn } from '../src/storage/sql-storage.ts';
+import { freshPostgresUrl } from './harness.ts';
+
+const SMALL_STORES = 100;
+const SMALL_ROWS = 100;
+const BIG_ROWS = 6000;
+const BIG = SMALL_STORES + 1;
+const SMALL = 37;
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+function nodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+}
+
+describe.skipIf(!process.env.TEST_PG_URL)('keyset page plans on PostgreSQL with many stores', () => {
+  let schema: Awaited<ReturnType<typeof freshPostgresUrl>>;
+  let pool: pg.Pool;
+  let kysely: Kysely<Database>;
+  let storage: Storage;
+  let real: Db;
+  const queries: CompiledQuery[] = [];
+
+  beforeAll(async () => {
+    schema = await freshPostgresUrl();
+    pool = new pg.Pool({ connectionString: schema.url, max: 2 });
+    // Every query the storage runs is recorded, so the test explains exactly what a page runs.
+    kysely = new Kysely<Database>({
+      dialect: new PostgresDialect({ pool }),
+      log: (event) => {
+        if (event.level === 'query') queries.push(event.query);
+      },
+    });
+    real = openDatabase({ dialect: 'postgres', url: schema.url }, { poolSize: 1 });
+    storage = storageOn({ ...real, kysely });
+    await storage.migrate();
+    await sql`insert into merchants (id, email, password_hash, created_at) values (1, 'm@example.test', 'x', 0)`.execute(kysely);
+    await sql`insert into stores (id, name, owner_merchant_id, created_at)
+      select s, 'store' || s, 1, 0 from generate_series(1, ${BIG}) s`.execute(kysely);
+    await sql`insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at)
+      select s, 'p' || g, repeat('x', 200), 'v', 't', 'active', '1.00', 'sku', 1, '', g, g
+      from generate_series(1, ${SMALL_STORES}) s, generate_series(1, ${SMALL_ROWS}) g order by s, g`.execute(kysely);
+    await sql`insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at)
+      select ${BIG}, 'p' || g, repeat('x', 200), 'v', 't', 'active', '1.00', 'sku', 1, '', g, g
+      from generate_series(1, ${BIG_ROWS}) g`.execute(kysely);
+    await sql`analyze products`.execute(kysely);
+  }, 60_000);
+
+  afterAll(async () => {
+    await kysely?.destroy();
+    await real?.close();
+    await schema?.drop();
+  });
+
+  async function ids(storeId: number): Promise<number[]> {
+    const rows = await sql<{ id: number }>`select id from products where store_id = ${storeId} order by id`.execute(kysely);
+    return rows.rows.map((r) => Number(r.id));
+  }
+
+  /** The plan of the one query `run` sends, as PostgreSQL's JSON explains it. */
+  async function planOf(run: () => Promise<unknown>): Promise<PlanNode[]> {
+    queries.length = 0;
+    await run();
+    expect(queries).toHaveLength(1);
+    const q = queries[0]!;
+    const res = await kysely.executeQuery<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      CompiledQuery.raw(`explain (format json) ${q.sql}`, [...q.parameters]),
+    );
+    return nodes(res.rows[0]!['QUERY PLAN'][0]!.Plan);
+  }
+
+  function expectStoreIndexRangeScan(plan: PlanNode[]): void {
+    const types = plan.map((n) => n['Node Type']);
+    expect(types).not.toContain('Sort');
+    expect(types).not.toContain('Incremental Sort');
+    expect(types).not.toContain('Seq Scan');
+    expect(types).not.toContain('Bitmap Heap Scan');
+    const scans = plan.filter((n) => n['Node Type'] === 'Index Scan' || n['Node Type'] === 'Index Only Scan');
+    expect(scans.map((n) => n['Index Name'])).toEqual(['products_store_id']);
+  }
+
+  for (const [label, storeId] of [
+    ['the big store created last', BIG],
+    ['a small store', SMALL],
+  ] as const) {
+    it(`every page of ${label} is a range scan of (store_id, id)`, async () => {
+      const source = storage.resources.page('products');
+      const all = await ids(storeId);
+      const middle = all[Math.floor(all.length / 2)]!;
+      const q: KeysetQuery = { storeId };
+      // What the pages return is right, too: the plan alone would not show a wrong filter.
+      expect((await source.after(q, undefined, 51)).map((r) => r.id)).toEqual(all.slice(0, 51));
+
+      expectStoreIndexRangeScan(await planOf(() => source.after(q, undefined, 51)));
+      expectStoreIndexRangeScan(await planOf(() => source.after(q, middle, 51)));
+      expectStoreIndexRangeScan(await planOf(() => source.before(q, middle, 51)));
+      expectStoreIndexRangeScan(await planOf(() => source.exists(q, '>', middle)));
+      expectStoreIndexRangeScan(await planOf(() => source.exists(q, '<', middle)));
+      const filtered: KeysetQuery = { storeId, filters: { sinceId: all[10]!, createdAtMin: 20, updatedAtMax: 5000 } };
+      expectStoreIndexRangeScan(await planOf(() => source.after(filtered, undefined, 51)));
+      expectStoreIndexRangeScan(await planOf(() => source.after(filtered, middle, 51)));
+      const page = await source.after(filtered, undefined, 51);
+      expect(page.map((r) => r.id)).toEqual(all.filter((id, i) => id > all[10]! && i + 1 >= 20 && i + 1 <= 5000).slice(0, 51));
+    });
+  }
+});
