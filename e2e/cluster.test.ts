@@ -239,10 +239,11 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
     }
 
     // Both nodes served part of it (each logs its requests at info level).
-    for (const node of procs.filter((p) => p.name.startsWith('node'))) expect(node.output(), node.name).toMatch(/\/openapi\/2026-01\//);
+    for (const node of procs.filter((p) => p.name.startsWith('node')))
+      await until(() => /\/openapi\/2026-01\//.test(node.output()), 10_000, `${node.name} to log an Admin API request`);
   }, 60_000);
 
-  it('answers the probes and the metrics through the balancer, and no other Host', async () => {
+  it('answers the probes and the metrics through the balancer, forwards the client address and scheme it saw, and refuses other Hosts', async () => {
     const ready = await viaLb(undefined, 'GET', '/readyz');
     expect(ready.status).toBe(200);
     if (help.includes('--metrics-token')) {
@@ -251,6 +252,29 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
       expect(metrics.body).toMatch(/^# (HELP|TYPE) /m);
       expect((await viaLb(undefined, 'GET', '/metrics')).status).toBe(401);
     }
+    // What a client writes in the forwarded headers is replaced by what the balancer saw, and the
+    // nodes (--trust-proxy 127.0.0.1) log the balancer's values.
+    const path = '/forwarded-headers-check';
+    const forged = await viaLb('cluster', 'GET', path, undefined, { 'x-forwarded-for': '203.0.113.9', 'x-forwarded-proto': 'https' });
+    expect(forged.status).toBe(404);
+    const loggedLines = () =>
+      procs
+        .filter((p) => p.name.startsWith('node'))
+        .flatMap((p) => p.output().split('\n'))
+        .filter((line) => line.includes(path))
+        .flatMap((line) => {
+          try {
+            return [JSON.parse(line) as { req?: { remoteAddress?: string; scheme?: string } }];
+          } catch {
+            return []; // the rest of the line is still in the pipe
+          }
+        })
+        .filter((entry) => entry.req);
+    // The node's log line travels through a pipe: it may arrive after the response.
+    await until(() => loggedLines().length > 0, 10_000, 'the node to log the request');
+    const logged = loggedLines();
+    for (const entry of logged) expect(entry.req).toMatchObject({ remoteAddress: '127.0.0.1', scheme: 'http' });
+    expect(procs.map((p) => p.output()).join('\n')).not.toContain('203.0.113.9');
     // A Host that is neither the platform domain nor one of its stores stops at the balancer.
     expect((await request(lbPort, `example.com:${lbPort}`, 'GET', '/readyz')).status).toBe(421);
   });

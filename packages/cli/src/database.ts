@@ -10,6 +10,7 @@ export function adminConfig(database: string | undefined, extra: RawConfig = {})
     publicScheme: process.env.PUBLIC_SCHEME,
     publicPort: process.env.PUBLIC_PORT ?? process.env.PORT,
     masterKey: process.env.MASTER_KEY,
+    previousMasterKey: process.env.PREVIOUS_MASTER_KEY,
     ...extra,
   });
 }

@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { CliError, reasonOf } from './output.ts';
 import { registerAdminCommands } from './admin.command.ts';
+import { registerKeysCommands } from './keys.command.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
@@ -15,6 +16,7 @@ registerServeCommands(program);
 registerAdminCommands(program);
 registerRotationCommands(program);
 registerWebhookCommands(program);
+registerKeysCommands(program);
 
 try {
   await program.parseAsync(process.argv);

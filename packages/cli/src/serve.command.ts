@@ -16,7 +16,7 @@ import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
 import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
-import { shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
+import { previousMasterKeyOption, shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
 interface ServeOptions extends DatabasePoolOptions {
   port?: string;
@@ -27,6 +27,7 @@ interface ServeOptions extends DatabasePoolOptions {
   publicPort?: string;
   redis?: string;
   masterKey?: string;
+  previousMasterKey?: string;
   mode?: string;
   rateLimit?: string;
   accessTokenTtl?: string;
@@ -65,6 +66,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--public-port <port>', 'port shown in public URLs (default: --port)').env('PUBLIC_PORT'))
     .addOption(new Option('--redis <url>', 'Redis for shared state between nodes').env('REDIS_URL'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
@@ -116,6 +118,7 @@ export function registerServeCommands(program: Command): void {
         publicPort: opts.publicPort,
         redisUrl: opts.redis,
         masterKey: opts.masterKey,
+        previousMasterKey: opts.previousMasterKey,
         mode: opts.mode === 'test' ? undefined : opts.mode,
         rateLimit: opts.rateLimit,
         accessTokenTtl: opts.accessTokenTtl,
@@ -158,8 +161,9 @@ export function registerServeCommands(program: Command): void {
 
   common(program.command('migrate').description('apply pending database migrations')).action(
     async (opts: { database?: string; json: boolean }) => {
-      const platform = await createPlatform(adminConfig(opts.database), { http: false, migrate: false });
-      const applied = await platform.storage.migrate().finally(() => platform.close());
+      const platform = await createPlatform(adminConfig(opts.database), { http: false });
+      const applied = platform.migrated;
+      await platform.close();
       print(opts.json, { applied }, applied.length > 0 ? `applied: ${applied.join(', ')}` : 'database is up to date');
     },
   );

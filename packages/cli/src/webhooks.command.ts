@@ -4,14 +4,16 @@ import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
+import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, workerMetricsOptions } from './metrics-options.ts';
 import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
-interface WorkerOptions extends DatabasePoolOptions {
+interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
+  previousMasterKey?: string;
   mode?: string;
   logLevel?: string;
   webhookTimeout?: string;
@@ -26,6 +28,14 @@ export function shopRedactDelayOption(): Option {
     '--shop-redact-delay <wait>',
     'wait after an uninstall before shop/redact is sent, e.g. "48h", "30m" (default 48h)',
   ).env('SHOP_REDACT_DELAY');
+}
+
+/** While the master key changes: the key being replaced, still accepted (`serve` and `worker`). */
+export function previousMasterKeyOption(): Option {
+  return new Option(
+    '--previous-master-key <hex>',
+    'while changing the master key: the key being replaced, still accepted to open secrets (see storegate keys rotate)',
+  ).env('PREVIOUS_MASTER_KEY');
 }
 
 /** The webhook options `serve` and `worker` share. */
@@ -51,12 +61,15 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
 
 export function registerWebhookCommands(program: Command): void {
   stopOptions(
-    databasePoolOptions(
-      webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+    workerMetricsOptions(
+      databasePoolOptions(
+        webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+      ),
     ),
   )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
     .addHelpText('after', WORKER_SIGNALS_HELP)
@@ -69,19 +82,27 @@ export function registerWebhookCommands(program: Command): void {
         // refuses an http scheme), so it reads the same setting as `serve`.
         publicScheme: process.env.PUBLIC_SCHEME,
         masterKey: opts.masterKey,
+        previousMasterKey: opts.previousMasterKey,
         mode: opts.mode === 'test' ? undefined : opts.mode,
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
         shutdownTimeout: opts.shutdownTimeout,
         webhookClaimLease: opts.webhookClaimLease,
+        ...workerMetricsConfig(opts),
       });
       const logger = stderrLogger(config.logLevel);
-      const platform = await createPlatform(config, { http: false, worker: { logger } });
+      const platform = await createPlatform(config, { http: false, worker: { logger }, probes: config.metricsListener !== undefined });
       const worker = platform.worker!;
       await worker.start();
+      const metrics = await listenForScrapes(platform);
       logger.info(
-        { worker: worker.id, database: config.database.dialect, claim_lease_ms: config.webhookClaimLeaseMs },
+        {
+          worker: worker.id,
+          database: config.database.dialect,
+          claim_lease_ms: config.webhookClaimLeaseMs,
+          ...(metrics ? { metrics } : {}),
+        },
         'webhook worker started',
       );
       stopOnSignals(

@@ -4,7 +4,7 @@
 // config/parsers.ts; the types live in config/types.ts.
 import { ConfigError } from './domain/errors.ts';
 import { storeHostname } from './domain/store-host.ts';
-import { resolveMasterKey } from './config/master-key.ts';
+import { resolveMasterKey, resolvePreviousMasterKey } from './config/master-key.ts';
 import {
   int,
   parseDatabase,
@@ -16,7 +16,7 @@ import {
   parseShopRedactDelay,
 } from './config/parsers.ts';
 import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
-import { parseMetricsAccess } from './config/metrics-settings.ts';
+import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
 import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 import { parseDatabaseSettings } from './config/database-settings.ts';
@@ -28,6 +28,7 @@ export type {
   DatabaseSettings,
   HttpTimeouts,
   MetricsAccess,
+  MetricsListener,
   RawConfig,
   ShutdownConfig,
   WebhookConfig,
@@ -70,6 +71,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     publicPort: env.PUBLIC_PORT,
     redisUrl: env.REDIS_URL,
     masterKey: env.MASTER_KEY,
+    previousMasterKey: env.PREVIOUS_MASTER_KEY,
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
@@ -89,6 +91,8 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
     metricsPublic: env.METRICS_PUBLIC,
+    metricsPort: env.METRICS_PORT,
+    metricsHost: env.METRICS_HOST,
   };
 }
 
@@ -129,6 +133,7 @@ export function loadConfig(raw: RawConfig): Config {
     publicPort: int('--public-port', raw.publicPort, port, 0, 65535),
     redisUrl: raw.redisUrl === '' ? undefined : raw.redisUrl,
     masterKey,
+    previousMasterKey: resolvePreviousMasterKey(raw.previousMasterKey),
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
@@ -148,6 +153,7 @@ export function loadConfig(raw: RawConfig): Config {
     webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
     trustProxy: parseTrustProxy(raw.trustProxy),
     metrics: parseMetricsAccess(raw, mode),
+    metricsListener: parseMetricsListener(raw),
   };
 }
 

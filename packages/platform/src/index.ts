@@ -11,6 +11,7 @@ export {
   type Config,
   type RawConfig,
 } from './config.ts';
+export { parseMasterKey } from './config/master-key.ts';
 export { ConfigError, PlatformError, ValidationFailedError, NotFoundError, ConflictError } from './domain/errors.ts';
 export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from './domain/query-signature.ts';
 export type { Services } from './services/services.ts';

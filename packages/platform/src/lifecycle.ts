@@ -8,7 +8,7 @@
 //   3. requests in flight and webhook attempts finish, within `timeoutMs`; the worker records their
 //      outcomes and releases the claims it still holds, so another worker takes them at once.
 //   4. past the timeout the remaining connections are cut and unfinished attempts abandoned (their
-//      claims released: they go out again); then the storage closes.
+//      claims released: they go out again); then a worker's probe server and the storage close.
 import type { FastifyInstance } from 'fastify';
 import type { ShutdownConfig } from './config.ts';
 import type { Readiness } from './services/readiness.ts';
@@ -19,6 +19,8 @@ export interface ShutdownParts {
   readiness: Readiness;
   http: FastifyInstance | undefined;
   worker: WebhookWorker | undefined;
+  /** A worker's own probe and metrics server: it answers until the worker has stopped. */
+  probes: FastifyInstance | undefined;
   closeStorage(): Promise<void>;
   logger: WorkerLogger;
 }
@@ -33,6 +35,7 @@ export interface ShutdownReport {
 
 /** How often closed-listener idle connections are swept while requests finish. */
 const SWEEP_MS = 100;
+const PROBES_GRACE_MS = 1000;
 
 export async function gracefulShutdown(parts: ShutdownParts, settings: ShutdownConfig): Promise<ShutdownReport> {
   const { readiness, http, worker, logger } = parts;
@@ -74,6 +77,12 @@ export async function gracefulShutdown(parts: ShutdownParts, settings: ShutdownC
       { phase: 'worker-stopped', abandoned: workerReport.abandoned, released: workerReport.released },
       'shutdown: webhook worker stopped; its remaining claims are released',
     );
+  }
+  if (parts.probes) {
+    const probesClosed = parts.probes.close();
+    // A scrape in flight gets a moment; a scraper's idle connection does not hold the exit.
+    if (!(await settlesWithin(probesClosed, PROBES_GRACE_MS))) parts.probes.server.closeAllConnections();
+    await probesClosed;
   }
   await parts.closeStorage();
   logger.info({ phase: 'stopped', clean }, 'shutdown: stopped');

@@ -7,6 +7,7 @@ import type { Config, ShutdownConfig } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
 import { AccountService } from './services/account-service.ts';
@@ -16,6 +17,8 @@ import { CustomerPrivacy } from './services/customer-privacy.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
+import { KeyRotation } from './services/key-rotation.ts';
+import { MasterKeys } from './services/master-keys.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { PlatformMetrics } from './services/metrics.ts';
@@ -32,6 +35,7 @@ import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
 import type { Db } from './storage/database.ts';
 import type { Storage } from './storage/ports.ts';
+import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
@@ -48,6 +52,11 @@ export interface PlatformOptions {
   http?: boolean;
   /** Build a webhook delivery worker with these settings (not started; default none). */
   worker?: WorkerSettings;
+  /**
+   * Build the small server of /healthz, /readyz and /metrics (not listening; default false), for a
+   * process without the HTTP server: `storegate worker --metrics-port`.
+   */
+  probes?: boolean;
   /** Apply pending migrations before anything else (default true). */
   migrate?: boolean;
   /** Database connections on PostgreSQL, in place of `config.databaseSettings.poolSize`. */
@@ -63,9 +72,13 @@ export interface Platform {
   db: Db;
   services: Services;
   box: SecretBox;
+  /** Migrations this start applied (none when built with `migrate: false`). */
+  migrated: string[];
   /** The HTTP server (never listening by itself); undefined when built with `http: false`. */
   http: FastifyInstance | undefined;
   worker: WebhookWorker | undefined;
+  /** The probe and metrics server when built with `probes: true` (never listening by itself). */
+  probes: FastifyInstance | undefined;
   /** Stops the worker, closes the HTTP server and the database. */
   close(): Promise<void>;
   /**
@@ -108,15 +121,21 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const storage = options.db
     ? storageOn(options.db)
     : openStorage(config.database, { ...config.databaseSettings, ...(options.poolSize ? { poolSize: options.poolSize } : {}) });
+  const clock = options.clock ?? systemClock;
+  const box = new SecretBox(config.masterKey, config.previousMasterKey);
+  const keyRepo = new SqlMasterKeyRepository(storage.db);
+  let keys: MasterKeys;
+  let migrated: string[] = [];
   try {
-    if (options.migrate !== false) await storage.migrate();
+    // A node with the wrong master key stops before it migrates or records anything.
+    await MasterKeys.verify(box, keyRepo);
+    if (options.migrate !== false) migrated = await storage.migrate();
+    keys = await MasterKeys.open(box, keyRepo, clock());
   } catch (err) {
     await storage.close();
     throw err;
   }
-  const clock = options.clock ?? systemClock;
-  const box = new SecretBox(config.masterKey);
-  const cursors = new CursorCodec(box.subkey('cursor'));
+  const cursors = new CursorCodec(keys.cursorKey);
   const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
   readiness.register('database', { required: true, status: () => databaseStatus(storage) });
@@ -124,15 +143,15 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
-  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock });
+  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
   const services: Services = {
     config,
     clock,
     cursors,
     accounts: new AccountService(storage, clock),
-    apps: new AppService(storage, box, config, clock, outbox),
-    rotations: new SecretRotations(storage, box, config, clock),
-    oauth: new OAuthService(storage, box, config, clock),
+    apps: new AppService(storage, keys, config, clock, outbox),
+    rotations: new SecretRotations(storage, keys, config, clock),
+    oauth: new OAuthService(storage, keys, config, clock),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
@@ -143,13 +162,15 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
-    reveals: new OneTimeReveals(storage.reveals, box, clock),
+    reveals: new OneTimeReveals(storage.reveals, keys, clock),
+    keyRotation: new KeyRotation(keyRepo, clock),
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
     readiness,
     metrics,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
+  const probes = options.probes ? await buildProbeServer(services) : undefined;
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
   const worker = options.worker
     ? new WebhookWorker({
@@ -171,18 +192,25 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     : undefined;
   // Closing twice (a shutdown, then the caller's own close) closes each part once.
   let storageClosed: Promise<void> | undefined;
-  const closeStorage = () => (storageClosed ??= storage.close());
+  const closeStorage = () => {
+    stopWatching();
+    storageClosed ??= storage.close();
+    return storageClosed;
+  };
   return {
     config,
     storage,
     db: storage.db,
     services,
     box,
+    migrated,
     http,
     worker,
+    probes,
     async close() {
       stopWatching();
       await worker?.stop();
+      await probes?.close();
       // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
       await closeStorage();
@@ -190,7 +218,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     shutdown(shutdownOptions = {}) {
       const { logger, ...settings } = shutdownOptions;
       return gracefulShutdown(
-        { readiness, http, worker, closeStorage, logger: http?.log ?? logger ?? options.worker?.logger ?? silentLogger },
+        { readiness, http, worker, probes, closeStorage, logger: http?.log ?? logger ?? options.worker?.logger ?? silentLogger },
         { ...config.shutdown, ...settings },
       );
     },

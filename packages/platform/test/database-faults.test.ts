@@ -240,6 +240,53 @@ describe.runIf(process.env.TEST_PG_URL)('a checked-out PostgreSQL connection who
   });
 });
 
+describe.runIf(process.env.TEST_PG_URL)('every pooled PostgreSQL connection busy past the connect timeout', () => {
+  it('is 503 with Retry-After, without reporting the database down; the next call after the release succeeds', async () => {
+    const t = await createTestPlatform('postgres');
+    const logs: string[] = [];
+    const small = await createPlatform(
+      { ...t.config, databaseSettings: { poolSize: 1, statementTimeoutMs: 30_000, connectTimeoutMs: 300 } },
+      {
+        migrate: false,
+        logStream: new Writable({
+          write(chunk, _enc, cb) {
+            logs.push(String(chunk));
+            cb();
+          },
+        }),
+      },
+    );
+    try {
+      const f = await createFixture(t);
+      const token = await privateToken(t, f.storeName, 'read_products');
+      const call = () =>
+        small.http.inject({ method: 'GET', url: '/openapi/2026-01/products', headers: { host: f.host, 'access-token': token } });
+      expect((await call()).statusCode).toBe(200);
+      let release = () => {};
+      const held = small.db.kysely.transaction().execute(async (trx) => {
+        await trx.selectFrom('stores').select('id').execute();
+        await new Promise<void>((resolve) => {
+          release = resolve;
+        });
+      });
+      // The only connection is now checked out.
+      while (small.db.poolStats()?.inUse !== 1) await new Promise((r) => setTimeout(r, 10));
+      const waited = await call();
+      expect(waited.statusCode).toBe(503);
+      expect(waited.headers['retry-after']).toBe('2');
+      expect(waited.json()).toMatchObject({ code: 'ServiceUnavailable' });
+      expect(small.db.health.state).toBe('up');
+      release();
+      await held;
+      expect((await call()).statusCode).toBe(200);
+      expect(logs.filter((l) => l.includes('the database is unavailable'))).toEqual([]);
+    } finally {
+      await small.close();
+      await t.close();
+    }
+  });
+});
+
 describe('SQLite: a write lock held by another process past busy_timeout', () => {
   it('is 503 with Retry-After for writes (reads go on); the same write succeeds once the lock is gone', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'sg-busy-'));

@@ -9,6 +9,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Config, loadConfig } from '../src/config.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
+import { PlatformMetrics } from '../src/services/metrics.ts';
+import { Readiness } from '../src/services/readiness.ts';
 import {
   api,
   consent,
@@ -316,5 +318,90 @@ describe('/metrics access by configuration', () => {
       await a.close();
       await b.close();
     }
+  });
+});
+
+describe('PlatformMetrics reads dependencies and storage at scrape time', () => {
+  it('Redis degraded, the database down, fallbacks counted once each, the backlog unknown while storage fails', async () => {
+    const readiness = new Readiness();
+    let database: 'up' | 'down' = 'up';
+    let redis: 'up' | 'degraded' = 'up';
+    readiness.register('database', { required: true, status: () => database });
+    readiness.register('redis', { required: false, status: () => redis });
+    const limiter = { fallbacks: 0 };
+    let failing = false;
+    const storage = {
+      outboxBacklog: async () => {
+        if (failing) throw new Error('connection refused');
+        return { pending: 4, due: 2, oldestDueAt: 1_000 };
+      },
+      pool: () => ({ max: 10, inUse: 3, idle: 2, waiting: 1 }),
+    };
+    const metrics = new PlatformMetrics({ readiness, storage, clock: () => 61_000, rateLimiter: limiter });
+    const read = async () => parseExposition((await metrics.scrape()).body);
+
+    let s = await read();
+    expect(value(s, 'storegate_dependency_up', { dependency: 'redis' })).toBe(1);
+    expect(value(s, 'storegate_dependency_degraded', { dependency: 'redis' })).toBe(0);
+    expect(value(s, 'storegate_rate_limit_fallbacks_total')).toBe(0);
+    expect(value(s, 'storegate_webhook_outbox_pending')).toBe(4);
+    expect(value(s, 'storegate_webhook_outbox_due')).toBe(2);
+    expect(value(s, 'storegate_webhook_outbox_oldest_due_age_seconds')).toBe(60);
+    expect(value(s, 'storegate_db_pool_connections', { state: 'in_use' })).toBe(3);
+    expect(value(s, 'storegate_db_pool_connections', { state: 'idle' })).toBe(2);
+    expect(value(s, 'storegate_db_pool_waiting')).toBe(1);
+    expect(value(s, 'storegate_db_pool_max')).toBe(10);
+
+    // Redis goes away: the node serves on local buckets, still ready.
+    redis = 'degraded';
+    limiter.fallbacks = 1;
+    s = await read();
+    expect(value(s, 'storegate_dependency_up', { dependency: 'redis' })).toBe(0);
+    expect(value(s, 'storegate_dependency_degraded', { dependency: 'redis' })).toBe(1);
+    expect(value(s, 'storegate_rate_limit_fallbacks_total')).toBe(1);
+    expect(value(s, 'storegate_ready')).toBe(1);
+    // A second scrape does not count the same fallback again; a second fallback adds one.
+    expect(value(await read(), 'storegate_rate_limit_fallbacks_total')).toBe(1);
+    redis = 'up';
+    limiter.fallbacks = 2;
+    s = await read();
+    expect(value(s, 'storegate_rate_limit_fallbacks_total')).toBe(2);
+    expect(value(s, 'storegate_dependency_up', { dependency: 'redis' })).toBe(1);
+
+    // The database goes away: not ready, and the backlog is unknown rather than a stale figure.
+    database = 'down';
+    failing = true;
+    s = await read();
+    expect(value(s, 'storegate_ready')).toBe(0);
+    expect(value(s, 'storegate_dependency_up', { dependency: 'database' })).toBe(0);
+    expect(value(s, 'storegate_dependency_degraded', { dependency: 'database' })).toBe(0);
+    expect(value(s, 'storegate_webhook_outbox_pending')).toBeNaN();
+    expect(value(s, 'storegate_webhook_outbox_oldest_due_age_seconds')).toBeNaN();
+
+    // Draining shows at once.
+    readiness.startDraining();
+    expect(value(await read(), 'storegate_draining')).toBe(1);
+  });
+
+  it('webhook attempts by outcome and in flight', async () => {
+    const metrics = new PlatformMetrics({
+      readiness: new Readiness(),
+      storage: { outboxBacklog: async () => ({ pending: 0, due: 0, oldestDueAt: null }), pool: () => undefined },
+      clock: () => 0,
+    });
+    metrics.attemptStarted();
+    metrics.attemptStarted();
+    metrics.attemptStarted();
+    metrics.attemptFinished('retry');
+    let s = parseExposition((await metrics.scrape()).body);
+    expect(value(s, 'storegate_webhook_attempts_in_flight')).toBe(2);
+    expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'retry' })).toBe(1);
+    metrics.attemptFinished('dead');
+    metrics.attemptFinished('error');
+    s = parseExposition((await metrics.scrape()).body);
+    expect(value(s, 'storegate_webhook_attempts_in_flight')).toBe(0);
+    expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'dead' })).toBe(1);
+    expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'error' })).toBe(1);
+    expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'delivered' })).toBeUndefined();
   });
 });

@@ -7,11 +7,7 @@ import type { Config, DatabaseConfig } from './types.ts';
 
 /** Master key: 32+ bytes as hex or base64. Generated and kept beside the SQLite file in development. */
 export function resolveMasterKey(raw: string | undefined, mode: Config['mode'], database: DatabaseConfig): Buffer {
-  if (raw !== undefined && raw !== '') {
-    const key = /^[0-9a-f]+$/i.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
-    if (key.length < 32) throw new ConfigError('--master-key: must be at least 32 bytes (64 hex characters)');
-    return key;
-  }
+  if (raw !== undefined && raw !== '') return parseMasterKey('--master-key', raw);
   if (mode === 'production') throw new ConfigError('--master-key (MASTER_KEY) is required in production mode');
   if (database.dialect === 'sqlite' && database.path === ':memory:') return randomBytes(32);
   const dir = database.dialect === 'sqlite' ? dirname(database.path) : resolve('./data');
@@ -21,4 +17,16 @@ export function resolveMasterKey(raw: string | undefined, mode: Config['mode'], 
   const key = randomBytes(32);
   writeFileSync(file, `${key.toString('hex')}\n`, { mode: 0o600 });
   return key;
+}
+
+/** A master key given as hex or base64 (32 bytes at least); `flag` names the setting in errors, never the value. */
+export function parseMasterKey(flag: string, raw: string): Buffer {
+  const key = /^[0-9a-f]+$/i.test(raw) && raw.length % 2 === 0 ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length < 32) throw new ConfigError(`${flag}: must be at least 32 bytes (64 hex characters)`);
+  return key;
+}
+
+/** The key being replaced while the master key changes (`--previous-master-key`); absent otherwise. */
+export function resolvePreviousMasterKey(raw: string | undefined): Buffer | undefined {
+  return raw === undefined || raw === '' ? undefined : parseMasterKey('--previous-master-key', raw);
 }

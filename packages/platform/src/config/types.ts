@@ -12,6 +12,8 @@ export interface Config {
   publicPort: number;
   redisUrl: string | undefined;
   masterKey: Buffer;
+  /** While the master key changes: the key being replaced, still accepted to open secrets. */
+  previousMasterKey?: Buffer | undefined;
   mode: 'development' | 'production';
   rateLimit: { bucket: number; perSecond: number } | 'off';
   accessTokenTtlSeconds: number;
@@ -43,6 +45,8 @@ export interface Config {
    * while the worker still holds the delivery, so this is how long a dead worker's deliveries wait.
    */
   webhookClaimLeaseMs: number;
+  /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
+  metricsListener: MetricsListener | undefined;
 }
 
 /** Stopping a node without failing the requests and deliveries it already has. */
@@ -57,6 +61,12 @@ export interface ShutdownConfig {
    * before their connections are cut and their claims released (default 10 s).
    */
   timeoutMs: number;
+}
+
+/** An address and port of the worker's own small HTTP server (0: any free port). */
+export interface MetricsListener {
+  host: string;
+  port: number;
 }
 
 /**
@@ -118,6 +128,7 @@ export interface RawConfig {
   publicPort?: string | number | undefined;
   redisUrl?: string | undefined;
   masterKey?: string | undefined;
+  previousMasterKey?: string | undefined;
   mode?: string | undefined;
   rateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
@@ -137,4 +148,6 @@ export interface RawConfig {
   trustProxy?: string | undefined;
   metricsToken?: string | undefined;
   metricsPublic?: string | boolean | undefined;
+  metricsPort?: string | number | undefined;
+  metricsHost?: string | undefined;
 }

@@ -189,7 +189,7 @@ export class ServiceUnavailableError extends PlatformError {
 }
 
 /** Why the database could not serve a query, in words fit for logs (never a host or a password). */
-export type DatabaseFault = 'connection lost' | 'cannot connect' | 'statement timeout' | 'busy';
+export type DatabaseFault = 'connection lost' | 'cannot connect' | 'statement timeout' | 'pool exhausted' | 'busy';
 
 /**
  * The database is unreachable, refused or lost the connection, did not answer within its timeout,

@@ -5,13 +5,13 @@ import type { Clock } from '../domain/clock.ts';
 import { isLocalHostname } from '../domain/ssrf.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
 import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
 import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
+import type { Sealer } from './master-keys.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
 export type { AppRow, InstallationRow };
@@ -61,7 +61,7 @@ export function checkPrivateApp(input: { name: string; scopes: string }): {
 export class AppService {
   constructor(
     private readonly storage: Storage,
-    private readonly box: SecretBox,
+    private readonly box: Sealer,
     private readonly config: Pick<Config, 'mode' | 'storeDomain' | 'shopRedactDelayMs'>,
     private readonly clock: Clock,
     private readonly outbox: WebhookOutbox,
@@ -163,7 +163,7 @@ export class AppService {
       app_url: input.appUrl,
       redirect_uri: input.redirectUri,
       scopes: formatScopes(scopes),
-      client_secret_enc: this.box.seal(clientSecret),
+      client_secret_enc: await this.box.seal(clientSecret),
       created_at: this.clock(),
       privacy_webhook_url: input.privacyWebhookUrl || null,
       authorization_iss: input.authorizationIss ? 1 : 0,
@@ -286,6 +286,8 @@ export class AppService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const accessToken = newToken('private');
     const webhookSecret = newToken('webhookSecret');
+    // Sealed before the transaction: sealing reads the current master key outside it.
+    const webhookSecretEnc = await this.box.seal(webhookSecret);
     const id = await this.storage.transaction(async (tx) => {
       // Concurrent creates in the store take turns from here, so two cannot both count one below the cap.
       await tx.accounts.lockStore(input.storeId);
@@ -299,7 +301,7 @@ export class AppService {
         name,
         scopes: formatScopes(scopes),
         tokenHash: hashToken(accessToken),
-        webhookSecretEnc: this.box.seal(webhookSecret),
+        webhookSecretEnc,
         now: this.clock(),
       });
     });

@@ -10,6 +10,7 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Clock } from '../domain/clock.ts';
 import type { StorageStats } from '../storage/ports/storage-stats.ts';
+import type { RateLimiter } from './rate-limiter.ts';
 import type { Readiness } from './readiness.ts';
 
 /**
@@ -44,6 +45,8 @@ export interface MetricsSources {
   readiness: Readiness;
   storage: StorageStats;
   clock: Clock;
+  /** The Admin API's limiter, whose fallbacks from shared (Redis) to local buckets are counted; none when off. */
+  rateLimiter?: Pick<RateLimiter, 'fallbacks'> | undefined;
 }
 
 export class PlatformMetrics implements DeliveryMetrics {
@@ -73,6 +76,12 @@ export class PlatformMetrics implements DeliveryMetrics {
     labelNames: ['limiter'] as const,
     registers: [this.registry],
   });
+  private readonly fallbacks = new Counter({
+    name: 'storegate_rate_limit_fallbacks_total',
+    help: 'Times this node fell back from the shared (Redis) rate-limit buckets to its own',
+    registers: [this.registry],
+  });
+  private fallbacksSeen = 0;
   private readonly attempts = new Counter({
     name: 'storegate_webhook_attempts_total',
     help: 'Webhook delivery attempts made by this process, by outcome: delivered, retry (failed, retried later), dead (failed, no retry left) or error (no outcome)',
@@ -177,6 +186,7 @@ export class PlatformMetrics implements DeliveryMetrics {
   async scrape(): Promise<{ contentType: string; body: string }> {
     await Promise.all([this.readDependencies(), this.readBacklog()]);
     this.readPool();
+    this.readFallbacks();
     const body = (await this.registry.metrics()) + (await processMetrics().metrics());
     return { contentType: this.registry.contentType, body };
   }
@@ -204,6 +214,12 @@ export class PlatformMetrics implements DeliveryMetrics {
       // The database is away (storegate_dependency_up says so): NaN, "unknown", beats a stale figure.
       for (const gauge of [this.pending, this.due, this.oldestDue]) gauge.set(Number.NaN);
     }
+  }
+
+  private readFallbacks(): void {
+    const total = this.sources.rateLimiter?.fallbacks ?? 0;
+    if (total > this.fallbacksSeen) this.fallbacks.inc(total - this.fallbacksSeen);
+    this.fallbacksSeen = Math.max(total, this.fallbacksSeen);
   }
 
   private readPool(): void {

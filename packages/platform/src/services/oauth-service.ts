@@ -4,7 +4,6 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { checkCode, decideRefresh, decideReplay } from '../domain/grants.ts';
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
 import type { GrantQueries, Storage } from '../storage/ports.ts';
@@ -23,7 +22,8 @@ export interface TokenRecord {
 export class OAuthService {
   constructor(
     private readonly storage: Storage,
-    private readonly box: SecretBox,
+    /** Holds the key refresh successors are derived with (kept in the database, so it outlives a change of master key). */
+    private readonly box: { readonly derivationKey: Buffer },
     private readonly config: Pick<Config, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'codeTtlSeconds'>,
     private readonly clock: Clock,
   ) {}

@@ -4,16 +4,16 @@
 // Unread reveals expire after a few minutes.
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { hashToken } from '../domain/tokens.ts';
 import type { RevealRepository } from '../storage/ports.ts';
+import type { Sealer } from './master-keys.ts';
 
 export const REVEAL_TTL_MS = 5 * 60_000;
 
 export class OneTimeReveals {
   constructor(
     private readonly reveals: RevealRepository,
-    private readonly box: SecretBox,
+    private readonly box: Sealer,
     private readonly clock: Clock,
   ) {}
 
@@ -24,7 +24,7 @@ export class OneTimeReveals {
     await this.reveals.put({
       idHash: hashToken(id),
       sessionHash: hashToken(sessionId),
-      payloadEnc: this.box.seal(JSON.stringify(payload)),
+      payloadEnc: await this.box.seal(JSON.stringify(payload)),
       expiresAt: now + REVEAL_TTL_MS,
       now,
     });

@@ -8,10 +8,10 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { ConflictError, NotFoundError } from '../domain/errors.ts';
-import type { SecretBox } from '../domain/secret-box.ts';
 import { activePrevious, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
 import { newToken } from '../domain/tokens.ts';
 import type { AppRow, PrivateAppSecrets, SecretOwner, Storage } from '../storage/ports.ts';
+import type { Sealer } from './master-keys.ts';
 
 /** A new secret, shown once, and when its overlap with the replaced secret ends by itself. */
 export interface Rotated {
@@ -22,7 +22,7 @@ export interface Rotated {
 export class SecretRotations {
   constructor(
     private readonly storage: Storage,
-    private readonly box: SecretBox,
+    private readonly box: Sealer,
     private readonly config: Pick<Config, 'secretOverlapMs'>,
     private readonly clock: Clock,
   ) {}
@@ -89,7 +89,7 @@ export class SecretRotations {
     const overlapEndsAt = now + this.config.secretOverlapMs;
     const changed = await this.storage.apps.startSecretRotation(owner, {
       expectedCurrent: currentEnc,
-      current: this.box.seal(secret),
+      current: await this.box.seal(secret),
       previousExpiresAt: overlapEndsAt,
       now,
     });

@@ -8,6 +8,7 @@ import type { AppService } from './app-service.ts';
 import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
+import type { KeyRotation } from './key-rotation.ts';
 import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { PlatformMetrics } from './metrics.ts';
@@ -47,6 +48,8 @@ export interface Services {
   /** Failed-login counting and locks, shared by the store admin and the partner dashboard. */
   loginThrottle: LoginThrottle;
   reveals: OneTimeReveals;
+  /** Re-sealing every secret under a new master key (`storegate keys rotate`). */
+  keyRotation: KeyRotation;
   seeds: SeedService;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;

@@ -14,6 +14,7 @@ import * as secretRotation from './migrations/2026-11-24T02-secret-rotation.ts';
 import * as idempotencyKeys from './migrations/2026-11-24T03-idempotency-keys.ts';
 import * as privacyWebhooks from './migrations/2026-11-24T04-privacy-webhooks.ts';
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
+import * as masterKeyCheck from './migrations/2026-11-24T07-master-key-check.ts';
 import * as storeKeysetIndexes from './migrations/2026-11-24T08-store-keyset-indexes.ts';
 
 /** Every migration by name, in the order they run. */
@@ -31,6 +32,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T04-privacy-webhooks': privacyWebhooks,
   '2026-11-24T05-events-index': eventsIndex,
   '2026-11-24T06-authorization-iss': authorizationIss,
+  '2026-11-24T07-master-key-check': masterKeyCheck,
   '2026-11-24T08-store-keyset-indexes': storeKeysetIndexes,
 };
 

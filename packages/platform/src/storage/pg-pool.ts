@@ -9,7 +9,7 @@
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { databaseFault, translateDatabaseError } from './database-faults.ts';
-import type { DatabaseFault } from '../domain/errors.ts';
+import { DatabaseUnavailableError, type DatabaseFault } from '../domain/errors.ts';
 
 export interface PgPoolSettings {
   url: string;
@@ -84,20 +84,27 @@ export function openPgPool(settings: PgPoolSettings, health: DatabaseHealth): { 
   raw.on('connect', (client) => {
     client.on('error', (err) => health.failed(databaseFault(err) ?? 'connection lost'));
   });
-  return { pool: new GuardedPool(raw, health), raw };
+  return { pool: new GuardedPool(raw, settings.size, health), raw };
 }
 
 class GuardedPool implements PostgresPool {
   constructor(
     private readonly raw: pg.Pool,
+    private readonly size: number,
     private readonly health: DatabaseHealth,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
+    // Every connection busy: this call waits for one to be released rather than for the server.
+    const saturated = this.raw.idleCount === 0 && this.raw.totalCount >= this.size;
     let client: pg.PoolClient;
     try {
       client = await this.raw.connect();
     } catch (err) {
+      // Waiting out the connect timeout for a free connection is overload, not an outage: still a
+      // 503, but the database is not reported down for it.
+      if (saturated && err instanceof Error && err.message.startsWith('timeout exceeded when trying to connect'))
+        throw new DatabaseUnavailableError('pool exhausted');
       throw this.fail(err, true);
     }
     // Kysely keeps its connection objects per client object; a fresh wrapper per checkout only

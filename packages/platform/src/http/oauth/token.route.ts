@@ -54,9 +54,10 @@ async function grant(req: FastifyRequest, params: Record<string, string>, servic
   });
 }
 
-/** A refusal as the metrics name it: the OAuth error code, the platform's error code, or server_error. */
+/** A refusal as the metrics name it: the OAuth `error` the client was answered with. */
 function grantOutcome(err: unknown): string {
   if (err instanceof OAuthError) return err.error;
-  if (err instanceof PlatformError) return err.code;
+  if (err instanceof PlatformError && err.statusCode === 503) return 'temporarily_unavailable';
+  if (err instanceof PlatformError && err.statusCode < 500) return 'invalid_request';
   return 'server_error';
 }
