@@ -104,21 +104,24 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
     receiver = await Receiver.start();
     lbPort = await freePort();
 
-    // Migrations run once here; each process would also run them (under a lock) on start.
-    await cli(['migrate']);
-    await cli(['stores', 'create', 'cluster', '--owner-email', MERCHANT.email, '--owner-password', MERCHANT.password]);
-    app = (await cli([
-      'apps',
-      'create',
-      '--name',
-      'Cluster App',
-      '--app-url',
-      receiver.url('/'),
-      '--redirect-uri',
-      receiver.url('/callback'),
-      '--scopes',
-      'read_products write_products',
-    ])) as typeof app;
+    // Two commands at once on the fresh database: each runs the migrations on start, under the
+    // database's migration lock, as several nodes starting together do.
+    const [, created] = await Promise.all([
+      cli(['stores', 'create', 'cluster', '--owner-email', MERCHANT.email, '--owner-password', MERCHANT.password]),
+      cli([
+        'apps',
+        'create',
+        '--name',
+        'Cluster App',
+        '--app-url',
+        receiver.url('/'),
+        '--redirect-uri',
+        receiver.url('/callback'),
+        '--scopes',
+        'read_products write_products',
+      ]),
+    ]);
+    app = created as typeof app;
 
     await until(() => redis.output().includes('Ready to accept connections'), 10_000, 'redis-server');
     const shared = ['--database', database, '--redis', `redis://127.0.0.1:${redisPort}`];
@@ -152,7 +155,7 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
     });
     await untilAnswers(lbPort, lbHost(), '/readyz', haproxy);
     if (worker.child.exitCode !== null) throw new Error(`worker exited: ${worker.output()}`);
-  }, 60_000);
+  }, 90_000);
 
   afterAll(async () => {
     // Every process this file started, whatever happened: SIGTERM, then SIGKILL after 5 s.

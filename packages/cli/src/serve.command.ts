@@ -173,7 +173,7 @@ function banner(config: Config, demo: DemoCredentials | undefined, worker: boole
   const lines = [
     '',
     `storegate is running (${config.mode}, ${config.database.dialect === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL'})`,
-    `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz)`,
+    `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz, /metrics${metricsNote(config)})`,
   ];
   if (!worker) lines.push('  webhooks:        not delivered here (--no-worker): run `storegate worker`');
   if (demo) {
@@ -194,4 +194,10 @@ function banner(config: Config, demo: DemoCredentials | undefined, worker: boole
     );
   }
   return `${lines.join('\n')}\n\n`;
+}
+
+/** How /metrics may be read, for the banner (never the token itself). */
+function metricsNote(config: Config): string {
+  if (config.metrics.kind === 'token') return ' with the --metrics-token';
+  return config.metrics.kind === 'closed' ? ': off, see --metrics-token' : '';
 }

@@ -6,6 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config, ShutdownConfig } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
+import { ConfigError } from './domain/errors.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -132,8 +133,13 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     if (options.migrate !== false) migrated = await storage.migrate();
     keys = await MasterKeys.open(box, keyRepo, clock());
   } catch (err) {
-    await storage.close();
-    throw err;
+    // Built without migrating while the database does not answer (a start during an outage): there
+    // is nothing to compare with yet, so it runs on the keys its own master key derives.
+    if (options.migrate === false && !(err instanceof ConfigError)) keys = MasterKeys.unchecked(box, keyRepo);
+    else {
+      await storage.close();
+      throw err;
+    }
   }
   const cursors = new CursorCodec(keys.cursorKey);
   const outbox = new WebhookOutbox(clock);
@@ -231,6 +237,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
  */
 function watchDependencies(http: FastifyInstance, storage: Storage & { readonly db: Db }, limiter: RateLimiter | undefined): () => void {
   const log = http.log;
+  // Already away while the platform was built (a start during an outage): said once, now.
+  if (storage.db.health.state === 'down')
+    log.warn({ dependency: 'database', fault: storage.db.health.fault }, 'the database is unavailable: requests that need it answer 503');
   const stops = [
     storage.db.health.onChange((state, fault) => {
       if (state === 'down') log.warn({ dependency: 'database', fault }, 'the database is unavailable: requests that need it answer 503');

@@ -23,6 +23,7 @@ import {
   DIALECTS,
   type Dialect,
   exchange,
+  freshPostgresUrl,
   refreshRequest,
   testWorker,
   type TestPlatform,
@@ -157,6 +158,33 @@ describe.each(DIALECTS)('master key check on %s', (dialect) => {
       await t.close();
     }
   });
+
+  // SQLite runs one process's migrations at a time only through its file lock, so the race of two
+  // migrating processes is shown where nodes share a server: PostgreSQL.
+  it.runIf(dialect === 'postgres')(
+    'two nodes with different keys migrating a brand-new database at once: one starts, the other stops',
+    async () => {
+      const t = await firstPlatform(dialect, K1);
+      const fresh = await freshPostgresUrl();
+      try {
+        const database = { dialect: 'postgres' as const, url: fresh.url };
+        const results = await Promise.allSettled([
+          createPlatform({ ...configFor(t, K2), database }, { http: false }),
+          createPlatform({ ...configFor(t, K3), database }, { http: false }),
+        ]);
+        const started = results.filter((r) => r.status === 'fulfilled');
+        expect(started).toHaveLength(1);
+        const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+        expect(String(refused.reason)).toMatch(/the master key does not match the key this database/);
+        const winner = (started[0] as PromiseFulfilledResult<Awaited<ReturnType<typeof createPlatform>>>).value;
+        expect((await recorded(winner.db)).current).toBe(winner.box.keyId);
+        await winner.close();
+      } finally {
+        await fresh.drop();
+        await t.close();
+      }
+    },
+  );
 
   it('a database that predates the check records the key that opens its secrets, and refuses one that opens none', async () => {
     const t = await firstPlatform(dialect, K1);

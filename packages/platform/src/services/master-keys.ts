@@ -59,7 +59,7 @@ export class MasterKeys implements Sealer {
   static async open(box: SecretBox, repo: MasterKeyRepository, now: number): Promise<MasterKeys> {
     let recorded = await repo.recorded();
     // Not migrated this far (a command that opens the database without migrating): keys as before.
-    if (recorded === undefined) return new MasterKeys(box, repo, box.derivationKey, box.subkey('cursor'));
+    if (recorded === undefined) return MasterKeys.unchecked(box, repo);
     if (!recorded.has('current')) {
       // A database that predates the check holds secrets already: record the key that opens them.
       const sample = await repo.anySealedValue();
@@ -99,6 +99,11 @@ export class MasterKeys implements Sealer {
       return Buffer.from(plain, 'base64');
     };
     return new MasterKeys(box, repo, load(DERIVATION_KEY), load(CURSOR_KEY));
+  }
+
+  /** Without the database's record: the keys the node's own master key derives (as before they were kept). */
+  static unchecked(box: SecretBox, repo: MasterKeyRepository): MasterKeys {
+    return new MasterKeys(box, repo, box.derivationKey, box.subkey('cursor'));
   }
 
   /**
