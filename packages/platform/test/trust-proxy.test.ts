@@ -126,6 +126,13 @@ describe.each(DIALECTS)('client address and scheme behind proxies (%s)', (dialec
       scheme: 'http',
     });
     expect(await probe('127.0.0.1', {})).toMatchObject({ remoteAddress: '127.0.0.1', scheme: 'http' });
+    // A node listening on :: sees an IPv4 balancer as an IPv4-mapped address: still trusted.
+    expect(await probe('::ffff:127.0.0.1', { 'x-forwarded-for': '203.0.113.51', 'x-forwarded-proto': 'https' })).toMatchObject({
+      remoteAddress: '203.0.113.51',
+      scheme: 'https',
+    });
+    // IPv6 clients behind it come through as they are.
+    expect(await probe('127.0.0.1', { 'x-forwarded-for': '2001:db8::7' })).toMatchObject({ remoteAddress: '2001:db8::7' });
   });
 
   it('without --trust-proxy nobody is believed, the balancer included', async () => {
