@@ -11,6 +11,7 @@ import {
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
+import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
@@ -41,15 +42,21 @@ interface ServeOptions extends DatabasePoolOptions {
   deprecation202201?: string;
   sunset202201?: string;
   secretOverlap?: string;
+  worker: boolean;
+  drainDelay?: string;
+  shutdownTimeout?: string;
+  webhookClaimLease?: string;
   trustProxy?: string;
   metricsToken?: string;
   metricsPublic?: boolean;
 }
 
 export function registerServeCommands(program: Command): void {
-  databasePoolOptions(
-    secretOverlapOption(
-      webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+  stopOptions(
+    databasePoolOptions(
+      secretOverlapOption(
+        webhookOptions(common(program.command('serve').description('run the platform (HTTP server and webhook delivery)'))),
+      ),
     ),
   )
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
@@ -97,6 +104,9 @@ export function registerServeCommands(program: Command): void {
     .addOption(metricsTokenOption())
     .addOption(metricsPublicOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
+    .option('--no-worker', 'serve HTTP only, without the embedded webhook worker (run `storegate worker` processes instead)')
+    .addOption(drainDelayOption())
+    .addHelpText('after', SIGNALS_HELP)
     .action(async (opts: ServeOptions) => {
       const config = loadConfig({
         port: opts.port,
@@ -122,6 +132,9 @@ export function registerServeCommands(program: Command): void {
         deprecation202201: opts.deprecation202201,
         sunset202201: opts.sunset202201,
         secretOverlap: opts.secretOverlap,
+        drainDelay: opts.drainDelay,
+        shutdownTimeout: opts.shutdownTimeout,
+        webhookClaimLease: opts.webhookClaimLease,
         trustProxy: opts.trustProxy,
         metricsToken: opts.metricsToken,
         metricsPublic: metricsPublic(opts.metricsPublic),
@@ -129,21 +142,21 @@ export function registerServeCommands(program: Command): void {
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')
         throw new CliError('--seed-demo: not allowed in production mode (the demo accounts have published passwords)');
-      const platform = await createPlatform(config, { worker: {} });
+      const platform = await createPlatform(config, opts.worker ? { worker: {} } : {});
       const app = platform.http;
       const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;
-      const shutdown = async (signal: string) => {
-        app.log.info({ signal }, 'shutting down');
-        await platform.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void shutdown('SIGINT'));
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
       await app.listen({ port: config.port, host: config.host });
-      await platform.worker!.start();
+      await platform.worker?.start();
+      stopOnSignals(
+        async (signal) => {
+          app.log.info({ signal }, 'shutting down');
+          await platform.shutdown();
+        },
+        (line) => app.log.warn(line),
+      );
       const address = app.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
-      process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo));
+      process.stderr.write(banner({ ...config, publicPort: config.publicPort === 0 ? port : config.publicPort }, demo, opts.worker));
     });
 
   common(program.command('migrate').description('apply pending database migrations'))
@@ -165,12 +178,13 @@ export function registerServeCommands(program: Command): void {
     });
 }
 
-function banner(config: Config, demo: DemoCredentials | undefined): string {
+function banner(config: Config, demo: DemoCredentials | undefined, worker: boolean): string {
   const lines = [
     '',
     `storegate is running (${config.mode}, ${config.database.dialect === 'sqlite' ? `SQLite ${config.database.path}` : 'PostgreSQL'})`,
     `  platform:        ${platformBaseUrl(config)}   (/healthz, /readyz, /metrics${metricsNote(config)})`,
   ];
+  if (!worker) lines.push('  webhooks:        not delivered here (--no-worker): run `storegate worker`');
   if (demo) {
     const base = storeBaseUrl(config, demo.storeName);
     const authorize = `${base}/admin/oauth/authorize?${new URLSearchParams({ client_id: demo.clientId, scope: demo.scopes, redirect_uri: demo.redirectUri, response_type: 'code', state: 'try-it-1' })}`;

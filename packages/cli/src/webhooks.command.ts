@@ -5,6 +5,7 @@ import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@sto
 import { withServices } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, workerMetricsOptions } from './metrics-options.ts';
+import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
 import { CliError, print } from './output.ts';
 
@@ -17,6 +18,8 @@ interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   logLevel?: string;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
+  shutdownTimeout?: string;
+  webhookClaimLease?: string;
 }
 
 /** When `shop/redact` is sent after an uninstall: read wherever an app can be uninstalled. */
@@ -57,9 +60,11 @@ export function stderrLogger(level: Config['logLevel']): WorkerLogger {
 }
 
 export function registerWebhookCommands(program: Command): void {
-  workerMetricsOptions(
-    databasePoolOptions(
-      webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+  stopOptions(
+    workerMetricsOptions(
+      databasePoolOptions(
+        webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+      ),
     ),
   )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
@@ -67,6 +72,7 @@ export function registerWebhookCommands(program: Command): void {
     .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .addHelpText('after', WORKER_SIGNALS_HELP)
     .action(async (opts: WorkerOptions) => {
       const config = loadConfig({
         database: opts.database,
@@ -81,6 +87,8 @@ export function registerWebhookCommands(program: Command): void {
         logLevel: opts.logLevel,
         webhookTimeout: opts.webhookTimeout,
         webhookRetrySchedule: opts.webhookRetrySchedule,
+        shutdownTimeout: opts.shutdownTimeout,
+        webhookClaimLease: opts.webhookClaimLease,
         ...workerMetricsConfig(opts),
       });
       const logger = stderrLogger(config.logLevel);
@@ -88,14 +96,22 @@ export function registerWebhookCommands(program: Command): void {
       const worker = platform.worker!;
       await worker.start();
       const metrics = await listenForScrapes(platform);
-      logger.info({ worker: worker.id, database: config.database.dialect, ...(metrics ? { metrics } : {}) }, 'webhook worker started');
-      const shutdown = async (signal: string) => {
-        logger.info({ signal }, 'webhook worker stopping');
-        await platform.close();
-        process.exit(0);
-      };
-      process.once('SIGINT', () => void shutdown('SIGINT'));
-      process.once('SIGTERM', () => void shutdown('SIGTERM'));
+      logger.info(
+        {
+          worker: worker.id,
+          database: config.database.dialect,
+          claim_lease_ms: config.webhookClaimLeaseMs,
+          ...(metrics ? { metrics } : {}),
+        },
+        'webhook worker started',
+      );
+      stopOnSignals(
+        async (signal) => {
+          logger.info({ signal, worker: worker.id }, 'webhook worker stopping');
+          await platform.shutdown();
+        },
+        (line) => logger.warn({}, line),
+      );
     });
 
   const webhooks = program.command('webhooks').description('webhook deliveries');

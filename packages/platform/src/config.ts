@@ -15,6 +15,7 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
 } from './config/parsers.ts';
+import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
 import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
 import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
@@ -29,10 +30,18 @@ export type {
   MetricsAccess,
   MetricsListener,
   RawConfig,
+  ShutdownConfig,
   WebhookConfig,
 } from './config/types.ts';
 export { parseMetricsAccess } from './config/metrics-settings.ts';
 export { parseTrustProxy } from './config/proxy-settings.ts';
+export {
+  DEFAULT_CLAIM_LEASE_MS,
+  DEFAULT_DRAIN_DELAY_MS,
+  DEFAULT_SHUTDOWN_TIMEOUT_MS,
+  parseClaimLease,
+  parseShutdown,
+} from './config/lifecycle-settings.ts';
 export {
   DEFAULT_2022_01_DEPRECATION,
   DEFAULT_DATABASE,
@@ -76,6 +85,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    drainDelay: env.DRAIN_DELAY,
+    shutdownTimeout: env.SHUTDOWN_TIMEOUT,
+    webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
     metricsPublic: env.METRICS_PUBLIC,
@@ -137,6 +149,8 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    shutdown: parseShutdown(raw, mode),
+    webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
     trustProxy: parseTrustProxy(raw.trustProxy),
     metrics: parseMetricsAccess(raw, mode),
     metricsListener: parseMetricsListener(raw),

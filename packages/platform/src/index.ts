@@ -17,5 +17,6 @@ export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from 
 export type { Services } from './services/services.ts';
 export type { SeedCounts } from './services/seed-service.ts';
 export { seedDemo, type DemoCredentials } from './services/demo-seed.ts';
-export type { WebhookWorker, WebhookWorkerOptions, WorkerLogger } from './webhooks/webhook-worker.ts';
+export type { WebhookWorker, WebhookWorkerOptions, WorkerLogger, WorkerStopReport } from './webhooks/webhook-worker.ts';
+export type { ShutdownReport } from './lifecycle.ts';
 export { DELIVERY_STATUSES, type DeliveryView, type AttemptView } from './services/delivery-log.ts';

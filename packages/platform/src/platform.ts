@@ -3,13 +3,14 @@
 // and the test harness all start the platform through it.
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { Config } from './config.ts';
+import type { Config, ShutdownConfig } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
-import { ConfigError } from './domain/errors.ts';
+import { ConfigError, DatabaseUnavailableError } from './domain/errors.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
+import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
@@ -39,6 +40,7 @@ import { SqlMasterKeyRepository } from './storage/repositories/master-key-reposi
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
+import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
 export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics'>;
 
@@ -82,6 +84,12 @@ export interface Platform {
   probes: FastifyInstance | undefined;
   /** Stops the worker, closes the HTTP server and the database. */
   close(): Promise<void>;
+  /**
+   * Stops gracefully (lifecycle.ts): drains, closes the listener, lets requests and webhook
+   * attempts finish within the timeout, releases the worker's claims, closes the database.
+   * Settings default to `config.shutdown`; phases are logged to the server's log, else to `logger` or the worker's.
+   */
+  shutdown(options?: Partial<ShutdownConfig> & { logger?: WorkerLogger }): Promise<ShutdownReport>;
 }
 
 /** How long start-up waits for Redis before serving from local buckets (it joins when it answers). */
@@ -97,14 +105,28 @@ async function rateLimiterFor(config: Config, clock: Clock): Promise<RateLimiter
   return limiter;
 }
 
-/** 'up' when the database answers a ping within the readiness deadline. */
-async function databaseStatus(storage: Storage): Promise<'up' | 'down'> {
+/**
+ * 'up' when the database answers a ping within the readiness deadline, or when the ping is only
+ * queued behind busy connections of a database that answered its last statement (an overloaded
+ * node still serves; taking it out would push its load onto the others).
+ */
+async function databaseStatus(db: Db, ping: () => Promise<void>): Promise<'up' | 'down'> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'down'>((resolve) => {
-    timer = setTimeout(() => resolve('down'), READINESS_DEADLINE_MS);
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), READINESS_DEADLINE_MS);
   });
   try {
-    return await Promise.race([storage.ping().then(() => 'up' as const), deadline]);
+    const answer = await Promise.race([
+      ping().then(
+        () => 'up' as const,
+        (err) => (err instanceof DatabaseUnavailableError && err.fault === 'pool exhausted' ? ('late' as const) : ('down' as const)),
+      ),
+      deadline,
+    ]);
+    if (answer !== 'late') return answer;
+    const pool = db.poolStats();
+    const busy = pool !== undefined && pool.inUse >= pool.max;
+    return busy && db.health.state === 'up' ? 'up' : 'down';
   } finally {
     clearTimeout(timer);
   }
@@ -138,7 +160,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const cursors = new CursorCodec(keys.cursorKey);
   const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
-  readiness.register('database', { required: true, status: () => databaseStatus(storage) });
+  readiness.register('database', { required: true, status: () => databaseStatus(storage.db, () => storage.ping()) });
   const rateLimiter = options.http === false ? undefined : await rateLimiterFor(config, clock);
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
@@ -190,6 +212,13 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         }),
       })
     : undefined;
+  // Closing twice (a shutdown, then the caller's own close) closes each part once.
+  let storageClosed: Promise<void> | undefined;
+  const closeStorage = () => {
+    stopWatching();
+    storageClosed ??= storage.close();
+    return storageClosed;
+  };
   return {
     config,
     storage,
@@ -206,7 +235,14 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
       await probes?.close();
       // The server's onClose hook closes the rate limiter; there is none without a server.
       await http?.close();
-      await storage.close();
+      await closeStorage();
+    },
+    shutdown(shutdownOptions = {}) {
+      const { logger, ...settings } = shutdownOptions;
+      return gracefulShutdown(
+        { readiness, http, worker, probes, closeStorage, logger: http?.log ?? logger ?? options.worker?.logger ?? silentLogger },
+        { ...config.shutdown, ...settings },
+      );
     },
   };
 }

@@ -38,8 +38,29 @@ export interface Config {
   trustProxy: readonly string[];
   /** Who may read /metrics. */
   metrics: MetricsAccess;
+  /** How a node stops on SIGTERM or SIGINT. */
+  shutdown: ShutdownConfig;
+  /**
+   * How long a webhook worker's claim on a delivery lasts (default 30 s). A heartbeat renews it
+   * while the worker still holds the delivery, so this is how long a dead worker's deliveries wait.
+   */
+  webhookClaimLeaseMs: number;
   /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
   metricsListener: MetricsListener | undefined;
+}
+
+/** Stopping a node without failing the requests and deliveries it already has. */
+export interface ShutdownConfig {
+  /**
+   * After the signal, /readyz answers 503 while the node still serves everything for this long, so
+   * a load balancer notices before the listener closes (default 5 s in production, 0 in development).
+   */
+  drainDelayMs: number;
+  /**
+   * Once the listener is closed, how long requests in flight and webhook attempts have to finish
+   * before their connections are cut and their claims released (default 10 s).
+   */
+  timeoutMs: number;
 }
 
 /** An address and port of the worker's own small HTTP server (0: any free port). */
@@ -121,6 +142,9 @@ export interface RawConfig {
   shopRedactDelay?: string | undefined;
   deprecation202201?: string | undefined;
   sunset202201?: string | undefined;
+  drainDelay?: string | undefined;
+  shutdownTimeout?: string | undefined;
+  webhookClaimLease?: string | undefined;
   trustProxy?: string | undefined;
   metricsToken?: string | undefined;
   metricsPublic?: string | boolean | undefined;

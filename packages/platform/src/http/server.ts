@@ -20,6 +20,7 @@ import { registerHealthRoutes } from './platform/health.route.ts';
 import { registerMetricsRoute } from './platform/metrics.route.ts';
 import { registerBodyLimits } from './plugins/body-limits.ts';
 import { clientErrorHandler } from './plugins/client-errors.ts';
+import { registerDrainConnections } from './plugins/drain-connections.ts';
 import { registerErrorHandler } from './plugins/error-handler.ts';
 import { registerHostRouting } from './plugins/host-routing.ts';
 import { registerRequestMetrics } from './plugins/request-metrics.ts';
@@ -67,7 +68,10 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     // Forwarded headers count only from the proxies named by --trust-proxy; the client is the
     // right-most address of X-Forwarded-For that is not one of them.
     trustProxy: config.trustProxy.length > 0 ? [...config.trustProxy] : false,
-    return503OnClosing: true,
+    // Once the listener is closed, a request that still arrives on an open connection was sent
+    // before the balancer stopped routing here: it is served (with `Connection: close`), not
+    // refused. Draining is orchestrated in lifecycle.ts.
+    return503OnClosing: false,
     // Slow or silent clients are cut off (408 or closed) instead of holding a socket for ever.
     connectionTimeout: timeouts.requestMs,
     requestTimeout: timeouts.requestMs,
@@ -87,6 +91,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   app.decorate('services', services);
   app.addHook('onClose', async () => services.rateLimiter?.close());
   registerRequestId(app);
+  registerDrainConnections(app, services.readiness);
   registerBodyLimits(app);
 
   await app.register(cookie);

@@ -58,6 +58,22 @@ export class OriginDispatcher<J extends Routable> {
       .flatMap((o) => [...o.subscriptions]);
   }
 
+  /** Jobs sent and not settled yet. */
+  get inFlight(): number {
+    return this.inflight;
+  }
+
+  /** Takes every job not yet sent out of the queues (a stopping worker hands them back). */
+  dropQueued(): J[] {
+    const dropped: J[] = [];
+    for (const [origin, q] of this.origins) {
+      dropped.push(...q.queue.splice(0));
+      if (q.inflight === 0) this.origins.delete(origin);
+    }
+    this.held -= dropped.length;
+    return dropped;
+  }
+
   enqueue(job: J): void {
     let q = this.origins.get(job.origin);
     if (!q) this.origins.set(job.origin, (q = { inflight: 0, queue: [], subscriptions: new Set() }));

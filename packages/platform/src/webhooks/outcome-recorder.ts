@@ -21,6 +21,8 @@ export interface RecorderOptions {
   outage?: DatabaseOutage;
   /** Called whenever a round of writing ends (nothing more is being written). */
   onSettled: () => void;
+  /** Called after each batch with its delivery ids, written or not (a failed write leaves the rows to their lease). */
+  onWritten?: (ids: number[]) => void;
 }
 
 export class OutcomeRecorder {
@@ -53,6 +55,7 @@ export class OutcomeRecorder {
           if (!this.options.outage?.failed(err))
             this.options.logger.error({ err: errorFields(err), deliveries: batch.length }, 'webhook worker: could not record outcomes');
         }
+        this.options.onWritten?.(batch.map((o) => o.id));
       }
     } finally {
       this.flushing = undefined;

@@ -122,7 +122,12 @@ export class WebhookSender {
   }
 
   close(): Promise<void> {
-    return this.agent.close();
+    return this.agent.closed || this.agent.destroyed ? Promise.resolve() : this.agent.close();
+  }
+
+  /** Cuts every request in flight (each then ends as a failed send). */
+  destroy(): Promise<void> {
+    return this.agent.destroyed ? Promise.resolve() : this.agent.destroy();
   }
 }
 

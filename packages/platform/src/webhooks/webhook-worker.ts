@@ -1,12 +1,14 @@
 // The delivery worker's lifecycle and loop. It claims due deliveries in batches through the
 // delivery queue (a claim is a lease, so several workers never send the same row at once), turns
 // them into jobs, sends them with bounded concurrency per origin and overall, and hands the
-// outcomes to a recorder that writes them in batches. Storage, and which database it is, stays
+// outcomes to a recorder that writes them in batches. A heartbeat renews the claims it still
+// holds; on stop it hands back what it has not sent. Storage, and which database it is, stays
 // behind the queue.
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
+import { ClaimHeartbeat } from './claim-heartbeat.ts';
 import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
 import { DatabaseOutage } from './database-outage.ts';
 import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
@@ -18,6 +20,12 @@ import type { PruneResult, WebhookWorkerOptions } from './worker-options.ts';
 import { errorFields, silentLogger, type WorkerLogger } from './worker-logger.ts';
 
 export type { PruneResult, WebhookWorkerOptions } from './worker-options.ts';
+
+/** What a stop did: attempts cut off at the deadline, and claims handed back for another worker. */
+export interface WorkerStopReport {
+  abandoned: number;
+  released: number;
+}
 export type { WorkerLogger } from './worker-logger.ts';
 
 export class WebhookWorker {
@@ -30,7 +38,6 @@ export class WebhookWorker {
   private readonly clock: Clock;
   private readonly batchSize: number;
   private readonly pollMs: number;
-  private readonly leaseMs: number;
   private readonly pruneEveryMs: number;
   private readonly logger: WorkerLogger;
   private readonly metrics: DeliveryMetrics | undefined;
@@ -39,8 +46,12 @@ export class WebhookWorker {
   private readonly attempts: DeliveryAttempts;
   private readonly dispatcher: OriginDispatcher<Job>;
   private readonly recorder: OutcomeRecorder;
+  private readonly heartbeat: ClaimHeartbeat;
   private readonly outage: DatabaseOutage;
   private running = false;
+  private stopping: Promise<WorkerStopReport> | undefined;
+  /** Set when a stop ran out of time: outcomes of the attempts cut off are not recorded. */
+  private abandoned = false;
   private loop: Promise<void> | undefined;
   private woken = false;
   private wakeUp: (() => void) | undefined;
@@ -57,7 +68,6 @@ export class WebhookWorker {
     this.clock = options.clock ?? systemClock;
     this.batchSize = options.batchSize ?? 100;
     this.pollMs = options.pollMs ?? 500;
-    this.leaseMs = options.leaseMs ?? 60_000;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics;
@@ -88,6 +98,13 @@ export class WebhookWorker {
         this.checkIdle();
       },
     });
+    this.heartbeat = new ClaimHeartbeat({
+      queue: this.queue,
+      worker: this.id,
+      leaseMs: options.leaseMs ?? config.webhookClaimLeaseMs,
+      clock: this.clock,
+      logger: this.logger,
+    });
     this.recorder = new OutcomeRecorder({
       queue: this.queue,
       worker: this.id,
@@ -96,6 +113,7 @@ export class WebhookWorker {
       logger: this.logger,
       outage: this.outage,
       onSettled: () => this.checkIdle(),
+      onWritten: (ids) => this.heartbeat.settle(ids),
     });
   }
 
@@ -105,19 +123,55 @@ export class WebhookWorker {
     // once instead of waiting for their lease to run out.
     if (this.queue.singleProcess) await this.queue.releaseAllClaims();
     this.running = true;
+    this.stopping = undefined;
+    this.abandoned = false;
     this.unsubscribe = this.onDeliveriesQueued(() => this.wake());
+    this.heartbeat.start();
     this.loop = this.run();
   }
 
-  /** Stops claiming, lets requests in flight finish (each has its deadline) and writes their outcomes. */
-  async stop(): Promise<void> {
-    if (!this.running) return;
+  /**
+   * Stops claiming, hands back the deliveries not sent yet, lets the attempts in flight finish and
+   * writes their outcomes, then releases every claim this worker still holds so another worker
+   * takes those deliveries at once. With `timeoutMs`, attempts still running by then are cut off
+   * (not recorded: they go out again, which receivers de-duplicate by webhook id).
+   */
+  stop(options: { timeoutMs?: number } = {}): Promise<WorkerStopReport> {
+    if (!this.running) return this.stopping ?? Promise.resolve({ abandoned: 0, released: 0 });
     this.running = false;
+    this.stopping = this.shutDown(options.timeoutMs);
+    return this.stopping;
+  }
+
+  private async shutDown(timeoutMs: number | undefined): Promise<WorkerStopReport> {
     this.unsubscribe?.();
     this.wake();
     await this.loop;
-    await this.whenIdle();
+    const dropped = this.dispatcher.dropQueued();
+    this.heartbeat.settle(dropped.map((job) => job.id));
+    this.checkIdle();
+    let abandoned = 0;
+    if (!(await finishesWithin(this.whenIdle(), timeoutMs))) {
+      abandoned = this.dispatcher.inFlight;
+      this.abandoned = true;
+      await this.sender.destroy();
+      await this.whenIdle();
+    }
+    let released = 0;
+    try {
+      released = await this.queue.releaseClaims(this.id);
+    } catch (err) {
+      // Not fatal: the claims run out with their lease instead.
+      this.logger.error({ err: errorFields(err) }, 'webhook worker: could not release its claims');
+    }
+    this.heartbeat.stop();
     await this.sender.close();
+    return { abandoned, released };
+  }
+
+  /** Renews the claims held now (the heartbeat does this every third of the lease). */
+  renewClaims(): Promise<number> {
+    return this.heartbeat.beat();
   }
 
   /** Look for due deliveries now (a commit in this process, a redelivery). */
@@ -195,11 +249,15 @@ export class WebhookWorker {
     const rows = await this.queue.claim({
       worker: this.id,
       now,
-      leaseUntil: now + this.leaseMs,
+      leaseUntil: this.heartbeat.leaseUntil(),
       limit,
       excludeSubscriptions: this.dispatcher.saturatedSubscriptions(),
     });
-    const { jobs, cancelled } = this.jobs.prepare(rows, now);
+    // A row this worker already holds came back only because its lease ran out before a renewal
+    // (a stalled process): the claim just renewed it, and the attempt under way must not be doubled.
+    const fresh = rows.filter((r) => !this.heartbeat.holds(r.id));
+    this.heartbeat.hold(fresh.map((r) => r.id));
+    const { jobs, cancelled } = this.jobs.prepare(fresh, now);
     if (cancelled.length > 0) this.recorder.record(...cancelled);
     return jobs;
   }
@@ -214,6 +272,8 @@ export class WebhookWorker {
       // An attempt that threw has no outcome to record; it is counted as an error.
       this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
     }
+    // Cut off by a stop that ran out of time: the claim is released and the delivery goes out again.
+    if (this.abandoned) return;
     this.recorder.record(outcome);
   }
 
@@ -223,6 +283,23 @@ export class WebhookWorker {
     const pruned = await this.prune();
     if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
+  }
+}
+
+/** Whether `work` settles within `timeoutMs` (always, without a timeout). */
+async function finishesWithin(work: Promise<void>, timeoutMs: number | undefined): Promise<boolean> {
+  if (timeoutMs === undefined) {
+    await work;
+    return true;
+  }
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const expired = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([work.then(() => true as const), expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

@@ -21,7 +21,7 @@ export interface WebhookWorkerOptions {
   /** Subscribes to "deliveries were queued in this process" (wakes the loop); returns the unsubscribe. */
   onDeliveriesQueued: (listener: () => void) => () => void;
   box: SecretBox;
-  config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks'>;
+  config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks' | 'webhookClaimLeaseMs'>;
   /** Deletes old rows of the delivery log (and expired idempotency keys); without it the worker prunes nothing. */
   prune?: () => Promise<PruneResult>;
   clock?: Clock;
@@ -35,7 +35,10 @@ export interface WebhookWorkerOptions {
   perOrigin?: number;
   /** How often to look for due rows when nothing woke the worker (default 500 ms). */
   pollMs?: number;
-  /** How long a claim is held before another worker may take the row (default 60 s). */
+  /**
+   * How long a claim lasts unless renewed; a heartbeat renews it every third of this while the
+   * worker still holds the row (default `config.webhookClaimLeaseMs`).
+   */
   leaseMs?: number;
   /** Name resolution for the production address check and the connections that follow it (default: the system resolver). */
   resolve?: Resolver;

@@ -5,6 +5,16 @@ import type { ClaimedDelivery, DeliveryOutcome } from './rows.ts';
 export interface DeliveryQueue {
   /** Frees every claim at once (a single-process database whose previous worker died). */
   releaseAllClaims(): Promise<void>;
+  /**
+   * Frees the pending deliveries `worker` still holds (a worker that stops hands them on at once
+   * instead of letting them wait for their lease); returns how many.
+   */
+  releaseClaims(worker: string): Promise<number>;
+  /**
+   * Moves the lease of the given deliveries to `leaseUntil` where `worker` still holds them (the
+   * heartbeat of a worker still sending them); returns how many it renewed.
+   */
+  renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number>;
   /** Whether claims may be released at start-up (only one process can hold them). */
   readonly singleProcess: boolean;
   /**

@@ -47,6 +47,33 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       .execute();
   }
 
+  async releaseClaims(worker: string): Promise<number> {
+    const res = await this.k
+      .updateTable('webhook_deliveries')
+      .set({ claimed_by: null, claimed_until: null })
+      .where('claimed_by', '=', worker)
+      .where('status', '=', 'pending')
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
+  }
+
+  async renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number> {
+    if (input.ids.length === 0) return 0;
+    let renewed = 0;
+    // In slices, so a full buffer stays far below either database's limit on bound parameters.
+    for (let i = 0; i < input.ids.length; i += 500) {
+      const res = await this.k
+        .updateTable('webhook_deliveries')
+        .set({ claimed_until: input.leaseUntil })
+        .where('id', 'in', input.ids.slice(i, i + 500))
+        .where('claimed_by', '=', input.worker)
+        .where('status', '=', 'pending')
+        .executeTakeFirst();
+      renewed += Number(res.numUpdatedRows);
+    }
+    return renewed;
+  }
+
   async claim(input: {
     worker: string;
     now: number;
