@@ -6,7 +6,7 @@ import type { DestinationStream } from 'pino';
 import type { Config, ShutdownConfig } from './config.ts';
 import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
-import { ConfigError } from './domain/errors.ts';
+import { ConfigError, DatabaseUnavailableError } from './domain/errors.ts';
 import { SecretBox } from './domain/secret-box.ts';
 import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
@@ -103,14 +103,28 @@ async function rateLimiterFor(config: Config, clock: Clock): Promise<RateLimiter
   return limiter;
 }
 
-/** 'up' when the database answers a ping within the readiness deadline. */
-async function databaseStatus(storage: Storage): Promise<'up' | 'down'> {
+/**
+ * 'up' when the database answers a ping within the readiness deadline, or when the ping is only
+ * queued behind busy connections of a database that answered its last statement (an overloaded
+ * node still serves; taking it out would push its load onto the others).
+ */
+async function databaseStatus(db: Db, ping: () => Promise<void>): Promise<'up' | 'down'> {
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<'down'>((resolve) => {
-    timer = setTimeout(() => resolve('down'), READINESS_DEADLINE_MS);
+  const deadline = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), READINESS_DEADLINE_MS);
   });
   try {
-    return await Promise.race([storage.ping().then(() => 'up' as const), deadline]);
+    const answer = await Promise.race([
+      ping().then(
+        () => 'up' as const,
+        (err) => (err instanceof DatabaseUnavailableError && err.fault === 'pool exhausted' ? ('late' as const) : ('down' as const)),
+      ),
+      deadline,
+    ]);
+    if (answer !== 'late') return answer;
+    const pool = db.poolStats();
+    const busy = pool !== undefined && pool.inUse >= pool.max;
+    return busy && db.health.state === 'up' ? 'up' : 'down';
   } finally {
     clearTimeout(timer);
   }
@@ -144,7 +158,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const cursors = new CursorCodec(keys.cursorKey);
   const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
-  readiness.register('database', { required: true, status: () => databaseStatus(storage) });
+  readiness.register('database', { required: true, status: () => databaseStatus(storage.db, () => storage.ping()) });
   const rateLimiter = options.http === false ? undefined : await rateLimiterFor(config, clock);
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)

@@ -5,7 +5,6 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -16,7 +15,8 @@ import { loadConfig, rawConfigFromEnv } from '../src/config.ts';
 import { ConfigError, DatabaseUnavailableError } from '../src/domain/errors.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
 import { databaseFault, translateDatabaseError } from '../src/storage/database-faults.ts';
-import { api, createFixture, createTestPlatform, privateToken } from './harness.ts';
+import { type FaultProxy, faultProxy } from './fault-proxy.ts';
+import { api, createFixture, createTestPlatform, freshPostgresUrl, privateToken } from './harness.ts';
 
 function pgError(code: string, message: string): pg.DatabaseError {
   const err = new pg.DatabaseError(message, message.length, 'error');
@@ -107,74 +107,52 @@ describe('pool settings', () => {
   });
 });
 
-/** A TCP server on loopback that accepts connections and never says a word. */
-async function silentServer(): Promise<{ port: number; close(): Promise<void> }> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => {
-    sockets.add(s);
-    s.on('error', () => {});
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
-}
-
-/** A port on loopback with nothing listening on it. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
-
-async function platformOn(port: number): Promise<{ platform: Platform & { http: NonNullable<Platform['http']> }; logs: string[] }> {
+describe.runIf(process.env.TEST_PG_URL).each([
+  ['stops answering (connections accepted, never a word back)', 'silent'],
+  ['refuses connections', 'refuse'],
+] as const)('PostgreSQL %s after the node started', (_name, mode) => {
+  let schema: Awaited<ReturnType<typeof freshPostgresUrl>>;
+  let proxy: FaultProxy;
+  let platform: Platform & { http: NonNullable<Platform['http']> };
   const logs: string[] = [];
-  const logStream = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(String(chunk));
-      cb();
-    },
-  });
-  const config = loadConfig({
-    database: `postgres://postgres@127.0.0.1:${port}/nowhere`,
-    masterKey: randomBytes(32).toString('hex'),
-    dbConnectTimeout: '300',
-  });
-  const platform = await createPlatform(config, { migrate: false, logStream });
-  return { platform, logs };
-}
+  const ready = () => platform.http.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } });
+  const products = (method: 'GET' | 'POST') =>
+    platform.http.inject({
+      method,
+      url: '/openapi/2026-01/products',
+      headers: { host: 'shop.localhost:8080', 'access-token': 'tok_whatever', 'content-type': 'application/json' },
+      ...(method === 'POST' ? { payload: JSON.stringify({ product: { title: 'x' } }) } : {}),
+    });
 
-describe.each([
-  ['a server that accepts and never answers', 'silent'],
-  ['a port that refuses', 'refused'],
-] as const)('PostgreSQL unreachable: %s', (_name, kind) => {
-  let platform: Awaited<ReturnType<typeof platformOn>>['platform'];
-  let logs: string[];
-  let silent: Awaited<ReturnType<typeof silentServer>> | undefined;
   beforeAll(async () => {
-    silent = kind === 'silent' ? await silentServer() : undefined;
-    ({ platform, logs } = await platformOn(silent ? silent.port : await closedPort()));
+    schema = await freshPostgresUrl();
+    const base = new URL(process.env.TEST_PG_URL!);
+    proxy = await faultProxy({ host: '127.0.0.1', port: Number(base.port || 5432) });
+    const url = new URL(schema.url);
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const config = loadConfig({ database: url.toString(), masterKey: randomBytes(32).toString('hex'), dbConnectTimeout: '300' });
+    const logStream = new Writable({
+      write(chunk, _enc, cb) {
+        logs.push(String(chunk));
+        cb();
+      },
+    });
+    platform = await createPlatform(config, { logStream });
+    // Served while the database is there (an unknown store is a 404, not a 503).
+    expect((await products('GET')).statusCode).toBe(404);
+    proxy.cut(mode);
   });
   afterAll(async () => {
-    await platform.close();
-    await silent?.close();
+    proxy?.restore();
+    await platform?.close();
+    await proxy?.close();
+    await schema?.drop();
   });
 
   it('the Admin API answers 503 ServiceUnavailable with Retry-After, never 500', async () => {
     for (const method of ['GET', 'POST'] as const) {
-      const res = await platform.http.inject({
-        method,
-        url: '/openapi/2026-01/products',
-        headers: { host: 'shop.localhost:8080', 'access-token': 'tok_whatever', 'content-type': 'application/json' },
-        ...(method === 'POST' ? { payload: JSON.stringify({ product: { title: 'x' } }) } : {}),
-      });
+      const res = await products(method);
       expect(res.statusCode, method).toBe(503);
       expect(res.headers['retry-after']).toBe('2');
       expect(res.json()).toEqual({
@@ -199,12 +177,22 @@ describe.each([
   });
 
   it('/readyz is 503 naming the database, /healthz stays 200, and one warning was logged for the outage', async () => {
-    const ready = await platform.http.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } });
-    expect(ready.statusCode).toBe(503);
-    expect(ready.json()).toEqual({ status: 'unavailable', draining: false, dependencies: { database: 'down' } });
+    const res = await ready();
+    expect(res.statusCode).toBe(503);
+    expect(res.json()).toEqual({ status: 'unavailable', draining: false, dependencies: { database: 'down' } });
     expect((await platform.http.inject({ method: 'GET', url: '/healthz', headers: { host: 'localhost:8080' } })).statusCode).toBe(200);
     expect(logs.filter((l) => l.includes('the database is unavailable'))).toHaveLength(1);
     expect(logs.filter((l) => l.includes('"level":50'))).toEqual([]);
+  });
+
+  it('once the database is back, the node serves again by itself and says so once', async () => {
+    proxy.restore();
+    const deadline = Date.now() + 10_000;
+    while ((await ready()).statusCode !== 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    expect((await ready()).statusCode).toBe(200);
+    expect((await products('GET')).statusCode).toBe(404);
+    expect(logs.filter((l) => l.includes('the database is back'))).toHaveLength(1);
+    expect(logs.filter((l) => l.includes('the database is unavailable'))).toHaveLength(1);
   });
 });
 
@@ -276,6 +264,10 @@ describe.runIf(process.env.TEST_PG_URL)('every pooled PostgreSQL connection busy
       expect(waited.headers['retry-after']).toBe('2');
       expect(waited.json()).toMatchObject({ code: 'ServiceUnavailable' });
       expect(small.db.health.state).toBe('up');
+      // Overloaded, not gone: the node stays in the balancer.
+      const ready = await small.http.inject({ method: 'GET', url: '/readyz', headers: { host: 'localhost:8080' } });
+      expect(ready.statusCode).toBe(200);
+      expect(ready.json()).toMatchObject({ dependencies: { database: 'up' } });
       release();
       await held;
       expect((await call()).statusCode).toBe(200);

@@ -1,26 +1,31 @@
 // A TCP relay on loopback between the platform and a real server (PostgreSQL here), which a test
-// can cut (every relayed connection dropped, new ones closed at once) and restore: a database that
-// goes away and comes back, without touching the shared server.
+// can cut and restore: a database that goes away and comes back, without touching the shared
+// server. Cut, every relayed connection is dropped and new ones are either closed at once
+// ('refuse') or accepted and never answered ('silent', a host that stopped responding).
 import net from 'node:net';
 
 export interface FaultProxy {
   port: number;
   /** Connections refused since the last cut. */
   readonly refused: number;
-  cut(): void;
+  cut(mode?: 'refuse' | 'silent'): void;
   restore(): void;
   close(): Promise<void>;
 }
 
 export async function faultProxy(target: { host: string; port: number }): Promise<FaultProxy> {
   const open = new Set<net.Socket>();
-  let down = false;
+  let down: false | 'refuse' | 'silent' = false;
   let refused = 0;
   const server = net.createServer((client) => {
     client.on('error', () => {});
     if (down) {
       refused++;
-      client.destroy();
+      if (down === 'refuse') client.destroy();
+      else {
+        open.add(client);
+        client.once('close', () => open.delete(client));
+      }
       return;
     }
     const upstream = net.connect(target);
@@ -38,8 +43,8 @@ export async function faultProxy(target: { host: string; port: number }): Promis
     get refused() {
       return refused;
     },
-    cut() {
-      down = true;
+    cut(mode = 'refuse') {
+      down = mode;
       refused = 0;
       for (const s of open) s.destroy();
     },
