@@ -5,6 +5,7 @@
 // worker that died run out one lease after its last beat.
 import type { Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
+import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 
 export interface HeartbeatOptions {
@@ -13,6 +14,8 @@ export interface HeartbeatOptions {
   leaseMs: number;
   clock: Clock;
   logger: WorkerLogger;
+  /** The worker's outage tracker: a renewal lost to a database outage is not logged on its own. */
+  outage?: DatabaseOutage;
 }
 
 export class ClaimHeartbeat {
@@ -74,7 +77,8 @@ export class ClaimHeartbeat {
       return await queue.renewClaims({ worker, ids: [...this.held], leaseUntil: this.leaseUntil() });
     } catch (err) {
       // The next beat tries again; a lease is three beats long.
-      logger.error({ err: errorFields(err), deliveries: this.held.size }, 'webhook worker: could not renew claims');
+      if (!this.options.outage?.failed(err))
+        logger.error({ err: errorFields(err), deliveries: this.held.size }, 'webhook worker: could not renew claims');
       return 0;
     }
   }

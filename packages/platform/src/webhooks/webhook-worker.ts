@@ -104,6 +104,7 @@ export class WebhookWorker {
       leaseMs: options.leaseMs ?? config.webhookClaimLeaseMs,
       clock: this.clock,
       logger: this.logger,
+      outage: this.outage,
     });
     this.recorder = new OutcomeRecorder({
       queue: this.queue,
