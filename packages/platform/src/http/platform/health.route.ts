@@ -7,13 +7,12 @@ import type { Services } from '../../services/services.ts';
 
 export function registerHealthRoutes(app: FastifyInstance, services: Services): void {
   app.get('/healthz', { config: { area: 'any-host' } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { config: { area: 'any-host' } }, async (req, reply) => {
+  // A failing probe logs nothing: probes come every few seconds for as long as an outage lasts, and
+  // the change of each dependency's state is logged once where it is watched.
+  app.get('/readyz', { config: { area: 'any-host' } }, async (_req, reply) => {
     const report = await services.readiness.report();
     const body = { status: report.ready ? 'ready' : 'unavailable', draining: report.draining, dependencies: report.dependencies };
-    if (!report.ready) {
-      req.log.warn({ draining: report.draining, dependencies: report.dependencies }, 'not ready');
-      return reply.code(503).header('retry-after', '5').send(body);
-    }
+    if (!report.ready) return reply.code(503).header('retry-after', '5').send(body);
     return body;
   });
 }
