@@ -3,6 +3,7 @@
 import { randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import type { CompiledQuery } from 'kysely';
 import pg from 'pg';
 import { loadConfig, type Config } from '../src/config.ts';
 import type { SecretBox } from '../src/domain/secret-box.ts';
@@ -10,6 +11,7 @@ import { createPlatform, type Platform, type WorkerSettings } from '../src/platf
 import type { Services } from '../src/services/services.ts';
 import type { Db } from '../src/storage/database.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
+import { recordingDb } from './partition-routing.ts';
 
 export type Dialect = 'sqlite' | 'postgres' | 'postgres-partitioned';
 export const DIALECTS: Dialect[] = process.env.TEST_PG_URL ? ['sqlite', 'postgres'] : ['sqlite'];
@@ -39,6 +41,8 @@ export interface TestPlatform {
   config: Config;
   clock: TestClock;
   logs: string[];
+  /** Every query the platform ran, on the partitioned layout only (empty elsewhere). */
+  queries?: readonly CompiledQuery[];
   close(): Promise<void>;
 }
 
@@ -83,7 +87,10 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
       cb();
     },
   });
-  const platform = await createPlatform(config, { clock: clock.fn, logStream, poolSize: 20 });
+  // On the partitioned layout every query is recorded, so a suite can check that each reads one
+  // partition of a store table (partition-routing.ts).
+  const recorder = pgSchema && dialect === 'postgres-partitioned' ? recordingDb(pgSchema.url, 20) : undefined;
+  const platform = await createPlatform(config, { clock: clock.fn, logStream, poolSize: 20, ...(recorder ? { db: recorder.db } : {}) });
   await platform.http.ready();
   return {
     app: platform.http,
@@ -93,6 +100,7 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
     config,
     clock,
     logs,
+    queries: recorder?.queries ?? [],
     async close() {
       await platform.close();
       await pgSchema?.drop();

@@ -4,7 +4,7 @@
 // under a sharded PostgreSQL would go to every shard).
 import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import { openDatabase } from '../src/storage/database.ts';
+import { openDatabase, type Db } from '../src/storage/database.ts';
 import { STORE_TABLES } from '../src/storage/partitioning.ts';
 import type { Storage } from '../src/storage/ports.ts';
 import type { Database } from '../src/storage/schema.ts';
@@ -21,7 +21,8 @@ export interface RecordingStorage {
   close(): Promise<void>;
 }
 
-export function recordingStorage(url: string, poolSize = 10): RecordingStorage {
+/** A PostgreSQL database handle whose every query is also appended to `queries`. */
+export function recordingDb(url: string, poolSize = 10): { db: Db; queries: CompiledQuery[] } {
   const queries: CompiledQuery[] = [];
   const pool = new pg.Pool({ connectionString: url, max: poolSize });
   const kysely = new Kysely<Database>({
@@ -31,15 +32,21 @@ export function recordingStorage(url: string, poolSize = 10): RecordingStorage {
     },
   });
   const real = openDatabase({ dialect: 'postgres', url }, { poolSize: 1 });
-  const storage = storageOn({ ...real, kysely });
-  return {
-    storage,
-    queries,
+  const db: Db = {
+    ...real,
+    kysely,
     async close() {
       await kysely.destroy();
       await real.close();
     },
   };
+  return { db, queries };
+}
+
+export function recordingStorage(url: string, poolSize = 10): RecordingStorage {
+  const { db, queries } = recordingDb(url, poolSize);
+  const storage = storageOn(db);
+  return { storage, queries, close: () => storage.close() };
 }
 
 const PARTITION = new RegExp(`^(${STORE_TABLES.join('|')})_p\\d+$`);
