@@ -6,6 +6,9 @@ import { registerKeysCommands } from './keys.command.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
+import { registerAppConfigCommands } from './app-config.command.ts';
+import { registerWebhookToolCommands } from './webhook-tools.command.ts';
+import { registerDevCommand } from './dev.command.ts';
 
 const program = new Command('storegate')
   .description('storegate: OAuth install flow, access tokens, Admin API and signed webhooks for a store platform')
@@ -17,6 +20,9 @@ registerAdminCommands(program);
 registerRotationCommands(program);
 registerWebhookCommands(program);
 registerKeysCommands(program);
+registerAppConfigCommands(program);
+registerWebhookToolCommands(program);
+registerDevCommand(program);
 
 try {
   await program.parseAsync(process.argv);
