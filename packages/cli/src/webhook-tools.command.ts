@@ -170,7 +170,8 @@ export async function followDeliveries(opts: FollowOptions): Promise<void> {
     const seen = new Map<string, number>();
     const read = () => services.deliveries.list({ appClientId: opts.app, storeName: opts.store, limit: FOLLOW_WINDOW });
     for (const d of await read()) seen.set(d.id, d.attempts);
-    if (!opts.json) process.stderr.write('following webhook attempts (Ctrl-C to stop)\n');
+    // On stderr, so that stdout stays one attempt per line (and only JSON with --json).
+    process.stderr.write('following webhook attempts (Ctrl-C to stop)\n');
     while (!stopped) {
       for (const d of (await read()).reverse()) {
         const before = seen.get(d.id) ?? 0;
