@@ -58,7 +58,7 @@ function fail(file: string, source: string, problems: Problem[]): never {
       return `${file}${line ? `:${line}` : ''}: ${p.field} ${p.message}`;
     })
     .join('; ');
-  throw new CliError(text);
+  throw new CliError(text, 'invalid_config');
 }
 
 function isRecord(v: unknown): v is Record<string, unknown> {
@@ -81,7 +81,7 @@ export function readAppConfig(file: string): AppConfigFile {
   try {
     doc = parse(source) as Record<string, unknown>;
   } catch (err) {
-    if (err instanceof TomlError) throw new CliError(`${file}:${err.line}:${err.column}: ${err.message.split('\n')[0]}`);
+    if (err instanceof TomlError) throw new CliError(`${file}:${err.line}:${err.column}: ${err.message.split('\n')[0]}`, 'invalid_config');
     throw err;
   }
   const problems: Problem[] = [];

@@ -5,17 +5,14 @@ import type { Command } from 'commander';
 import { appEnv, envLines } from './app-env.ts';
 import { withServices } from './database.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { examples } from './help.ts';
+import { notFound, print } from './output.ts';
 import { deployAppConfig } from './app-deploy.ts';
 
 const ENV_HELP = `
 The names are the ones examples/app and the SDK's examples read. The client secret is printed in
 development; with NODE_ENV=production it is left out unless --reveal-secret is given (whoever runs
-this command with the master key can read every secret anyway; the flag keeps it off a screen by default).
-
-Examples:
-  $ storegate apps env <client_id> > .env
-  $ storegate apps env <client_id> --json`;
+this command with the master key can read every secret anyway; the flag keeps it off a screen by default).`;
 
 const DEPLOY_HELP = `
 The file (TOML):
@@ -30,22 +27,19 @@ The file (TOML):
   address = "http://localhost:3000/webhooks"
 
 Running it again changes nothing and says so. Subscriptions in a store that the file does not list
-are left alone. Scope changes apply to the next install (merchants consent again).
-
-Examples:
-  $ storegate apps deploy
-  $ storegate apps deploy --config path/to/storegate.app.toml --json`;
+are left alone. Scope changes apply to the next install (merchants consent again). A file with
+mistakes changes nothing: each one is reported with its line and field (exit 1).`;
 
 export function registerAppConfigCommands(program: Command): void {
   const apps = program.commands.find((c) => c.name() === 'apps');
   if (!apps) throw new Error('the "apps" command must be registered first');
-  common(apps.command('env <client_id>').description("print the app's settings as environment lines (NAME=value)"))
+  const env = common(apps.command('env <client_id>').description("print the app's settings as environment lines (NAME=value)"))
     .option('--reveal-secret', 'print the client secret in production mode too', false)
     .addHelpText('after', ENV_HELP)
     .action(async (clientId: string, opts: { database?: string; json: boolean; revealSecret: boolean }) => {
       await withServices(opts.database, async (services) => {
         const app = await services.apps.findByClientId(clientId);
-        if (!app) throw new CliError(`no app with client_id "${clientId.slice(0, 100)}"`);
+        if (!app) throw notFound(`no app with client_id "${clientId.slice(0, 100)}"`);
         const withSecret = process.env.NODE_ENV !== 'production' || opts.revealSecret;
         const env = appEnv(services, app, withSecret);
         const note = withSecret ? '' : '\n# STOREGATE_CLIENT_SECRET left out (production mode): add --reveal-secret to print it';
@@ -53,10 +47,12 @@ export function registerAppConfigCommands(program: Command): void {
       });
     });
 
-  common(apps.command('deploy').description('create or update an app from its configuration file (storegate.app.toml)'))
+  const deploy = common(apps.command('deploy').description('create or update an app from its configuration file (storegate.app.toml)'))
     .option('--config <file>', 'the configuration file', 'storegate.app.toml')
     .addHelpText('after', DEPLOY_HELP)
     .action(async (opts: { database?: string; json: boolean; config: string }) => {
       await deployAppConfig(opts);
     });
+  examples(env, 'storegate apps env <client_id> > .env', 'storegate apps env <client_id> --json');
+  examples(deploy, 'storegate apps deploy', 'storegate apps deploy --config path/to/storegate.app.toml --json');
 }

@@ -4,7 +4,7 @@
 import { CURRENT_VERSION, ValidationFailedError } from '@storegate/platform';
 import { readAppConfig, fieldErrors } from './app-config-file.ts';
 import { withServices } from './database.ts';
-import { CliError, print } from './output.ts';
+import { notFound, print } from './output.ts';
 
 interface DeployOptions {
   database?: string;
@@ -33,7 +33,7 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
     const changes: { field: string; from: string | null; to: string | null }[] = [];
     let app = file.clientId === undefined ? undefined : await services.apps.findByClientId(file.clientId);
     if (file.clientId !== undefined && !app)
-      throw new CliError(
+      throw notFound(
         `${opts.config}: client_id "${file.clientId.slice(0, 100)}" names no app on this platform (remove it to create the app)`,
       );
     let created = false;

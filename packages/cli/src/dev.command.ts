@@ -7,7 +7,8 @@ import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, platformBaseUrl, seedDemo, storeBaseUrl, type Config, type Services } from '@storegate/platform';
 import { appEnv, envLines } from './app-env.ts';
 import { stopOnSignals } from './lifecycle.ts';
-import { CliError } from './output.ts';
+import { examples } from './help.ts';
+import { asUsage, CliError, UsageError } from './output.ts';
 
 interface DevOptions {
   appUrl: string;
@@ -29,14 +30,10 @@ const DEV_HELP = `
 The app is found by its name among the demo partner's apps (partner@demo.test): created the first
 time, its App URL, redirect URL and scopes updated on later runs, so its client_id and secret stay
 the same from one run to the next. Development mode only (the demo accounts' passwords are printed).
-
-Examples:
-  $ storegate dev --app-url http://localhost:3000/
-  $ storegate dev --app-url http://localhost:3000/ --app-command "npm run example"
-  $ storegate dev --app-url http://localhost:4000/ --name "My app" --scopes "read_products read_orders"`;
+Ctrl-C (SIGINT) or SIGTERM stops your app (SIGTERM) and then the platform, and exits 0.`;
 
 export function registerDevCommand(program: Command): void {
-  program
+  const dev = program
     .command('dev')
     .description('run the platform with the demo store and your app registered; prints its install link and env lines')
     .requiredOption('--app-url <url>', "your app's App URL, e.g. http://localhost:3000/")
@@ -57,15 +54,17 @@ export function registerDevCommand(program: Command): void {
       if (process.env.NODE_ENV === 'production')
         throw new CliError('storegate dev runs in development mode only (NODE_ENV=production is set)');
       const redirectUri = opts.redirectUri ?? `${opts.appUrl.endsWith('/') ? opts.appUrl : `${opts.appUrl}/`}auth/callback`;
-      const config = loadConfig({
-        port: opts.port,
-        host: opts.host,
-        database: opts.database,
-        storeDomain: opts.storeDomain,
-        masterKey: opts.masterKey,
-        mode: 'development',
-        logLevel: opts.logLevel ?? 'warn',
-      });
+      const config = asUsage(() =>
+        loadConfig({
+          port: opts.port,
+          host: opts.host,
+          database: opts.database,
+          storeDomain: opts.storeDomain,
+          masterKey: opts.masterKey,
+          mode: 'development',
+          logLevel: opts.logLevel ?? 'warn',
+        }),
+      );
       const platform = await createPlatform(config, { worker: {} });
       let child: ChildProcess | undefined;
       try {
@@ -119,6 +118,12 @@ export function registerDevCommand(program: Command): void {
         (line) => process.stderr.write(`${line}\n`),
       );
     });
+  examples(
+    dev,
+    'storegate dev --app-url http://localhost:3000/',
+    'storegate dev --app-url http://localhost:3000/ --app-command "npm run example"',
+    'storegate dev --app-url http://localhost:4000/ --name "My app" --scopes "read_products read_orders"',
+  );
 }
 
 async function registerApp(
@@ -135,7 +140,7 @@ async function registerApp(
   }
   const { errors, scopes } = services.apps.checkApp(opts);
   if (Object.keys(errors).length > 0)
-    throw new CliError(
+    throw new UsageError(
       `invalid input: ${Object.entries(errors)
         .map(([f, m]) => `${f} ${m.join(', ')}`)
         .join('; ')}`,

@@ -17,7 +17,8 @@ import {
 import { adminConfig, withServices } from './database.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { examples } from './help.ts';
+import { CliError, notFound, print, UsageError } from './output.ts';
 
 interface TriggerOptions {
   database?: string;
@@ -31,25 +32,21 @@ interface TriggerOptions {
 
 const TRIGGER_HELP = `
 Signing: --client-id signs with that app's client secret (both secrets while a rotation lasts, as
-deliveries are); --secret signs with the secret given (no database needed). The answer's status is
-printed; a non-2xx answer, or none, exits 1.
-
-Examples:
-  $ storegate webhooks trigger products/create --address http://localhost:3000/webhooks --client-id <client_id>
-  $ storegate webhooks trigger app/uninstalled --address http://127.0.0.1:3000/webhooks --secret "$STOREGATE_CLIENT_SECRET" --json
+deliveries are); --secret signs with the secret given (no database needed). A 2xx answer prints
+the status and exits 0; any other answer, or none, exits 1 with the status and the answer's start.
 
 Topics: ${TOPICS.join(', ')}`;
 
 function deadline(value: string): number {
   if (!/^\d{1,6}$/.test(value) || Number(value) < 1)
-    throw new CliError(`--timeout: expected milliseconds (1-999999), got "${value.slice(0, 20)}"`);
+    throw new UsageError(`--timeout: expected milliseconds (1-999999), got "${value.slice(0, 20)}"`);
   return Number(value);
 }
 
 export function registerWebhookToolCommands(program: Command): void {
   const webhooks = program.commands.find((c) => c.name() === 'webhooks');
   if (!webhooks) throw new Error('the "webhooks" command must be registered first');
-  common(webhooks.command('trigger <topic>').description('send a signed sample delivery of a topic to an address'))
+  const trigger = common(webhooks.command('trigger <topic>').description('send a signed sample delivery of a topic to an address'))
     .requiredOption('--address <url>', 'where to POST it, e.g. http://localhost:3000/webhooks')
     .option('--client-id <id>', "sign with this app's client secret (read from the database)")
     .option('--secret <secret>', 'sign with this secret instead')
@@ -57,14 +54,14 @@ export function registerWebhookToolCommands(program: Command): void {
     .option('--timeout <ms>', 'how long to wait for the answer', '10000')
     .addHelpText('after', TRIGGER_HELP)
     .action(async (topic: string, opts: TriggerOptions) => {
-      if (!isTopic(topic)) throw new CliError(`unknown topic "${topic.slice(0, 60)}"; topics: ${TOPICS.join(', ')}`);
+      if (!isTopic(topic)) throw new UsageError(`unknown topic "${topic.slice(0, 60)}"; topics: ${TOPICS.join(', ')}`);
       if ((opts.clientId === undefined) === (opts.secret === undefined))
         throw new CliError("give exactly one of --client-id (sign with that app's secret) or --secret");
       if (opts.secret === '') throw new CliError('--secret: must not be empty');
       const timeoutMs = deadline(opts.timeout);
       const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
       const problem = checkWebhookAddress(opts.address, mode);
-      if (problem) throw new CliError(`--address ${problem}`);
+      if (problem) throw new UsageError(`--address ${problem}`);
       const config = adminConfig(opts.database);
       const storeName = opts.store.toLowerCase();
       let storeId = '1';
@@ -73,7 +70,7 @@ export function registerWebhookToolCommands(program: Command): void {
         const clientId = opts.clientId;
         await withServices(opts.database, async (services) => {
           const app = await services.apps.findByClientId(clientId);
-          if (!app) throw new CliError(`--client-id: no app with client_id "${clientId.slice(0, 100)}"`);
+          if (!app) throw notFound(`--client-id: no app with client_id "${clientId.slice(0, 100)}"`);
           secrets = services.rotations.clientSigningSecrets(app);
           const store = await services.accounts.findStoreByName(storeName);
           if (store) storeId = String(store.id);
@@ -122,9 +119,22 @@ export function registerWebhookToolCommands(program: Command): void {
         error,
       };
       const human = `POST ${opts.address}  ${topic}  ${status ?? 'no answer'}${error ? ` (${error})` : ''}  ${latencyMs} ms  ${webhookId}`;
-      if (!ok) process.exitCode = 1;
+      if (!ok) {
+        const answer = responseBody.replace(/\s+/g, ' ').slice(0, 200);
+        throw new CliError(
+          status === null
+            ? `${opts.address}: no answer (${error}); webhook id ${webhookId}`
+            : `${opts.address} answered ${status}${answer ? `: ${answer}` : ''}; webhook id ${webhookId}`,
+          'webhook_not_accepted',
+        );
+      }
       print(opts.json, out, human);
     });
+  examples(
+    trigger,
+    'storegate webhooks trigger products/create --address http://localhost:3000/webhooks --client-id <client_id>',
+    'storegate webhooks trigger app/uninstalled --address http://127.0.0.1:3000/webhooks --secret "$STOREGATE_CLIENT_SECRET" --json',
+  );
 }
 
 function describe(err: unknown, timeoutMs: number): string {

@@ -142,7 +142,8 @@ describe('storegate webhooks trigger', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       run(['webhooks', 'trigger', 'products/create', '--address', receiver.url('/hook')]),
     ]);
     expect(refused.code).toBe(1);
-    expect(refused.stdout).toMatch(/orders\/create {2}500/);
+    expect(refused.stdout).toBe('');
+    expect(refused.stderr).toMatch(/^storegate: http:\/\/127\.0\.0\.1:\d+\/refuse answered 500: ok; webhook id wh_/);
     const last = receiver.on('/refuse').at(-1)!;
     expect(last.headers['x-service-hmac-sha256']).toBe(bodyHmac('given-secret', last.body));
     for (const [r, reason] of [
@@ -229,7 +230,7 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       }),
     );
     results.forEach((r, i) => {
-      expect(r.code, String(i)).toBe(2);
+      expect(r.code, String(i)).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(bad[i]![1]);
     });
