@@ -56,8 +56,8 @@ export function registerWebhookToolCommands(program: Command): void {
     .action(async (topic: string, opts: TriggerOptions) => {
       if (!isTopic(topic)) throw new UsageError(`unknown topic "${topic.slice(0, 60)}"; topics: ${TOPICS.join(', ')}`);
       if ((opts.clientId === undefined) === (opts.secret === undefined))
-        throw new CliError("give exactly one of --client-id (sign with that app's secret) or --secret");
-      if (opts.secret === '') throw new CliError('--secret: must not be empty');
+        throw new UsageError("give exactly one of --client-id (sign with that app's secret) or --secret");
+      if (opts.secret === '') throw new UsageError('--secret: must not be empty');
       const timeoutMs = deadline(opts.timeout);
       const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
       const problem = checkWebhookAddress(opts.address, mode);
