@@ -339,12 +339,18 @@ describe('every code block in the docs', () => {
         case 'form':
           checkForm(b);
           return;
-        case 'layout':
+        case 'layout': {
+          // Top-level paths from the repository root; indented ones (`src/…`) under the last of them.
+          let parent = '';
           for (const line of b.code.split('\n')) {
-            const path = /^(\S+)/.exec(line)?.[1];
+            const top = /^(\S+)/.exec(line)?.[1];
+            const nested = /^\s+(\S+\/\S*)\s/.exec(line)?.[1];
+            const path = top ?? (nested ? join(parent, nested) : undefined);
+            if (top) parent = top;
             if (path) expect(existsSync(join(rootDir, path)), `${where(b)}: ${path}`).toBe(true);
           }
           return;
+        }
         case 'output':
           for (const line of b.code.split('\n')) {
             const label = /^\s*([a-z][a-z _]+?):?\s{2,}/.exec(line)?.[1];
