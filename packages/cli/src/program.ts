@@ -11,6 +11,9 @@ import { EXIT_USAGE, failureOf, formatFailure } from './output.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
+import { registerAppConfigCommands } from './app-config.command.ts';
+import { registerWebhookToolCommands } from './webhook-tools.command.ts';
+import { registerDevCommand } from './dev.command.ts';
 
 export interface Io {
   out(text: string): void;
@@ -52,6 +55,9 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerKeysCommands(program);
   registerDirectoryCommands(program);
   registerMerchantCommands(program);
+  registerAppConfigCommands(program);
+  registerWebhookToolCommands(program);
+  registerDevCommand(program);
   addExamples(program);
   return program;
 }

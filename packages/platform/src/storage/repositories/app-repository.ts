@@ -58,6 +58,21 @@ export class SqlAppRepository implements AppRepository {
     await this.x.k.updateTable('apps').set({ app_url: appUrl, redirect_uri: redirectUri }).where('id', '=', appId).execute();
   }
 
+  async updateProfile(appId: number, profile: { name: string; scopes: string }): Promise<void> {
+    await this.x.k.updateTable('apps').set({ name: profile.name, scopes: profile.scopes }).where('id', '=', appId).execute();
+  }
+
+  activeInstallationsOfApp(appId: number): Promise<{ store_id: number; store_name: string; scopes: string }[]> {
+    return this.x.k
+      .selectFrom('installations as i')
+      .innerJoin('stores as s', 's.id', 'i.store_id')
+      .select(['i.store_id', 's.name as store_name', 'i.scopes'])
+      .where('i.app_id', '=', appId)
+      .where('i.uninstalled_at', 'is', null)
+      .orderBy('s.name')
+      .execute();
+  }
+
   async updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void> {
     await this.x.k.updateTable('apps').set({ privacy_webhook_url: url }).where('id', '=', appId).execute();
   }
