@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
-import { bodyHmac, standardSignature } from '../../platform/src/webhooks/signer.ts';
+import { bodyHmac, standardSignature, webhookHeaders } from '../../platform/src/webhooks/signer.ts';
 import { Receiver, until } from '../../platform/test/webhook-receiver.ts';
 import { CLI_TEST_TIMEOUT_MS, runCli, STOREGATE_BIN } from './run-cli.ts';
 
@@ -111,16 +111,9 @@ describe('storegate apps env', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 describe('storegate webhooks trigger', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('sends a sample signed with the app secret as deliveries are; a refusal exits 1; bad input changes nothing', async () => {
     const before = receiver.received.length;
-    const res = await run([
-      'webhooks',
-      'trigger',
-      'products/create',
-      '--address',
-      receiver.url('/hook'),
-      '--client-id',
-      clientId,
-      '--json',
-    ]);
+    // A name under .localhost, as App URLs often are: sent to the loopback address.
+    const address = `http://app.localhost:${receiver.port}/hook`;
+    const res = await run(['webhooks', 'trigger', 'products/create', '--address', address, '--client-id', clientId, '--json']);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
@@ -128,6 +121,11 @@ describe('storegate webhooks trigger', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const got = receiver.received.slice(before);
     expect(got).toHaveLength(1);
     const h = got[0]!.headers;
+    // The headers of a delivery, and nothing a browser-like client would add.
+    const message = { webhookId: 'w', eventId: 'e', topic: 't', shopDomain: 's', apiVersion: 'v', triggeredAt: 0, body: '' };
+    const signed = Object.keys(webhookHeaders({ current: 'x' }, message, 0)).map((n) => n.toLowerCase());
+    expect(got[0]!.rawNames.map((n) => n.toLowerCase()).sort()).toEqual([...signed, 'host', 'content-length', 'connection'].sort());
+    expect(h.host).toBe(`app.localhost:${receiver.port}`);
     expect(h['x-service-topic']).toBe('products/create');
     expect(h['x-service-shop-domain']).toBe('demo.localhost');
     expect(h['x-service-webhook-id']).toBe(out.webhook_id);
