@@ -237,8 +237,20 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 });
 
 describe('storegate dev', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
-  it('starts the platform with the app registered, prints a working install link, exits 0 on SIGINT', async () => {
-    const dev = start(['dev', '--app-url', 'http://localhost:3999/', '--port', '0', '--database', join(dir, 'dev.db')]);
+  it('starts the platform with the app registered and running with its env lines, prints a working install link, stops both on SIGINT', async () => {
+    // The app: prints the env it was given, then runs until it is stopped.
+    const app = `"${process.execPath}" -e "console.log('app got', process.env.STOREGATE_CLIENT_ID, process.env.STOREGATE_API_ORIGIN); setInterval(() => {}, 1000)"`;
+    const dev = start([
+      'dev',
+      '--app-url',
+      'http://localhost:3999/',
+      '--port',
+      '0',
+      '--database',
+      join(dir, 'dev.db'),
+      '--app-command',
+      app,
+    ]);
     await until(() => /install link[\s\S]*\n\s+(http\S+)/.test(dev.out()) || dev.child.exitCode !== null, 120_000, 'the install link');
     const link = new URL(/install link[\s\S]*?\n\s+(http\S+)/.exec(dev.out())![1]!);
     expect(link.hostname).toBe('demo.localhost');
@@ -258,7 +270,10 @@ describe('storegate dev', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     });
     expect(answer.status).toBe(303);
     expect(answer.location).toMatch(/login/);
+    await until(() => /^app got /m.test(dev.out()), 60_000, 'the app to start');
+    expect(dev.out()).toMatch(new RegExp(`^app got ${link.searchParams.get('client_id')} http://\\{shop\\}:${link.port}$`, 'm'));
     dev.child.kill('SIGINT');
     expect(await dev.exit).toBe(0);
+    expect(dev.err()).toMatch(/your app exited \(SIGTERM\)/);
   });
 });
