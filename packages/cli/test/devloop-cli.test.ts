@@ -27,9 +27,13 @@ function run(args: string[]) {
   return runCli([...args, '--database', database], env);
 }
 
+/** Long-running commands started, stopped at the end should a test fail before it stops them. */
+const running: ChildProcess[] = [];
+
 /** A long-running command, its output collected as it comes. */
 function start(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [STOREGATE_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => {
@@ -79,6 +83,8 @@ beforeAll(async () => {
   await platform.close();
 });
 afterAll(async () => {
+  // SIGTERM stops gracefully: `dev` stops the app it started too.
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 });
