@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.command.ts';
+import { registerDirectoryCommands } from './directory.command.ts';
+import { registerMerchantCommands } from './merchants.command.ts';
 import { addExamples } from './help.ts';
 import { registerKeysCommands } from './keys.command.ts';
 import { EXIT_USAGE, failureOf, formatFailure } from './output.ts';
@@ -51,6 +53,8 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerRotationCommands(program);
   registerWebhookCommands(program);
   registerKeysCommands(program);
+  registerDirectoryCommands(program);
+  registerMerchantCommands(program);
   registerAppConfigCommands(program);
   registerWebhookToolCommands(program);
   registerDevCommand(program);
