@@ -108,11 +108,7 @@ export function registerDevCommand(program: Command): void {
       }
       stopOnSignals(
         async () => {
-          if (child && child.exitCode === null) {
-            const exited = new Promise((resolve) => child!.once('exit', resolve));
-            child.kill('SIGTERM');
-            await exited;
-          }
+          if (child) await stopApp(child);
           await platform.shutdown();
         },
         (line) => process.stderr.write(`${line}\n`),
@@ -155,11 +151,35 @@ async function registerApp(
   return { row: (await services.apps.findByClientId(existing.client_id))!, action: 'updated' };
 }
 
-/** The app, in a shell, with the platform's env lines added to this process's environment. */
+/**
+ * The app, in a shell, with the platform's env lines added to this process's environment. It gets
+ * a process group of its own, so stopping it reaches whatever the shell started (npm, then node).
+ */
 function startApp(command: string, env: object): ChildProcess {
-  const child = spawn(command, { shell: true, stdio: 'inherit', env: { ...process.env, ...env } });
+  const child = spawn(command, { shell: true, stdio: 'inherit', detached: true, env: { ...process.env, ...env } });
   child.once('exit', (code, signal) => {
     process.stderr.write(`storegate dev: your app exited (${signal ?? `code ${code}`}); the platform keeps running, Ctrl-C stops it\n`);
   });
   return child;
+}
+
+/** How long the app gets to stop after SIGTERM before its group is killed. */
+const APP_STOP_MS = 5000;
+
+/** SIGTERM to the app's process group; SIGKILL if it is still there after APP_STOP_MS. */
+async function stopApp(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  const pid = child.pid;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const signal = (name: NodeJS.Signals) => {
+    try {
+      process.kill(-pid, name);
+    } catch {
+      // The group is already gone.
+    }
+  };
+  signal('SIGTERM');
+  const timer = setTimeout(() => signal('SIGKILL'), APP_STOP_MS);
+  await exited;
+  clearTimeout(timer);
 }

@@ -18,6 +18,7 @@ import { adminConfig, withServices } from './database.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { common } from './options.ts';
 import { examples } from './help.ts';
+import { postOnce } from './webhook-post.ts';
 import { CliError, notFound, print, UsageError } from './output.ts';
 
 interface TriggerOptions {
@@ -94,17 +95,11 @@ export function registerWebhookToolCommands(program: Command): void {
       let error: string | null = null;
       let responseBody = '';
       try {
-        const res = await fetch(opts.address, {
-          method: 'POST',
-          headers: webhookHeaders(secrets, message, now),
-          body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(timeoutMs),
-        });
+        const res = await postOnce(opts.address, webhookHeaders(secrets, message, now), body, timeoutMs);
         status = res.status;
-        responseBody = (await res.text()).slice(0, 1024);
+        responseBody = res.body;
       } catch (err) {
-        error = describe(err, timeoutMs);
+        error = describe(err);
       }
       const latencyMs = Math.round(performance.now() - started);
       const ok = status !== null && status >= 200 && status < 300;
@@ -137,11 +132,11 @@ export function registerWebhookToolCommands(program: Command): void {
   );
 }
 
-function describe(err: unknown, timeoutMs: number): string {
-  const e = err as { name?: string; message?: string; cause?: { code?: string; message?: string } };
-  if (e.name === 'TimeoutError' || e.name === 'AbortError') return `timed out after ${timeoutMs} ms`;
-  if (e.cause?.code === 'ECONNREFUSED') return 'connection refused';
-  return e.cause?.message ?? e.message ?? String(err);
+function describe(err: unknown): string {
+  const e = err as { code?: string; message?: string };
+  if (e.code === 'ECONNREFUSED') return 'connection refused';
+  if (e.code === 'ENOTFOUND') return 'the host name could not be resolved';
+  return e.message ?? String(err);
 }
 
 export interface FollowOptions {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
-import { bodyHmac, standardSignature } from '../../platform/src/webhooks/signer.ts';
+import { bodyHmac, standardSignature, webhookHeaders } from '../../platform/src/webhooks/signer.ts';
 import { Receiver, until } from '../../platform/test/webhook-receiver.ts';
 import { CLI_TEST_TIMEOUT_MS, runCli, STOREGATE_BIN } from './run-cli.ts';
 
@@ -27,9 +27,13 @@ function run(args: string[]) {
   return runCli([...args, '--database', database], env);
 }
 
+/** Long-running commands started, stopped at the end should a test fail before it stops them. */
+const running: ChildProcess[] = [];
+
 /** A long-running command, its output collected as it comes. */
 function start(args: string[]): { child: ChildProcess; out: () => string; err: () => string; exit: Promise<number | null> } {
   const child = spawn(process.execPath, [STOREGATE_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.push(child);
   let stdout = '';
   let stderr = '';
   child.stdout!.setEncoding('utf8').on('data', (c: string) => {
@@ -79,6 +83,8 @@ beforeAll(async () => {
   await platform.close();
 });
 afterAll(async () => {
+  // SIGTERM stops gracefully: `dev` stops the app it started too.
+  for (const child of running) if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
   await receiver.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -111,16 +117,9 @@ describe('storegate apps env', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 describe('storegate webhooks trigger', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   it('sends a sample signed with the app secret as deliveries are; a refusal exits 1; bad input changes nothing', async () => {
     const before = receiver.received.length;
-    const res = await run([
-      'webhooks',
-      'trigger',
-      'products/create',
-      '--address',
-      receiver.url('/hook'),
-      '--client-id',
-      clientId,
-      '--json',
-    ]);
+    // A name under .localhost, as App URLs often are: sent to the loopback address.
+    const address = `http://app.localhost:${receiver.port}/hook`;
+    const res = await run(['webhooks', 'trigger', 'products/create', '--address', address, '--client-id', clientId, '--json']);
     expect(res.stderr).toBe('');
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
@@ -128,6 +127,11 @@ describe('storegate webhooks trigger', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const got = receiver.received.slice(before);
     expect(got).toHaveLength(1);
     const h = got[0]!.headers;
+    // The headers of a delivery, and nothing a browser-like client would add.
+    const message = { webhookId: 'w', eventId: 'e', topic: 't', shopDomain: 's', apiVersion: 'v', triggeredAt: 0, body: '' };
+    const signed = Object.keys(webhookHeaders({ current: 'x' }, message, 0)).map((n) => n.toLowerCase());
+    expect(got[0]!.rawNames.map((n) => n.toLowerCase()).sort()).toEqual([...signed, 'host', 'content-length', 'connection'].sort());
+    expect(h.host).toBe(`app.localhost:${receiver.port}`);
     expect(h['x-service-topic']).toBe('products/create');
     expect(h['x-service-shop-domain']).toBe('demo.localhost');
     expect(h['x-service-webhook-id']).toBe(out.webhook_id);
@@ -239,8 +243,20 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
 });
 
 describe('storegate dev', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
-  it('starts the platform with the app registered, prints a working install link, exits 0 on SIGINT', async () => {
-    const dev = start(['dev', '--app-url', 'http://localhost:3999/', '--port', '0', '--database', join(dir, 'dev.db')]);
+  it('starts the platform with the app registered and running with its env lines, prints a working install link, stops both on SIGINT', async () => {
+    // The app: prints the env it was given, then runs until it is stopped.
+    const app = `"${process.execPath}" -e "console.log('app got', process.env.STOREGATE_CLIENT_ID, process.env.STOREGATE_API_ORIGIN); setInterval(() => {}, 1000)"`;
+    const dev = start([
+      'dev',
+      '--app-url',
+      'http://localhost:3999/',
+      '--port',
+      '0',
+      '--database',
+      join(dir, 'dev.db'),
+      '--app-command',
+      app,
+    ]);
     await until(() => /install link[\s\S]*\n\s+(http\S+)/.test(dev.out()) || dev.child.exitCode !== null, 120_000, 'the install link');
     const link = new URL(/install link[\s\S]*?\n\s+(http\S+)/.exec(dev.out())![1]!);
     expect(link.hostname).toBe('demo.localhost');
@@ -260,7 +276,10 @@ describe('storegate dev', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     });
     expect(answer.status).toBe(303);
     expect(answer.location).toMatch(/login/);
+    await until(() => /^app got /m.test(dev.out()), 60_000, 'the app to start');
+    expect(dev.out()).toMatch(new RegExp(`^app got ${link.searchParams.get('client_id')} http://\\{shop\\}:${link.port}$`, 'm'));
     dev.child.kill('SIGINT');
     expect(await dev.exit).toBe(0);
+    expect(dev.err()).toMatch(/your app exited \(SIGTERM\)/);
   });
 });
