@@ -132,7 +132,11 @@ export interface AppRepository {
   updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;
-  updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void>;
+  updateInstallation(
+    storeId: number,
+    id: number,
+    change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null },
+  ): Promise<void>;
   listInstalled(storeId: number): Promise<InstalledApp[]>;
   insertPrivateApp(input: {
     storeId: number;
@@ -144,7 +148,10 @@ export interface AppRepository {
   }): Promise<number>;
   listPrivateApps(storeId: number): Promise<PrivateAppSummary[]>;
   countActivePrivateApps(storeId: number): Promise<number>;
-  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
+  findPrivateApp(
+    storeId: number,
+    id: number,
+  ): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
   /** Returns whether an active private app of the store was revoked. */
   revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
   /**
@@ -175,26 +182,29 @@ export interface PrivateAppSecrets {
   previous_webhook_secret_expires_at: number | null;
 }
 
-/** The queries of one token grant, run inside `GrantStore.run`. */
+/**
+ * The queries of one token grant, run inside `GrantStore.run`. Each names the store the grant is
+ * for, so that on a database split by store it reads one part; a row of another store is unknown.
+ */
 export interface GrantQueries {
-  codeByHash(hash: string): Promise<CodeRow | undefined>;
+  codeByHash(storeId: number, hash: string): Promise<CodeRow | undefined>;
   /** Marks an unused code used; false when another request used it first. */
-  claimCode(hash: string, familyId: string, now: number): Promise<boolean>;
+  claimCode(storeId: number, hash: string, familyId: string, now: number): Promise<boolean>;
   /** The installation as it is now, with the scopes granted at this moment. */
-  installation(id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
-  insertFamily(id: string, installationId: number, now: number): Promise<void>;
+  installation(storeId: number, id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
+  insertFamily(storeId: number, id: string, installationId: number, now: number): Promise<void>;
   insertPair(pair: NewTokenPair): Promise<void>;
-  refreshByHash(hash: string): Promise<RefreshRow | undefined>;
+  refreshByHash(storeId: number, hash: string): Promise<RefreshRow | undefined>;
   /** The pair a rotation issued, by the hashes of its refresh and access token. */
-  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
+  successor(storeId: number, refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
   /** Marks a refresh token rotated; false when another request rotated it first. */
-  claimRefresh(hash: string, now: number): Promise<boolean>;
-  refreshOwner(hash: string): Promise<TokenOwner | undefined>;
-  accessOwner(hash: string): Promise<TokenOwner | undefined>;
-  revokeAccess(hash: string, now: number): Promise<void>;
-  revokeFamily(familyId: string, now: number): Promise<void>;
+  claimRefresh(storeId: number, hash: string, now: number): Promise<boolean>;
+  refreshOwner(storeId: number, hash: string): Promise<TokenOwner | undefined>;
+  accessOwner(storeId: number, hash: string): Promise<TokenOwner | undefined>;
+  revokeAccess(storeId: number, hash: string, now: number): Promise<void>;
+  revokeFamily(storeId: number, familyId: string, now: number): Promise<void>;
   /** Records the first use of an access token; false when it was already recorded (or is unknown). */
-  markAccessUsed(hash: string, now: number): Promise<boolean>;
+  markAccessUsed(storeId: number, hash: string, now: number): Promise<boolean>;
 }
 
 export interface GrantStore {
@@ -208,15 +218,15 @@ export interface GrantStore {
 export interface TokenRepository {
   insertCode(code: NewCode): Promise<void>;
   /** Ends every token family of an installation (uninstall, scopes shrunk). */
-  revokeInstallation(installationId: number, now: number): Promise<void>;
+  revokeInstallation(storeId: number, installationId: number, now: number): Promise<void>;
   /**
    * Ends every unredeemed, unexpired code of an installation: its expiry becomes `now`, so a later
    * redemption is refused as expired (invalid_grant). Returns how many codes it ended.
    */
-  expireCodes(installationId: number, now: number): Promise<number>;
+  expireCodes(storeId: number, installationId: number, now: number): Promise<number>;
   /** Read on every Admin API request: prepared statements. */
-  findAccessToken(hash: string): Promise<AccessTokenRow | undefined>;
-  findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined>;
+  findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined>;
+  findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined>;
 }
 
 export interface KeysetQuery {

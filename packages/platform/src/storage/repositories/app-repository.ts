@@ -95,7 +95,11 @@ export class SqlAppRepository implements AppRepository {
       .executeTakeFirstOrThrow();
   }
 
-  async updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void> {
+  async updateInstallation(
+    storeId: number,
+    id: number,
+    change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null },
+  ): Promise<void> {
     await this.x.k
       .updateTable('installations')
       .set({
@@ -103,6 +107,7 @@ export class SqlAppRepository implements AppRepository {
         ...(change.installedAt !== undefined ? { installed_at: change.installedAt } : {}),
         ...(change.uninstalledAt !== undefined ? { uninstalled_at: change.uninstalledAt } : {}),
       })
+      .where('store_id', '=', storeId)
       .where('id', '=', id)
       .execute();
   }
@@ -164,10 +169,14 @@ export class SqlAppRepository implements AppRepository {
     return Number(row.n);
   }
 
-  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
+  findPrivateApp(
+    storeId: number,
+    id: number,
+  ): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
     return this.x.k
       .selectFrom('private_apps')
       .select(['id', 'store_id', 'webhook_secret_enc', 'revoked_at'])
+      .where('store_id', '=', storeId)
       .where('id', '=', id)
       .executeTakeFirst();
   }
