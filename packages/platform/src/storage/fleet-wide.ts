@@ -8,6 +8,7 @@ import { type RawBuilder, sql } from 'kysely';
 export const FLEET_WIDE = {
   'webhook-claim-load':
     'the worker loads what the deliveries it has just claimed need (signing secrets, installation, subscription); claimed deliveries belong to many stores, and each row is joined within its own store',
+  'idempotency-prune': 'a periodic job deletes idempotency keys past their lifetime by age, whichever store they belong to',
   'master-key-check':
     'a node starting up checks its master key against any one sealed secret, of whichever store holds one; once per start',
   'master-key-reseal':
