@@ -79,7 +79,7 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('example app install in a browser', 
     }
     await page.getByRole('heading', { name: 'shop · Apps' }).waitFor();
     await page
-      .getByRole('link', { name: /^(Install|Open)$/ })
+      .getByRole('link', { name: /^(Install|Open) Example app$/ })
       .first()
       .click();
   }

@@ -116,6 +116,9 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
 
     // Rotate: a new secret, shown once; the old one keeps working for 24 hours.
     await partnerPage.getByRole('link', { name: 'Back to the app settings' }).click();
+    // Rotating asks first: the settings page links to a confirmation page whose button acts.
+    await partnerPage.getByRole('link', { name: 'Rotate client secret' }).click();
+    await partnerPage.getByRole('heading', { name: 'Rotate the client secret of Partner E2E App?' }).waitFor();
     await partnerPage.getByRole('button', { name: 'Rotate client secret' }).click();
     await partnerPage.getByRole('heading', { name: 'New client secret' }).waitFor();
     const secret = await partnerPage.getByLabel('Client secret').inputValue();
@@ -227,6 +230,9 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
 
     // Uninstall: tokens stop working at once and app/uninstalled reaches the app.
     await merchantPage.goto(`${store()}/admin`);
+    await merchantPage.getByRole('link', { name: 'Uninstall Partner E2E App' }).click();
+    await merchantPage.getByRole('heading', { name: 'Uninstall Partner E2E App?' }).waitFor();
+    expect((await api('GET', '/openapi/2026-01/products', token)).status).toBe(200);
     await merchantPage.getByRole('button', { name: 'Uninstall Partner E2E App' }).click();
     await merchantPage.getByText('The app was uninstalled').waitFor();
     expect((await api('GET', '/openapi/2026-01/products', token)).status).toBe(401);
@@ -249,6 +255,8 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('store admin and partner dashboard i
     expect(await merchantPage.evaluate(() => navigator.clipboard.readText())).toBe(privateToken);
     expect((await api('GET', '/openapi/2026-01/orders', privateToken)).status).toBe(200);
     await merchantPage.getByRole('link', { name: 'Back to private apps' }).click();
+    await merchantPage.getByRole('link', { name: 'Revoke Stock sync' }).click();
+    await merchantPage.getByRole('heading', { name: 'Revoke Stock sync?' }).waitFor();
     await merchantPage.getByRole('button', { name: 'Revoke Stock sync' }).click();
     await merchantPage.getByText('The private app was revoked').waitFor();
     expect((await api('GET', '/openapi/2026-01/orders', privateToken)).status).toBe(401);

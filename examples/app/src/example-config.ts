@@ -158,3 +158,8 @@ export function loadExampleConfig(env: Env): ExampleConfig {
     pageSize,
   };
 }
+
+/** The store admin of `store` on the platform this app expects (`STOREGATE_API_ORIGIN`, `http://{shop}:8080` by default). */
+export function storeAdminUrl(config: Pick<ExampleConfig, 'apiOrigin' | 'storeDomain'>, store = 'demo'): string {
+  return `${config.apiOrigin.replace(/\/+$/, '').split('{shop}').join(`${store}.${config.storeDomain}`)}/admin`;
+}

@@ -1,6 +1,6 @@
 // `npm run example`: settings from the environment, then listen.
 import type { Logger } from '@storegate/app';
-import { ExampleConfigError, loadExampleConfig, WEBHOOK_TOPICS, type ExampleConfig } from './example-config.ts';
+import { ExampleConfigError, loadExampleConfig, storeAdminUrl, WEBHOOK_TOPICS, type ExampleConfig } from './example-config.ts';
 import { createExampleServer } from './example-server.ts';
 
 function consoleLogger(): Logger {
@@ -31,9 +31,9 @@ const listener = example.server.listen(config.port, config.host, () => {
     [
       '',
       `storegate example app listening on http://${config.host}:${port}  (App URL ${config.appUrl})`,
-      `  install:   open the store admin (e.g. http://demo.${config.storeDomain}:8080/admin), log in, Apps → "Demo app" → Install`,
+      `  install:   open the store admin (e.g. ${storeAdminUrl(config)}), log in, Apps → "Demo app" → Install`,
       `             or http://localhost:${port}/auth?shop=demo`,
-      `  platform:  ${config.apiOrigin}  API version ${config.apiVersion}`,
+      `  platform:  expected at ${config.apiOrigin}  API version ${config.apiVersion}  (another address: STOREGATE_API_ORIGIN)`,
       `  webhooks:  ${config.webhookAddress}  (${WEBHOOK_TOPICS.join(', ')})`,
       `  sessions:  ${sessions}`,
       '',

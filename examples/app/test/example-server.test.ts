@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signQuery, signWebhook } from '@storegate/app';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ExampleConfigError, loadExampleConfig, type ExampleConfig } from '../src/example-config.ts';
+import { ExampleConfigError, loadExampleConfig, storeAdminUrl, type ExampleConfig } from '../src/example-config.ts';
 import { createExampleServer, type ExampleServer } from '../src/example-server.ts';
 
 const SECRET = 'sg_cs_example-test-secret';
@@ -66,6 +66,19 @@ describe('loadExampleConfig', () => {
     }
     expect(problems).toHaveLength(6);
     expect(problems.join('\n')).toMatch(/APP_PORT.*STOREGATE_API_ORIGIN|STOREGATE_API_ORIGIN[\s\S]*APP_PORT/);
+  });
+});
+
+describe('the platform it expects', () => {
+  it('is http://{shop}:8080 unless STOREGATE_API_ORIGIN says otherwise, and the start-up hint follows it', () => {
+    const base = { STOREGATE_CLIENT_ID: 'id', STOREGATE_CLIENT_SECRET: 'secret' };
+    const byDefault = loadExampleConfig(base);
+    expect(byDefault.apiOrigin).toBe('http://{shop}:8080');
+    expect(storeAdminUrl(byDefault)).toBe('http://demo.localhost:8080/admin');
+    const moved = loadExampleConfig({ ...base, STOREGATE_API_ORIGIN: 'http://{shop}:8081' });
+    expect(storeAdminUrl(moved)).toBe('http://demo.localhost:8081/admin');
+    const hosted = loadExampleConfig({ ...base, STOREGATE_API_ORIGIN: 'https://{shop}/', STOREGATE_STORE_DOMAIN: 'shops.example' });
+    expect(storeAdminUrl(hosted, 'acme')).toBe('https://acme.shops.example/admin');
   });
 });
 

@@ -5,7 +5,7 @@ import { storeBaseUrl, type SeedCounts } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { shopRedactDelayOption } from './webhooks.command.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { UsageError, notFound, print } from './output.ts';
 
 interface Common {
   database?: string;
@@ -14,7 +14,7 @@ interface Common {
 
 function count(name: string, value: string | undefined, fallback: number): number {
   if (value === undefined) return fallback;
-  if (!/^\d{1,9}$/.test(value)) throw new CliError(`--${name}: expected a whole number, got "${value}"`);
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--${name}: expected a whole number, got "${value}"`);
   return Number(value);
 }
 
@@ -75,7 +75,7 @@ export function registerAdminCommands(program: Command): void {
           let partnerId: number | null = null;
           if (opts.partner !== undefined) {
             const partner = await services.accounts.findPartnerByEmail(opts.partner);
-            if (!partner) throw new CliError(`--partner: no partner account with email ${opts.partner}`);
+            if (!partner) throw notFound(`--partner: no partner account with email ${opts.partner}`);
             partnerId = partner.id;
           }
           const { app, clientSecret } = await services.apps.createApp({
@@ -101,11 +101,11 @@ export function registerAdminCommands(program: Command): void {
     .option('--authorization-iss <on|off>', 'whether the redirect with the code carries a signed iss')
     .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string; authorizationIss?: string }) => {
       if (opts.privacyWebhookUrl === undefined && opts.authorizationIss === undefined)
-        throw new CliError('nothing to change: give --privacy-webhook-url or --authorization-iss');
+        throw new UsageError('nothing to change: give --privacy-webhook-url or --authorization-iss');
       const iss = opts.authorizationIss === undefined ? undefined : onOff(opts.authorizationIss);
       await withServices(opts.database, async (services) => {
         const app = await services.apps.findByClientId(clientId);
-        if (!app) throw new CliError(`no app with client_id "${clientId.slice(0, 100)}"`);
+        if (!app) throw notFound(`no app with client_id "${clientId.slice(0, 100)}"`);
         const out: Record<string, unknown> = { client_id: app.client_id };
         const lines: string[] = [];
         if (opts.privacyWebhookUrl !== undefined) {
@@ -135,9 +135,9 @@ export function registerAdminCommands(program: Command): void {
         opts.database,
         async (services) => {
           const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
-          if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+          if (!store) throw notFound(`--store: no store named "${opts.store}"`);
           const app = await services.apps.findByClientId(opts.clientId);
-          if (!app) throw new CliError(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
+          if (!app) throw notFound(`--client-id: no app with client_id "${opts.clientId.slice(0, 100)}"`);
           await services.apps.uninstall(store.id, app.id);
           print(
             opts.json,
@@ -157,7 +157,7 @@ export function registerAdminCommands(program: Command): void {
     .action(async (opts: Common & { store: string; name: string; scopes: string }) => {
       await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
-        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+        if (!store) throw notFound(`--store: no store named "${opts.store}"`);
         const created = await services.apps.createPrivateApp({ storeId: store.id, name: opts.name, scopes: opts.scopes });
         print(
           opts.json,
@@ -180,7 +180,7 @@ export function registerAdminCommands(program: Command): void {
       };
       await withServices(opts.database, async (services) => {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
-        if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+        if (!store) throw notFound(`--store: no store named "${opts.store}"`);
         const total = counts.products + counts.orders + counts.customers;
         const bar =
           process.stderr.isTTY && !opts.json
@@ -211,5 +211,5 @@ export function registerAdminCommands(program: Command): void {
 function onOff(value: string): boolean {
   if (value === 'on') return true;
   if (value === 'off') return false;
-  throw new CliError(`--authorization-iss: expected on or off, got "${value.slice(0, 20)}"`);
+  throw new UsageError(`--authorization-iss: expected on or off, got "${value.slice(0, 20)}"`);
 }

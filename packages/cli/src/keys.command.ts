@@ -4,7 +4,7 @@ import { Option, type Command } from 'commander';
 import { createPlatform, parseMasterKey } from '@storegate/platform';
 import { adminConfig } from './database.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { UsageError, asUsage, print } from './output.ts';
 
 interface KeysRotateOptions {
   database?: string;
@@ -21,12 +21,13 @@ export function registerKeysCommands(program: Command): void {
     .addOption(new Option('--new-master-key <key>', 'the key to seal them with from now on (hex or base64)').env('NEW_MASTER_KEY'))
     .addOption(new Option('--batch-size <n>', 'rows re-sealed per transaction (default 200)'))
     .action(async (opts: KeysRotateOptions) => {
-      if (!opts.masterKey) throw new CliError("--master-key (MASTER_KEY): the key the database's secrets are sealed with now is required");
-      if (!opts.newMasterKey) throw new CliError('--new-master-key (NEW_MASTER_KEY) is required');
+      if (!opts.masterKey)
+        throw new UsageError("--master-key (MASTER_KEY): the key the database's secrets are sealed with now is required");
+      if (!opts.newMasterKey) throw new UsageError('--new-master-key (NEW_MASTER_KEY) is required');
       const batchSize = opts.batchSize === undefined ? 200 : Number(opts.batchSize);
       if (!Number.isInteger(batchSize) || batchSize < 1 || batchSize > 10_000)
-        throw new CliError('--batch-size: expected a whole number from 1 to 10000');
-      const next = parseMasterKey('--new-master-key', opts.newMasterKey);
+        throw new UsageError('--batch-size: expected a whole number from 1 to 10000');
+      const next = asUsage(() => parseMasterKey('--new-master-key', opts.newMasterKey as string));
       // Holding both keys, the command starts whether or not an earlier run switched already.
       const config = adminConfig(opts.database, { masterKey: opts.masterKey, previousMasterKey: opts.newMasterKey });
       const platform = await createPlatform(config, { http: false });

@@ -5,7 +5,7 @@ import { Option, type Command } from 'commander';
 import { NotFoundError } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { UsageError, notFound, print } from './output.ts';
 
 interface RotateOptions {
   database?: string;
@@ -48,7 +48,7 @@ export function registerRotationCommands(program: Command): void {
         opts.database,
         async (services) => {
           const app = await services.apps.findByClientId(clientId);
-          if (!app) throw new CliError(`no app with client_id "${clientId.slice(0, 100)}"`);
+          if (!app) throw notFound(`no app with client_id "${clientId.slice(0, 100)}"`);
           if (opts.finish) {
             await services.rotations.finishClientSecretRotation(app.id);
             print(
@@ -80,12 +80,12 @@ export function registerRotationCommands(program: Command): void {
     .requiredOption('--store <name>', 'store name')
     .option('--finish', 'finish the rotation in progress: only the new secret signs from now on', false)
     .action(async (id: string, opts: RotateOptions & { store: string }) => {
-      if (!/^[1-9]\d{0,14}$/.test(id)) throw new CliError(`<id>: expected the private app's numeric id, got "${id.slice(0, 40)}"`);
+      if (!/^[1-9]\d{0,14}$/.test(id)) throw new UsageError(`<id>: expected the private app's numeric id, got "${id.slice(0, 40)}"`);
       await withServices(
         opts.database,
         async (services) => {
           const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
-          if (!store) throw new CliError(`--store: no store named "${opts.store}"`);
+          if (!store) throw notFound(`--store: no store named "${opts.store}"`);
           try {
             if (opts.finish) {
               await services.rotations.finishPrivateWebhookSecretRotation(store.id, Number(id));
@@ -104,7 +104,7 @@ export function registerRotationCommands(program: Command): void {
                 `Webhooks are also signed with the previous secret until you run this command with --finish, at the latest until ${iso(rotated.overlapEndsAt)}.`,
             );
           } catch (err) {
-            if (err instanceof NotFoundError) throw new CliError(`no active private app with id ${id} in store ${store.name}`);
+            if (err instanceof NotFoundError) throw notFound(`no active private app with id ${id} in store ${store.name}`);
             throw err;
           }
         },

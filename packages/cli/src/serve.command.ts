@@ -13,7 +13,7 @@ import { adminConfig } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './lifecycle.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { UsageError, asUsage, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
 import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
 import { previousMasterKeyOption, shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
@@ -108,40 +108,42 @@ export function registerServeCommands(program: Command): void {
     .addOption(drainDelayOption())
     .addHelpText('after', SIGNALS_HELP)
     .action(async (opts: ServeOptions) => {
-      const config = loadConfig({
-        port: opts.port,
-        host: opts.host,
-        database: opts.database,
-        ...databasePoolConfig(opts),
-        storeDomain: opts.storeDomain,
-        publicScheme: opts.publicScheme,
-        publicPort: opts.publicPort,
-        redisUrl: opts.redis,
-        masterKey: opts.masterKey,
-        previousMasterKey: opts.previousMasterKey,
-        mode: opts.mode === 'test' ? undefined : opts.mode,
-        rateLimit: opts.rateLimit,
-        accessTokenTtl: opts.accessTokenTtl,
-        logLevel: opts.logLevel,
-        webhookTimeout: opts.webhookTimeout,
-        webhookRetrySchedule: opts.webhookRetrySchedule,
-        headersTimeout: opts.headersTimeout,
-        requestTimeout: opts.requestTimeout,
-        keepAliveTimeout: opts.keepAliveTimeout,
-        shopRedactDelay: opts.shopRedactDelay,
-        deprecation202201: opts.deprecation202201,
-        sunset202201: opts.sunset202201,
-        secretOverlap: opts.secretOverlap,
-        drainDelay: opts.drainDelay,
-        shutdownTimeout: opts.shutdownTimeout,
-        webhookClaimLease: opts.webhookClaimLease,
-        trustProxy: opts.trustProxy,
-        metricsToken: opts.metricsToken,
-        metricsPublic: metricsPublic(opts.metricsPublic),
-      });
+      const config = asUsage(() =>
+        loadConfig({
+          port: opts.port,
+          host: opts.host,
+          database: opts.database,
+          ...databasePoolConfig(opts),
+          storeDomain: opts.storeDomain,
+          publicScheme: opts.publicScheme,
+          publicPort: opts.publicPort,
+          redisUrl: opts.redis,
+          masterKey: opts.masterKey,
+          previousMasterKey: opts.previousMasterKey,
+          mode: opts.mode === 'test' ? undefined : opts.mode,
+          rateLimit: opts.rateLimit,
+          accessTokenTtl: opts.accessTokenTtl,
+          logLevel: opts.logLevel,
+          webhookTimeout: opts.webhookTimeout,
+          webhookRetrySchedule: opts.webhookRetrySchedule,
+          headersTimeout: opts.headersTimeout,
+          requestTimeout: opts.requestTimeout,
+          keepAliveTimeout: opts.keepAliveTimeout,
+          shopRedactDelay: opts.shopRedactDelay,
+          deprecation202201: opts.deprecation202201,
+          sunset202201: opts.sunset202201,
+          secretOverlap: opts.secretOverlap,
+          drainDelay: opts.drainDelay,
+          shutdownTimeout: opts.shutdownTimeout,
+          webhookClaimLease: opts.webhookClaimLease,
+          trustProxy: opts.trustProxy,
+          metricsToken: opts.metricsToken,
+          metricsPublic: metricsPublic(opts.metricsPublic),
+        }),
+      );
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')
-        throw new CliError('--seed-demo: not allowed in production mode (the demo accounts have published passwords)');
+        throw new UsageError('--seed-demo: not allowed in production mode (the demo accounts have published passwords)');
       const platform = await createPlatform(config, opts.worker ? { worker: {} } : {});
       const app = platform.http;
       const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;
@@ -169,7 +171,7 @@ export function registerServeCommands(program: Command): void {
       if (opts.pgPartitions !== undefined) {
         partitions = /^\d+$/.test(opts.pgPartitions) ? Number(opts.pgPartitions) : Number.NaN;
         if (!(partitions >= 2 && partitions <= 1024))
-          throw new CliError(`--pg-partitions: expected an integer from 2 to 1024, got "${opts.pgPartitions}"`);
+          throw new UsageError(`--pg-partitions: expected an integer from 2 to 1024, got "${opts.pgPartitions}"`);
       }
       const platform = await createPlatform(adminConfig(opts.database), { http: false, partitions });
       const applied = platform.migrated;

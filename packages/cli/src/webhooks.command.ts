@@ -7,7 +7,7 @@ import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } fro
 import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, workerMetricsOptions } from './metrics-options.ts';
 import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
-import { CliError, print } from './output.ts';
+import { UsageError, asUsage, print } from './output.ts';
 
 interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   database?: string;
@@ -74,23 +74,25 @@ export function registerWebhookCommands(program: Command): void {
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
     .addHelpText('after', WORKER_SIGNALS_HELP)
     .action(async (opts: WorkerOptions) => {
-      const config = loadConfig({
-        database: opts.database,
-        ...databasePoolConfig(opts),
-        storeDomain: opts.storeDomain,
-        // The worker builds no URLs, but the configuration is checked as a whole (production
-        // refuses an http scheme), so it reads the same setting as `serve`.
-        publicScheme: process.env.PUBLIC_SCHEME,
-        masterKey: opts.masterKey,
-        previousMasterKey: opts.previousMasterKey,
-        mode: opts.mode === 'test' ? undefined : opts.mode,
-        logLevel: opts.logLevel,
-        webhookTimeout: opts.webhookTimeout,
-        webhookRetrySchedule: opts.webhookRetrySchedule,
-        shutdownTimeout: opts.shutdownTimeout,
-        webhookClaimLease: opts.webhookClaimLease,
-        ...workerMetricsConfig(opts),
-      });
+      const config = asUsage(() =>
+        loadConfig({
+          database: opts.database,
+          ...databasePoolConfig(opts),
+          storeDomain: opts.storeDomain,
+          // The worker builds no URLs, but the configuration is checked as a whole (production
+          // refuses an http scheme), so it reads the same setting as `serve`.
+          publicScheme: process.env.PUBLIC_SCHEME,
+          masterKey: opts.masterKey,
+          previousMasterKey: opts.previousMasterKey,
+          mode: opts.mode === 'test' ? undefined : opts.mode,
+          logLevel: opts.logLevel,
+          webhookTimeout: opts.webhookTimeout,
+          webhookRetrySchedule: opts.webhookRetrySchedule,
+          shutdownTimeout: opts.shutdownTimeout,
+          webhookClaimLease: opts.webhookClaimLease,
+          ...workerMetricsConfig(opts),
+        }),
+      );
       const logger = stderrLogger(config.logLevel);
       const platform = await createPlatform(config, { http: false, worker: { logger }, probes: config.metricsListener !== undefined });
       const worker = platform.worker!;
@@ -132,7 +134,7 @@ export function registerWebhookCommands(program: Command): void {
         attempts: boolean;
       }) => {
         if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit))
-          throw new CliError(`--limit: expected a whole number, got "${opts.limit}"`);
+          throw new UsageError(`--limit: expected a whole number, got "${opts.limit}"`);
         await withServices(opts.database, async (services) => {
           const list = await services.deliveries.list({
             appClientId: opts.app,

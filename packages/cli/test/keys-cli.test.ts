@@ -110,7 +110,7 @@ describe('storegate keys', () => {
       const missing = await run(['keys', 'rotate'], { MASTER_KEY: K1 });
       expect(missing).toMatchObject({ code: 2, stderr: 'storegate: --new-master-key (NEW_MASTER_KEY) is required\n' });
       const short = await run(['keys', 'rotate', '--new-master-key', 'abcd'], { MASTER_KEY: K1 });
-      expect(short).toMatchObject({ code: 1, stderr: 'storegate: --new-master-key: must be at least 32 bytes (64 hex characters)\n' });
+      expect(short).toMatchObject({ code: 2, stderr: 'storegate: --new-master-key: must be at least 32 bytes (64 hex characters)\n' });
       const batch = await run(['keys', 'rotate', '--new-master-key', K2, '--batch-size', '0'], { MASTER_KEY: K1 });
       expect(batch).toMatchObject({ code: 2, stderr: 'storegate: --batch-size: expected a whole number from 1 to 10000\n' });
       const wrong = await run(['keys', 'rotate', '--master-key', K3, '--new-master-key', K2]);

@@ -138,16 +138,16 @@ describe('storegate apps rotate-secret', { timeout: 300_000 }, () => {
       'http://localhost:3000/cb',
     ]);
     const before = secretsRow('apps', `client_id = '${created.client_id}'`);
-    expectRefused(await run(['apps', 'rotate-secret', 'no-such-client']), 2, /^storegate: no app with client_id "no-such-client"/);
-    expectRefused(await run(['apps', 'rotate-secret', 'no-such-client', '--finish', '--json']), 2, /no app with client_id/);
+    expectRefused(await run(['apps', 'rotate-secret', 'no-such-client']), 1, /^storegate: no app with client_id "no-such-client"/);
+    expectRefused(await run(['apps', 'rotate-secret', 'no-such-client', '--finish', '--json']), 1, /"code":"not_found"/);
     expectRefused(
       await run(['apps', 'rotate-secret', created.client_id!, '--secret-overlap', '24']),
-      1,
+      2,
       /--secret-overlap: expected a duration such as 30m, 24h or 7d/,
     );
     expectRefused(
       await run(['apps', 'rotate-secret', created.client_id!, '--secret-overlap', '90d']),
-      1,
+      2,
       /--secret-overlap: must be from 1 minute to 30 days/,
     );
     const missing = await run(['apps', 'rotate-secret']);
@@ -159,7 +159,7 @@ describe('storegate apps rotate-secret', { timeout: 300_000 }, () => {
 
   it('serve validates --secret-overlap at start-up', async () => {
     const res = await run(['serve', '--secret-overlap', 'soon', '--port', '0'], join(dir, 'serve.db'));
-    expectRefused(res, 1, /--secret-overlap: expected a duration/);
+    expectRefused(res, 2, /--secret-overlap: expected a duration/);
     const help = await run(['serve', '--help']);
     expect(help.stdout).toMatch(/--secret-overlap <duration>[\s\S]*default 24h[\s\S]*SECRET_OVERLAP/);
   });
@@ -189,17 +189,17 @@ describe('storegate private-apps rotate-secret', { timeout: 300_000 }, () => {
     expectRefused(await run(['private-apps', 'rotate-secret', id, '--store', 'rotshop']), 1, /already in progress/);
     expectRefused(
       await run(['private-apps', 'rotate-secret', id, '--store', 'othershop']),
-      2,
+      1,
       /no active private app with id \d+ in store othershop/,
     );
-    expectRefused(await run(['private-apps', 'rotate-secret', id, '--store', 'othershop', '--finish']), 2, /no active private app/);
-    expectRefused(await run(['private-apps', 'rotate-secret', id, '--store', 'nowhere']), 2, /--store: no store named "nowhere"/);
+    expectRefused(await run(['private-apps', 'rotate-secret', id, '--store', 'othershop', '--finish']), 1, /no active private app/);
+    expectRefused(await run(['private-apps', 'rotate-secret', id, '--store', 'nowhere']), 1, /--store: no store named "nowhere"/);
     expectRefused(
       await run(['private-apps', 'rotate-secret', 'abc', '--store', 'rotshop']),
       2,
       /<id>: expected the private app's numeric id/,
     );
-    expectRefused(await run(['private-apps', 'rotate-secret', '999999', '--store', 'rotshop']), 2, /no active private app with id 999999/);
+    expectRefused(await run(['private-apps', 'rotate-secret', '999999', '--store', 'rotshop']), 1, /no active private app with id 999999/);
     expect(row()).toEqual(during);
 
     const human = await run(['private-apps', 'rotate-secret', id, '--store', 'rotshop', '--finish']);

@@ -12,7 +12,14 @@ export {
   type RawConfig,
 } from './config.ts';
 export { parseMasterKey } from './config/master-key.ts';
-export { ConfigError, PlatformError, ValidationFailedError, NotFoundError, ConflictError } from './domain/errors.ts';
+export {
+  ConfigError,
+  PlatformError,
+  ValidationFailedError,
+  NotFoundError,
+  ConflictError,
+  DatabaseUnavailableError,
+} from './domain/errors.ts';
 export { signQuery, signedQueryString, verifyQueryString, canonicalQuery } from './domain/query-signature.ts';
 export type { Services } from './services/services.ts';
 export type { SeedCounts } from './services/seed-service.ts';

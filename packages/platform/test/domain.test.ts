@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkCode, decideRefresh, decideReplay, pkceChallenge } from '../src/domain/grants.ts';
 import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
-import { allows, covers, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
+import { ALL_SCOPES, allows, covers, describeScope, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
+import { RESOURCE_DEFS } from '../src/domain/resources.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken, pooledRandomBytes } from '../src/domain/tokens.ts';
@@ -84,6 +85,16 @@ describe('scopes (PRODUCT.md §4)', () => {
     expect(allows(['read_products'], 'write', 'products')).toBe(false);
     expect(covers(['write_products', 'read_orders'], ['read_products', 'read_orders'])).toBe(true);
     expect(covers(['read_products'], ['write_products'])).toBe(false);
+  });
+  it('consent words promise only what the Admin API allows: delete only where the resource has a DELETE route', () => {
+    for (const def of RESOURCE_DEFS) {
+      const write = describeScope(`write_${def.name}`);
+      expect(write, def.name).toMatch(new RegExp(`^See, create(,| and) change.* your ${def.name}$`));
+      expect(/delete/.test(write), `write_${def.name}: ${write}`).toBe(def.canDelete);
+      expect(describeScope(`read_${def.name}`)).toBe(`See your ${def.name}`);
+    }
+    expect(describeScope('write_orders')).toBe('See, create and change your orders');
+    for (const s of ALL_SCOPES) expect(describeScope(s), s).toMatch(/^See/);
   });
 });
 

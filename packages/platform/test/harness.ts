@@ -130,6 +130,8 @@ export interface Fixture {
   email: string;
   password: string;
   clientId: string;
+  /** The fixture app's name, as pages show it. */
+  appName: string;
   clientSecret: string;
   redirectUri: string;
   appUrl: string;
@@ -150,7 +152,17 @@ export async function createFixture(t: TestPlatform, options: { storeName?: stri
     redirectUri,
     scopes: options.scopes ?? 'read_products write_orders',
   });
-  return { storeName, host: `${storeName}.localhost:8080`, email, password, clientId: app.client_id, clientSecret, redirectUri, appUrl };
+  return {
+    storeName,
+    host: `${storeName}.localhost:8080`,
+    email,
+    password,
+    clientId: app.client_id,
+    appName: app.name,
+    clientSecret,
+    redirectUri,
+    appUrl,
+  };
 }
 
 /** Cookie jar for inject(): keeps name=value pairs from Set-Cookie. */

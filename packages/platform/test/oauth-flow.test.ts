@@ -64,7 +64,7 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     expect(page.body).toContain('Install App');
     expect(page.body).toContain(f.storeName);
     expect(page.body).toContain('See your products');
-    expect(page.body).toContain('See, create, change and delete your orders');
+    expect(page.body).toContain('See, create and change your orders');
     expect(page.body).toContain('>Install app</button>');
     expect(page.body).toContain('>Cancel</button>');
     expect(page.headers['x-frame-options']).toBe('DENY');

@@ -181,8 +181,10 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
     expect(secretValue(revealed.body, 'client-secret')).toBe(clientSecret);
     expect((await get(t, H, String(reveal.headers.location), jar)).body).not.toContain(clientSecret);
 
-    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf }, () => appRow(app.client_id));
-    const rotate = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf });
+    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' }, () =>
+      appRow(app.client_id),
+    );
+    const rotate = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' });
     expect(rotate.statusCode).toBe(303);
     const rotated = await get(t, H, String(rotate.headers.location), jar);
     expect(rotated.body).toContain('New client secret');
@@ -219,6 +221,8 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
         `/partner/apps/${id}/deliveries`,
         `/partner/apps/${id}/deliveries/1`,
         `/partner/apps/${id}/secret?reveal=x`,
+        `/partner/apps/${id}/rotate-secret`,
+        `/partner/apps/${id}/finish-rotation`,
       ]) {
         expect((await get(t, H, path, jar)).statusCode, path).toBe(404);
       }
@@ -232,7 +236,8 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
         ).statusCode,
       ).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/reveal-secret`, jar, { _csrf: csrf })).statusCode).toBe(404);
-      expect((await post(t, H, `/partner/apps/${id}/rotate-secret`, jar, { _csrf: csrf })).statusCode).toBe(404);
+      expect((await post(t, H, `/partner/apps/${id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(404);
+      expect((await post(t, H, `/partner/apps/${id}/finish-rotation`, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/deliveries/1/redeliver`, jar, { _csrf: csrf })).statusCode).toBe(404);
     }
     expect(await appRow(app.client_id)).toEqual(before);

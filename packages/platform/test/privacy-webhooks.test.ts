@@ -150,7 +150,10 @@ describe.each(DIALECTS)('privacy and lifecycle webhooks on %s', (dialect) => {
       expect(page.body).toContain('<strong>sent</strong>');
       expect(page.body).toContain('>Send the data request</button>');
 
-      const res = await post(t, s.f.host, `/admin/customers/${s.customerId}/data-request`, s.jar, { _csrf: csrfFrom(page.body) });
+      const res = await post(t, s.f.host, `/admin/customers/${s.customerId}/data-request`, s.jar, {
+        _csrf: csrfFrom(page.body),
+        confirm: 'yes',
+      });
       expect(res.statusCode).toBe(303);
       const location = new URL(res.headers.location as string, 'http://x');
       expect(location.pathname).toBe('/admin/customers');
@@ -198,7 +201,7 @@ describe.each(DIALECTS)('privacy and lifecycle webhooks on %s', (dialect) => {
       expectGoodPage(page);
       expect(page.body).toContain('>Redact this customer</button>');
       expect(page.body).toContain('cannot be undone');
-      const res = await post(t, s.f.host, `/admin/customers/${s.customerId}/redact`, s.jar, { _csrf: csrfFrom(page.body) });
+      const res = await post(t, s.f.host, `/admin/customers/${s.customerId}/redact`, s.jar, { _csrf: csrfFrom(page.body), confirm: 'yes' });
       expect(res.statusCode).toBe(303);
       const after = await get(t, s.f.host, res.headers.location as string, s.jar);
       expect(decode(after.body)).toContain(`Customer ${s.customerId} was redacted: customers/redact was sent to 1 app,`);
@@ -225,7 +228,10 @@ describe.each(DIALECTS)('privacy and lifecycle webhooks on %s', (dialect) => {
       expectGoodPage(again);
       expect(again.body).toContain('redacted already');
       expect(again.body).not.toContain('<form method="post" action="/admin/customers/');
-      const second = await post(t, s.f.host, `/admin/customers/${s.customerId}/redact`, s.jar, { _csrf: csrfFrom(again.body) });
+      const second = await post(t, s.f.host, `/admin/customers/${s.customerId}/redact`, s.jar, {
+        _csrf: csrfFrom(again.body),
+        confirm: 'yes',
+      });
       expect(second.statusCode).toBe(409);
       expect(await deliveriesOf(s.appId, 'customers/redact')).toHaveLength(1);
     });
@@ -238,14 +244,14 @@ describe.each(DIALECTS)('privacy and lifecycle webhooks on %s', (dialect) => {
         customer: (await api(t, s.f, s.writer, 'GET', `${V}/customers/${s.customerId}`)).json().data,
       });
       for (const action of ['data-request', 'redact']) {
-        await expectCsrfRefused(t, s.f.host, `/admin/customers/${s.customerId}/${action}`, s.jar, { _csrf: 'x' }, state);
+        await expectCsrfRefused(t, s.f.host, `/admin/customers/${s.customerId}/${action}`, s.jar, { _csrf: 'x', confirm: 'yes' }, state);
       }
       const before = await state();
       const page = await get(t, s.f.host, '/admin/customers', s.jar);
       for (const id of ['999999', other.customerId, 'abc', '0', '-1']) {
         for (const action of ['data-request', 'redact']) {
           expect((await get(t, s.f.host, `/admin/customers/${id}/${action}`, s.jar)).statusCode, `${id} ${action}`).toBe(404);
-          const res = await post(t, s.f.host, `/admin/customers/${id}/${action}`, s.jar, { _csrf: csrfFrom(page.body) });
+          const res = await post(t, s.f.host, `/admin/customers/${id}/${action}`, s.jar, { _csrf: csrfFrom(page.body), confirm: 'yes' });
           expect(res.statusCode, `${id} ${action}`).toBe(404);
         }
       }

@@ -31,18 +31,18 @@ describe.each(DIALECTS)('rotation pages (%s)', (dialect) => {
     const jar = await partnerLogin(t, p);
     const settings = await get(t, H, `/partner/apps/${app.client_id}`, jar);
     expectGoodPage(settings);
-    expect(settings.body).toContain('name="rotate">Rotate client secret</button>');
+    expect(settings.body).toContain(`href="/partner/apps/${app.client_id}/rotate-secret">Rotate client secret</a>`);
     expect(settings.body).toContain('at the latest after 24 hours');
     expect(settings.body).not.toContain('Finish rotation');
     const csrf = csrfFrom(settings.body);
     // Nothing to finish yet: a 409 page, nothing changed.
     const before = await appRow(app.client_id);
-    const early = await post(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf });
+    const early = await post(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf, confirm: 'yes' });
     expect(early.statusCode).toBe(409);
     expect(early.body).toContain('nothing to finish');
     expect(await appRow(app.client_id)).toEqual(before);
 
-    const rotate = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf });
+    const rotate = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' });
     expect(rotate.statusCode).toBe(303);
     const shown = await get(t, H, String(rotate.headers.location), jar);
     expectGoodPage(shown);
@@ -56,23 +56,25 @@ describe.each(DIALECTS)('rotation pages (%s)', (dialect) => {
     expect(during.body).toContain('Rotation in progress');
     expect(during.body).toContain('Finishing signs install links and webhooks with the new secret only');
     expect(during.body).toContain('the previous secret stops working at the token endpoint');
-    expect(during.body).toContain('<button type="submit" name="finish">Finish rotation</button>');
-    expect(during.body).not.toContain('name="rotate"');
+    expect(during.body).toContain(`href="/partner/apps/${app.client_id}/finish-rotation">Finish rotation</a>`);
+    expect(during.body).not.toContain('/rotate-secret"');
     // Rotating again meanwhile is refused (409) and the secrets stay as they are.
     const rotating = await appRow(app.client_id);
-    const again = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf });
+    const again = await post(t, H, `/partner/apps/${app.client_id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' });
     expect(again.statusCode).toBe(409);
     expect(again.body).toContain('already in progress');
     expect(await appRow(app.client_id)).toEqual(rotating);
 
-    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf }, () => appRow(app.client_id));
-    const finish = await post(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf });
+    await expectCsrfRefused(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf, confirm: 'yes' }, () =>
+      appRow(app.client_id),
+    );
+    const finish = await post(t, H, `/partner/apps/${app.client_id}/finish-rotation`, jar, { _csrf: csrf, confirm: 'yes' });
     expect(finish.statusCode).toBe(303);
     expect(finish.headers.location).toBe(`/partner/apps/${app.client_id}?done=finished`);
     const done = await get(t, H, String(finish.headers.location), jar);
     expectGoodPage(done);
     expect(done.body).toContain('The rotation is finished');
-    expect(done.body).toContain('name="rotate">Rotate client secret</button>');
+    expect(done.body).toContain(`href="/partner/apps/${app.client_id}/rotate-secret">Rotate client secret</a>`);
     await expect(t.services.apps.authenticateClient(app.client_id, clientSecret)).rejects.toThrow();
     await expect(t.services.apps.authenticateClient(app.client_id, fresh)).resolves.toBeTruthy();
 
@@ -83,7 +85,7 @@ describe.each(DIALECTS)('rotation pages (%s)', (dialect) => {
     await t.services.rotations.rotateClientSecret(app.id);
     const state = await appRow(app.client_id);
     for (const id of [app.client_id, 'unknown-client-id']) {
-      expect((await post(t, H, `/partner/apps/${id}/finish-rotation`, other, { _csrf: otherCsrf })).statusCode).toBe(404);
+      expect((await post(t, H, `/partner/apps/${id}/finish-rotation`, other, { _csrf: otherCsrf, confirm: 'yes' })).statusCode).toBe(404);
     }
     expect(await appRow(app.client_id)).toEqual(state);
     const logs = t.logs.join('');
@@ -98,13 +100,13 @@ describe.each(DIALECTS)('rotation pages (%s)', (dialect) => {
     const jar = await login(t, f);
     const page = await get(t, f.host, '/admin/private-apps', jar);
     expectGoodPage(page);
-    expect(page.body).toContain('aria-label="Rotate the webhook secret of Sync job">Rotate webhook secret</button>');
+    expect(page.body).toContain('>Rotate webhook secret<span class="visually-hidden"> of Sync job</span></a>');
     expect(page.body).toContain('at the latest after 24 hours');
     const csrf = csrfFrom(page.body);
     const url = `/admin/private-apps/${created.id}/rotate-webhook-secret`;
-    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrf }, () => privateRow(created.id));
+    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrf, confirm: 'yes' }, () => privateRow(created.id));
 
-    const rotate = await post(t, f.host, url, jar, { _csrf: csrf });
+    const rotate = await post(t, f.host, url, jar, { _csrf: csrf, confirm: 'yes' });
     expect(rotate.statusCode).toBe(303);
     expect(String(rotate.headers.location)).toMatch(/^\/admin\/private-apps\/rotated\?reveal=/);
     const shown = await get(t, f.host, String(rotate.headers.location), jar);
@@ -121,37 +123,41 @@ describe.each(DIALECTS)('rotation pages (%s)', (dialect) => {
     expectGoodPage(during);
     expect(during.body).toContain('Rotation in progress until');
     expect(during.body).toContain('Finishing signs webhooks with the new secret only');
-    expect(during.body).toContain('aria-label="Finish the rotation of Sync job">Finish rotation</button>');
+    expect(during.body).toContain('>Finish rotation<span class="visually-hidden"> of Sync job</span></a>');
     const rotating = await privateRow(created.id);
-    expect((await post(t, f.host, url, jar, { _csrf: csrf })).statusCode).toBe(409);
+    expect((await post(t, f.host, url, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(409);
     expect(await privateRow(created.id)).toEqual(rotating);
 
     const finishUrl = `/admin/private-apps/${created.id}/finish-rotation`;
-    await expectCsrfRefused(t, f.host, finishUrl, jar, { _csrf: csrf }, () => privateRow(created.id));
-    const finish = await post(t, f.host, finishUrl, jar, { _csrf: csrf });
+    await expectCsrfRefused(t, f.host, finishUrl, jar, { _csrf: csrf, confirm: 'yes' }, () => privateRow(created.id));
+    const finish = await post(t, f.host, finishUrl, jar, { _csrf: csrf, confirm: 'yes' });
     expect(finish.statusCode).toBe(303);
     expect(finish.headers.location).toBe('/admin/private-apps?done=finished');
     expect((await get(t, f.host, '/admin/private-apps?done=finished', jar)).body).toContain('The rotation is finished');
     const row = await privateRow(created.id);
     expect(row.previous_webhook_secret_enc).toBeNull();
     expect(t.services.box.open(row.webhook_secret_enc)).toBe(fresh);
-    expect((await post(t, f.host, finishUrl, jar, { _csrf: csrf })).statusCode).toBe(409);
+    expect((await post(t, f.host, finishUrl, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(409);
 
     // Another store's private app, an unknown or malformed id, a revoked app: refused, nothing changes.
     const g = await createFixture(t);
     const elsewhere = await login(t, g);
     const otherCsrf = csrfFrom((await get(t, g.host, '/admin/private-apps', elsewhere)).body);
     const state = await privateRow(created.id);
-    for (const path of [url, finishUrl]) expect((await post(t, g.host, path, elsewhere, { _csrf: otherCsrf })).statusCode).toBe(404);
-    expect((await post(t, f.host, '/admin/private-apps/999999999/rotate-webhook-secret', jar, { _csrf: csrf })).statusCode).toBe(404);
+    for (const path of [url, finishUrl])
+      expect((await post(t, g.host, path, elsewhere, { _csrf: otherCsrf, confirm: 'yes' })).statusCode).toBe(404);
     expect(
-      (await post(t, f.host, '/admin/private-apps/abc/rotate-webhook-secret', jar, { _csrf: csrf })).statusCode,
+      (await post(t, f.host, '/admin/private-apps/999999999/rotate-webhook-secret', jar, { _csrf: csrf, confirm: 'yes' })).statusCode,
+    ).toBe(404);
+    expect(
+      (await post(t, f.host, '/admin/private-apps/abc/rotate-webhook-secret', jar, { _csrf: csrf, confirm: 'yes' })).statusCode,
     ).toBeGreaterThanOrEqual(400);
     expect(await privateRow(created.id)).toEqual(state);
     await t.services.apps.revokePrivateApp(store.id, created.id);
-    expect((await post(t, f.host, url, jar, { _csrf: csrf })).statusCode).toBe(404);
+    expect((await post(t, f.host, url, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(404);
     const revokedPage = await get(t, f.host, '/admin/private-apps', jar);
-    expect(revokedPage.body).not.toContain('Rotate the webhook secret of Sync job');
+    expect(revokedPage.body).not.toContain('rotate-webhook-secret');
+    expect((await get(t, f.host, url, jar)).statusCode).toBe(404);
 
     const logs = t.logs.join('');
     expect(logs).toContain('webhook secret rotation started');

@@ -75,19 +75,22 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect(page.body).toContain('<h2>Installed apps</h2>');
     expect(page.body).toContain('read_products');
     expect(page.body).toContain('write_orders');
-    expect(page.body).toContain(`href="/admin/apps/${f.clientId}/install">Open</a>`);
+    expect(page.body).toContain(`href="/admin/apps/${f.clientId}/install">Open<span class="visually-hidden"> ${f.appName}</span></a>`);
+    expect(page.body).toContain(
+      `href="/admin/apps/${f.clientId}/uninstall">Uninstall<span class="visually-hidden"> ${f.appName}</span></a>`,
+    );
     expect(page.body).toContain('<h2>App list</h2>');
     const store = await storeOf(f.storeName);
     const installation = () =>
       t.db.kysely.selectFrom('installations').select(['uninstalled_at', 'scopes']).where('store_id', '=', store.id).execute();
     const url = `/admin/apps/${f.clientId}/uninstall`;
-    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrfFrom(page.body) }, async () => ({
+    await expectCsrfRefused(t, f.host, url, jar, { _csrf: csrfFrom(page.body), confirm: 'yes' }, async () => ({
       inst: await installation(),
       active: await accessTokenActive(t, token),
     }));
     expect(await accessTokenActive(t, token)).toBe(true);
 
-    const res = await post(t, f.host, url, jar, { _csrf: csrfFrom(page.body) });
+    const res = await post(t, f.host, url, jar, { _csrf: csrfFrom(page.body), confirm: 'yes' });
     expect(res.statusCode).toBe(303);
     expect(res.headers.location).toBe('/admin?done=uninstalled');
     expect((await installation())[0]!.uninstalled_at).not.toBeNull();
@@ -95,11 +98,12 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect((await api(t, f, token, 'GET', '/openapi/2026-01/products')).statusCode).toBe(401);
     const after = await get(t, f.host, '/admin?done=uninstalled', jar);
     expect(after.body).toContain('The app was uninstalled');
-    expect(after.body).toContain(`href="/admin/apps/${f.clientId}/install">Install</a>`);
+    expect(after.body).toContain(`href="/admin/apps/${f.clientId}/install">Install<span class="visually-hidden"> ${f.appName}</span></a>`);
 
     // Again (not installed any more), or an unknown app: 404, nothing changes.
-    expect((await post(t, f.host, url, jar, { _csrf: csrfFrom(page.body) })).statusCode).toBe(404);
-    expect((await post(t, f.host, '/admin/apps/nope/uninstall', jar, { _csrf: csrfFrom(page.body) })).statusCode).toBe(404);
+    expect((await post(t, f.host, url, jar, { _csrf: csrfFrom(page.body), confirm: 'yes' })).statusCode).toBe(404);
+    expect((await get(t, f.host, url, jar)).statusCode).toBe(404);
+    expect((await post(t, f.host, '/admin/apps/nope/uninstall', jar, { _csrf: csrfFrom(page.body), confirm: 'yes' })).statusCode).toBe(404);
     expect((await get(t, f.host, '/admin/apps/nope/install', jar)).statusCode).toBe(404);
   });
 
@@ -109,8 +113,9 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     const tokenA = await appToken(t, a);
     const jarB = await login(t, b);
     const page = await get(t, b.host, '/admin', jarB);
-    const res = await post(t, b.host, `/admin/apps/${a.clientId}/uninstall`, jarB, { _csrf: csrfFrom(page.body) });
+    const res = await post(t, b.host, `/admin/apps/${a.clientId}/uninstall`, jarB, { _csrf: csrfFrom(page.body), confirm: 'yes' });
     expect(res.statusCode).toBe(404);
+    expect((await get(t, b.host, `/admin/apps/${a.clientId}/uninstall`, jarB)).statusCode).toBe(404);
     expect(await accessTokenActive(t, tokenA)).toBe(true);
   });
 
@@ -152,18 +157,21 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     expect(list.body).toContain('Stock sync');
     expect(list.body).not.toContain(token);
     const revokeUrl = `/admin/private-apps/${rows[0]!.id}/revoke`;
-    await expectCsrfRefused(t, f.host, revokeUrl, jar, { _csrf: csrfFrom(list.body) }, () => privateApps(store.id));
+    await expectCsrfRefused(t, f.host, revokeUrl, jar, { _csrf: csrfFrom(list.body), confirm: 'yes' }, () => privateApps(store.id));
     expect((await api(t, f, token, 'GET', '/openapi/2026-01/products')).statusCode).toBe(200);
-    const revoked = await post(t, f.host, revokeUrl, jar, { _csrf: csrfFrom(list.body) });
+    const revoked = await post(t, f.host, revokeUrl, jar, { _csrf: csrfFrom(list.body), confirm: 'yes' });
     expect(revoked.statusCode).toBe(303);
     expect(revoked.headers.location).toBe('/admin/private-apps?done=revoked');
     expect((await privateApps(store.id))[0]!.revoked_at).not.toBeNull();
     expect((await api(t, f, token, 'GET', '/openapi/2026-01/products')).statusCode).toBe(401);
     expect((await get(t, f.host, '/admin/private-apps?done=revoked', jar)).body).toContain('Revoked');
     // Revoking twice, an unknown id or a malformed one: 404.
-    expect((await post(t, f.host, revokeUrl, jar, { _csrf: csrfFrom(list.body) })).statusCode).toBe(404);
-    expect((await post(t, f.host, '/admin/private-apps/999999/revoke', jar, { _csrf: csrfFrom(list.body) })).statusCode).toBe(404);
-    expect((await post(t, f.host, '/admin/private-apps/abc/revoke', jar, { _csrf: csrfFrom(list.body) })).statusCode).toBe(404);
+    const yes = { _csrf: csrfFrom(list.body), confirm: 'yes' };
+    expect((await post(t, f.host, revokeUrl, jar, yes)).statusCode).toBe(404);
+    expect((await post(t, f.host, '/admin/private-apps/999999/revoke', jar, yes)).statusCode).toBe(404);
+    expect((await post(t, f.host, '/admin/private-apps/abc/revoke', jar, yes)).statusCode).toBe(404);
+    for (const path of [revokeUrl, '/admin/private-apps/999999/revoke', '/admin/private-apps/abc/revoke'])
+      expect((await get(t, f.host, path, jar)).statusCode, path).toBe(404);
   });
 
   it("a reveal is bound to the session that created it, and another store's private app cannot be revoked", async () => {
@@ -184,8 +192,9 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
     const jarB = await login(t, b);
     const listB = await get(t, b.host, '/admin/private-apps', jarB);
     expect(listB.body).not.toContain('A app');
-    const res2 = await post(t, b.host, `/admin/private-apps/${row!.id}/revoke`, jarB, { _csrf: csrfFrom(listB.body) });
+    const res2 = await post(t, b.host, `/admin/private-apps/${row!.id}/revoke`, jarB, { _csrf: csrfFrom(listB.body), confirm: 'yes' });
     expect(res2.statusCode).toBe(404);
+    expect((await get(t, b.host, `/admin/private-apps/${row!.id}/revoke`, jarB)).statusCode).toBe(404);
     expect((await privateApps(storeA.id))[0]!.revoked_at).toBeNull();
   });
 
@@ -257,7 +266,7 @@ describe.each(DIALECTS)('store admin (%s)', (dialect) => {
         method: 'POST',
         url,
         headers: { host: f.host, cookie: jar.header(), accept: 'text/html,*/*', 'content-type': 'application/x-www-form-urlencoded' },
-        payload: `_csrf=${encodeURIComponent(csrf)}`,
+        payload: `_csrf=${encodeURIComponent(csrf)}&confirm=yes`,
       });
     const missing = await send('/admin/apps/nope/uninstall', csrfFrom(page.body));
     expect(missing.statusCode).toBe(404);

@@ -73,11 +73,21 @@ export function covers(granted: readonly Scope[], requested: readonly Scope[]): 
   });
 }
 
+// What each scope lets an app do, in the merchant's words, for the consent page and the forms. Each
+// write line names only what the Admin API offers for that resource: orders have no delete.
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  read_products: 'See your products',
+  write_products: 'See, create, change and delete your products',
+  read_orders: 'See your orders',
+  write_orders: 'See, create and change your orders',
+  read_customers: 'See your customers',
+  write_customers: 'See, create, change and delete your customers',
+  read_shop: 'See your store’s name, address, owner email, currency and time zone',
+};
+
 /** Plain-words description for the consent page. */
 export function describeScope(scope: Scope): string {
-  if (scope === 'read_shop') return 'See your store’s name, address, owner email, currency and time zone';
-  const [access, resource] = scope.split('_') as [Access, Resource];
-  return access === 'read' ? `See your ${resource}` : `See, create, change and delete your ${resource}`;
+  return SCOPE_DESCRIPTIONS[scope];
 }
 
 /** Scopes as stored (the canonical comma-separated form); none when there is no grant at all. */

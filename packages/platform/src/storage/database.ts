@@ -147,10 +147,12 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   if (config.dialect === 'sqlite') {
     if (config.path !== ':memory:') createPrivately(config.path);
     const sqlite = new SQLite(config.path);
+    // First: switching a new file to WAL takes a lock that another process opening the same
+    // file may hold for a moment, and without a busy timeout that fails at once.
+    sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
-    sqlite.pragma('busy_timeout = 5000');
     // Checkpoints run on a worker thread (see wal-checkpointer.ts); this connection only steps in
     // when the WAL passes ~40 MB.
     const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);

@@ -1,6 +1,8 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
-import { Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { type Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import { databaseFault } from './database-faults.ts';
 import type { Db } from './database.ts';
+import type { Database } from './schema.ts';
 import { checkPartitionRequest, partitionStoreTables } from './partitioning.ts';
 import * as initial from './migrations/2026-11-22T00-initial.ts';
 import * as webhookSubscriptions from './migrations/2026-11-22T01-webhook-subscriptions.ts';
@@ -72,6 +74,13 @@ export async function migrateToLatest(db: Db, options: MigrateOptions = {}): Pro
   // Without a statement deadline: building an index on a large table may take longer than any
   // request should.
   const applied = await db.withoutStatementTimeout(async (kysely) => {
+    if (db.dialect === 'sqlite') return underSqliteWriteLock(kysely, runMigrator);
+    return runMigrator(kysely);
+  });
+  if (partitions !== undefined) await db.withoutStatementTimeout((kysely) => partitionStoreTables(kysely, partitions));
+  return applied;
+
+  async function runMigrator(kysely: Kysely<Database>): Promise<string[]> {
     const migrator = new Migrator({
       db: kysely,
       provider: new StaticProvider(),
@@ -81,7 +90,56 @@ export async function migrateToLatest(db: Db, options: MigrateOptions = {}): Pro
     const { error, results } = await migrator.migrateToLatest();
     if (error) throw error instanceof Error ? error : new Error(String(error));
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  }
+}
+
+/** How long a process waits for another one's migrations on the same SQLite file. */
+const SQLITE_MIGRATION_LOCK_WAIT_MS = 10 * 60_000;
+const SQLITE_LOCK_RETRY_MS = 25;
+
+/**
+ * Runs the migrations on SQLite inside one write transaction (BEGIN IMMEDIATE), so processes that
+ * open the same file at once migrate one after the other: Kysely's Migrator takes no lock on
+ * SQLite (its lock is a no-op there, as it assumes one connection), and two processes starting
+ * together would both find a migration pending and both run it, the second failing on a table the
+ * first had just created. The transaction is that lock: whoever waits for it then finds nothing
+ * pending. SQLite's DDL is transactional, so a migration that fails leaves nothing half done.
+ */
+async function underSqliteWriteLock<T>(kysely: Kysely<Database>, work: (k: Kysely<Database>) => Promise<T>): Promise<T> {
+  return kysely.connection().execute(async (conn) => {
+    await acquireWriteLock(conn);
+    try {
+      const result = await work(conn);
+      await sql`commit`.execute(conn);
+      return result;
+    } catch (err) {
+      await sql`rollback`.execute(conn).catch(() => undefined);
+      throw err;
+    }
   });
-  if (partitions !== undefined) await db.withoutStatementTimeout((kysely) => partitionStoreTables(kysely, partitions));
-  return applied;
+}
+
+/**
+ * BEGIN IMMEDIATE, waiting for another holder without blocking the event loop: the busy timeout
+ * would hold the whole thread (better-sqlite3 is synchronous), for at most its few seconds, while a
+ * long migration elsewhere (an index on a large table) may take minutes.
+ */
+async function acquireWriteLock(conn: Kysely<Database>): Promise<void> {
+  const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn);
+  const busyTimeout = Number(rows[0]?.timeout ?? 0);
+  await sql`pragma busy_timeout = 0`.execute(conn);
+  try {
+    const deadline = Date.now() + SQLITE_MIGRATION_LOCK_WAIT_MS;
+    for (;;) {
+      try {
+        await sql`begin immediate`.execute(conn);
+        return;
+      } catch (err) {
+        if (databaseFault(err) !== 'busy' || Date.now() > deadline) throw err;
+      }
+      await new Promise((resolve) => setTimeout(resolve, SQLITE_LOCK_RETRY_MS));
+    }
+  } finally {
+    await sql.raw(`pragma busy_timeout = ${Math.trunc(busyTimeout)}`).execute(conn);
+  }
 }

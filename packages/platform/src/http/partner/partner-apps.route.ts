@@ -2,11 +2,13 @@
 // URL must not contain "#", and the authorize step later demands an exact match with it), reveal
 // the client secret (shown once per reveal), rotate it and finish the rotation (until then the old
 // secret keeps authenticating and signing, so running apps roll over without a dropped webhook).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
+import type { AppRow } from '../../services/app-service.ts';
 import type { Services } from '../../services/services.ts';
 import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
-import { hiddenFields, html } from '../views/html.ts';
+import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
+import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
@@ -49,12 +51,15 @@ ${disabled.map((s) => {
 ${
   apps.length === 0
     ? html`<p>No apps yet. <a href="/partner/apps/new">Create your first app</a>.</p>`
-    : html`<table>
+    : scrollBox(
+        'Your apps',
+        html`<table>
 <thead><tr><th scope="col">App</th><th scope="col">Client ID</th><th scope="col">App URL</th><th scope="col">Links</th></tr></thead>
 <tbody>
 ${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td><td>${a.app_url}</td><td><a href="/partner/apps/${a.client_id}" aria-label="Settings of ${a.name}">Settings</a> · <a href="/partner/apps/${a.client_id}/deliveries" aria-label="Webhook deliveries of ${a.name}">Webhook deliveries</a></td></tr>`)}
 </tbody>
-</table>`
+</table>`,
+      )
 }`;
     return sendPartnerPage(reply, partner.email, 'apps', 'Your apps', body);
   });
@@ -164,7 +169,7 @@ ${privacyField(privacyUrl, privacyErrors)}
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">
 <form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
-${rotationEndsAt === undefined ? html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/rotate-secret">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="rotate">Rotate client secret</button></form>` : ''}
+${rotationEndsAt === undefined ? html`<a class="button danger" href="/partner/apps/${a.client_id}/rotate-secret">Rotate client secret</a>` : ''}
 </div>
 ${
   rotationEndsAt === undefined
@@ -172,7 +177,7 @@ ${
     : html`<h3>Rotation in progress</h3>
 <p class="notice" role="status">The previous secret keeps working until ${formatTime(rotationEndsAt)} unless you finish the rotation first. Until then install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; <code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
 <p>Finish the rotation once every server of your app accepts the new secret. Finishing signs install links and webhooks with the new secret only, and the previous secret stops working at the token endpoint. This cannot be undone.</p>
-<form method="post" action="/partner/apps/${a.client_id}/finish-rotation">${hiddenFields({ _csrf: csrf })}<button type="submit" name="finish">Finish rotation</button></form>`
+<p><a class="button" href="/partner/apps/${a.client_id}/finish-rotation">Finish rotation</a></p>`
 }`;
     return sendPartnerPage(reply, partner.email, 'apps', a.name, body);
   });
@@ -230,7 +235,61 @@ ${
     return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
   });
 
+  // Rotate and finish ask first, on a page saying what happens to the secrets.
+  const confirmation = (req: FastifyRequest, reply: FastifyReply, a: AppRow, title: string, explain: SafeHtml, button?: string) => {
+    const body = html`<h1>${title}</h1>
+${appTabs(a.client_id, 'settings')}
+<dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>
+${explain}
+${button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button, danger: true, cancel: `/partner/apps/${a.client_id}` }) : html`<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`}`;
+    return sendPartnerPage(reply, req.partner!.email, 'apps', title, body);
+  };
+
+  app.get('/partner/apps/:clientId/rotate-secret', partnerOnly, async (req, reply) => {
+    const a = await services.apps.findPartnerApp(req.partner!.partnerId, (req.params as { clientId: string }).clientId);
+    if (services.rotations.clientRotationEndsAt(a) !== undefined) {
+      return confirmation(
+        req,
+        reply,
+        a,
+        'Rotate the client secret',
+        html`<p class="notice" role="status">A rotation is already in progress: finish it before rotating again.</p>`,
+      );
+    }
+    const overlap = describeDuration(services.config.secretOverlapMs);
+    return confirmation(
+      req,
+      reply,
+      a,
+      `Rotate the client secret of ${a.name}?`,
+      html`<p>A new client secret is created and shown once. Until you finish the rotation (at the latest after ${overlap}), the previous secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; <code>webhook-signature</code> carries a signature with each secret. Deploy the new secret to your app, then finish the rotation.</p>`,
+      'Rotate client secret',
+    );
+  });
+
+  app.get('/partner/apps/:clientId/finish-rotation', partnerOnly, async (req, reply) => {
+    const a = await services.apps.findPartnerApp(req.partner!.partnerId, (req.params as { clientId: string }).clientId);
+    if (services.rotations.clientRotationEndsAt(a) === undefined) {
+      return confirmation(
+        req,
+        reply,
+        a,
+        'Finish the rotation',
+        html`<p class="notice" role="status">No rotation of the client secret is in progress: there is nothing to finish.</p>`,
+      );
+    }
+    return confirmation(
+      req,
+      reply,
+      a,
+      `Finish the rotation of ${a.name}?`,
+      html`<p>Install links and webhooks are then signed with the new secret only, and the previous secret stops working at the token endpoint. Every server of your app must accept the new secret first. This cannot be undone.</p>`,
+      'Finish rotation',
+    );
+  });
+
   app.post('/partner/apps/:clientId/rotate-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const { secret } = await services.rotations.rotateClientSecret(a.id);
@@ -240,6 +299,7 @@ ${
   });
 
   app.post('/partner/apps/:clientId/finish-rotation', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     await services.rotations.finishClientSecretRotation(a.id);

@@ -8,7 +8,7 @@ import { DELIVERY_STATUSES, isDeliveryStatus } from '../../services/delivery-log
 import { TOPICS } from '../../domain/webhook-topics.ts';
 import { parseId } from '../path-params.ts';
 import { formatTime } from '../views/form-fields.ts';
-import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
+import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
@@ -62,7 +62,9 @@ ${disabled.map((s) => html`<p class="notice" role="status"><strong>Subscription 
 ${
   page.rows.length === 0
     ? html`<p class="muted">No deliveries${status || topic ? ' match these filters' : ' yet'}.</p>`
-    : html`<table>
+    : scrollBox(
+        'Deliveries',
+        html`<table>
 <thead><tr><th scope="col">Delivery</th><th scope="col">Topic</th><th scope="col">Store</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Latency</th><th scope="col">Created</th><th scope="col">Action</th></tr></thead>
 <tbody>
 ${page.rows.map(
@@ -73,7 +75,8 @@ ${page.rows.map(
 <td>${d.status === 'pending' ? html`<span class="muted">queued</span>` : html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`}</td></tr>
 `,
 )}</tbody>
-</table>`
+</table>`,
+      )
 }
 <nav class="pager" aria-label="Pages of deliveries">
 ${before !== undefined ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({})}">Newest deliveries</a>` : ''}
@@ -111,7 +114,9 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 ${
   d.attempts.length === 0
     ? html`<p class="muted">Not attempted yet.</p>`
-    : html`<table>
+    : scrollBox(
+        'Attempts',
+        html`<table>
 <thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Answer or error</th></tr></thead>
 <tbody>
 ${d.attempts.map(
@@ -121,7 +126,8 @@ ${d.attempts.map(
   ) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td><td>${String(t.latency_ms)} ms</td><td>${t.error ?? (t.response_body ? html`<code>${t.response_body.slice(0, 300)}</code>` : '')}</td></tr>
 `,
 )}</tbody>
-</table>`
+</table>`,
+      )
 }
 ${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}<div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`}
 <p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;

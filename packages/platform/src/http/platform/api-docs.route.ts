@@ -26,6 +26,7 @@ interface JsonContent {
 
 interface Operation {
   summary?: string;
+  tags?: string[];
   parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: SchemaNode }[];
   requestBody?: JsonContent;
   responses?: Record<string, JsonContent>;
@@ -38,22 +39,33 @@ interface ApiDocument {
   paths?: Record<string, Record<string, Operation>>;
 }
 
-function schemaSummary(schema: SchemaNode | undefined, depth = 0): SafeHtml {
-  if (!schema || typeof schema !== 'object') return html``;
-  if (schema.type === 'array') return html`array of ${schemaSummary(schema.items, depth)}`;
-  if (schema.type === 'object' || schema.properties) {
-    if (depth > 2) return html`object`;
-    const required = new Set<string>(schema.required ?? []);
-    return html`<ul>${Object.entries(schema.properties ?? {}).map(
-      ([name, s]) =>
-        html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${s.type === 'object' || s.type === 'array' ? schemaSummary(s, depth + 1) : ''}</li>`,
-    )}</ul>`;
-  }
-  return html`${typeLabel(schema)}`;
+const isObject = (s: SchemaNode | undefined): s is SchemaNode => !!s && (s.type === 'object' || s.properties !== undefined);
+
+/** The fields of an object schema, one list item each; an array's entries are described once, by its items. */
+function fieldList(schema: SchemaNode, depth: number): SafeHtml {
+  const required = new Set<string>(schema.required ?? []);
+  return html`<ul>${Object.entries(schema.properties ?? {}).map(
+    ([name, s]) =>
+      html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${nested(s, depth + 1)}</li>`,
+  )}</ul>`;
 }
 
-function typeLabel(s: SchemaNode): string {
-  const t = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? 'any');
+/** The fields below a field: an object's, or those of an array's objects; nothing past three levels. */
+function nested(s: SchemaNode, depth: number): SafeHtml | '' {
+  const inner = s.type === 'array' ? s.items : s;
+  return isObject(inner) && depth <= 2 ? fieldList(inner, depth) : '';
+}
+
+function schemaSummary(schema: SchemaNode | undefined): SafeHtml {
+  if (!schema || typeof schema !== 'object') return html``;
+  if (isObject(schema)) return fieldList(schema, 0);
+  return html`<p>${typeLabel(schema)}</p>${nested(schema, 0)}`;
+}
+
+/** A schema's type in words, with its limits: `string, email, max 320 chars`, `array of object`. */
+export function typeLabel(s: SchemaNode): string {
+  if (s.type === 'array') return `array of ${s.items ? typeLabel(s.items) : 'any'}`;
+  const t = Array.isArray(s.type) ? s.type.join(' | ') : (s.type ?? (s.properties ? 'object' : 'any'));
   const parts = [t];
   if (s.enum) parts.push(`one of ${s.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`);
   if (s.format) parts.push(s.format);
@@ -74,23 +86,46 @@ export function registerApiDocsRoutes(app: FastifyInstance, config: Pick<Config,
 
   app.get('/docs', { config: { area: 'platform' } }, async (_req, reply) => {
     const doc = app.swagger() as ApiDocument;
-    const ops: SafeHtml[] = [];
+    // Operations grouped by their tag (the resource), in the order the document lists them; each
+    // group is an h2 and each operation an h3, so the headings never skip a level.
+    const groups = new Map<string, { id: string; title: string; html: SafeHtml }[]>();
     for (const [path, methods] of Object.entries(doc.paths ?? {})) {
       for (const [method, op] of Object.entries(methods)) {
         const params = op.parameters ?? [];
         const body = op.requestBody?.content?.['application/json']?.schema;
         const ok = Object.entries(op.responses ?? {}).find(([code]) => code.startsWith('2'));
-        ops.push(html`<section class="op">
-<h3><code>${method.toUpperCase()} ${path}</code></h3>
+        const group = op.tags?.[0] ?? 'other';
+        const id = `${method}-${path}`.replace(/[^A-Za-z0-9]+/g, '-').replace(/-+$/, '');
+        const title = `${method.toUpperCase()} ${path}`;
+        const list = groups.get(group) ?? [];
+        groups.set(group, list);
+        list.push({
+          id,
+          title,
+          html: html`<section class="op" aria-labelledby="${id}">
+<h3 id="${id}"><code>${title}</code></h3>
 <p>${op.summary ?? ''}</p>
 ${params.length > 0 ? html`<h4>Parameters</h4><ul>${params.map((p) => html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${(p.description ?? p.schema?.description) ? html` · ${p.description ?? p.schema?.description ?? ''}` : ''}</li>`)}</ul>` : ''}
 ${body ? html`<h4>Body (application/json)</h4>${schemaSummary(body)}` : ''}
 ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['application/json']?.schema)}` : ''}
-</section>`);
+</section>`,
+        });
       }
     }
+    const toc = html`<nav class="toc" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul><li><a href="#conventions">Conventions</a></li>${[
+      ...groups,
+    ].map(
+      ([group, ops]) =>
+        html`<li><a href="#group-${group}">${group}</a><ul>${ops.map((o) => html`<li><a href="#${o.id}"><code>${o.title}</code></a></li>`)}</ul></li>`,
+    )}</ul></nav>`;
+    const ops = [...groups].map(
+      ([group, list]) => html`<section aria-labelledby="group-${group}"><h2 id="group-${group}">${group}</h2>
+${list.map((o) => o.html)}</section>`,
+    );
     const body = html`<h1>${doc.info.title}</h1>
 <p>${doc.info.description}</p>
+${toc}
+<h2 id="conventions">Conventions</h2>
 <p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>). Every response carries <code>X-Request-Id</code>, <code>X-Service-Api-Version</code> (the version that answered) and the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields <code>RateLimit-Policy: "admin-api";q=40;w=20</code> and <code>RateLimit: "admin-api";r=&lt;calls left&gt;;t=&lt;seconds until the bucket is empty&gt;</code> (on a 429 too, with <code>Retry-After</code>). Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
 <p id="deprecation">Version <code>2022-01</code> is deprecated: its answers carry <code>Deprecation</code> (${deprecationText}) and <code>Sunset</code> (${sunsetText}), after which it stops answering; move to <code>${CURRENT_VERSION}</code> (pages with <code>cursor</code> and <code>has_more</code>).</p>
 <p>OAuth: each store describes its authorization server at <code>{base_url}/.well-known/oauth-authorization-server</code> (RFC 8414); every authorization redirect to the app carries <code>iss</code>, the store's base URL (RFC 9207).</p>

@@ -6,7 +6,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { PrivacyAudienceApp } from '../../services/customer-privacy.ts';
 import type { Services } from '../../services/services.ts';
 import { parseId } from '../path-params.ts';
-import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
+import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
+import { html, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
 
 const merchantOnly = { config: { session: 'merchant' as const } };
@@ -74,10 +75,7 @@ ${
     : html`<p>${a.explain}</p>
 <h2>Apps installed in ${store.name}</h2>
 ${audienceList(audience)}
-<form method="post" action="/admin/customers/${String(id)}/${action}">
-${hiddenFields({ _csrf: reply.generateCsrf() })}
-<div class="actions"><button class="${action === 'redact' ? 'danger' : ''}" type="submit" name="confirm">${a.button}</button><a href="/admin/customers">Cancel</a></div>
-</form>`
+${confirmationForm({ action: `/admin/customers/${String(id)}/${action}`, csrf: reply.generateCsrf(), button: a.button, danger: action === 'redact', cancel: '/admin/customers' })}`
 }`;
     return sendAdminPage(reply, store, 'customers', a.title, body);
   }
@@ -86,6 +84,7 @@ ${hiddenFields({ _csrf: reply.generateCsrf() })}
   app.get('/admin/customers/:id/redact', merchantOnly, (req, reply) => confirmation(req, reply, 'redact'));
 
   app.post('/admin/customers/:id/data-request', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const id = parseId((req.params as { id: string }).id);
     const sent = await privacy.requestData(req.store!.id, id);
     req.log.info({ store: req.store!.name, customer: id, apps: sent.apps }, 'customer data request sent');
@@ -99,6 +98,7 @@ ${hiddenFields({ _csrf: reply.generateCsrf() })}
   });
 
   app.post('/admin/customers/:id/redact', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const id = parseId((req.params as { id: string }).id);
     const sent = await privacy.redact(req.store!.id, id);
     req.log.info({ store: req.store!.name, customer: id, apps: sent.apps }, 'customer redacted');

@@ -3,11 +3,12 @@
 // shown once; only a hash of the token is kept), list, revoke; rotate the webhook secret (the new
 // one shown once) and finish the rotation.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ValidationFailedError } from '../../domain/errors.ts';
+import { NotFoundError, ValidationFailedError } from '../../domain/errors.ts';
 import type { Services } from '../../services/services.ts';
 import { checkPrivateApp } from '../../services/app-service.ts';
 import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
-import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
+import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
+import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
 import { parseId } from '../path-params.ts';
 
@@ -25,7 +26,6 @@ export function registerPrivateAppRoutes(app: FastifyInstance, services: Service
     const store = req.store!;
     const rows = await services.apps.listPrivateApps(store.id);
     const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
-    const csrf = reply.generateCsrf();
     const body = html`<h1>Private apps</h1>
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 <p>A private app calls the Admin API of ${store.name} with a fixed Access-Token, without the install flow.</p>
@@ -33,20 +33,23 @@ ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
 ${
   rows.length === 0
     ? html`<p class="muted">No private apps yet.</p>`
-    : html`<table>
+    : html`${scrollBox(
+        'Private apps',
+        html`<table>
 <thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th><th scope="col">Status</th></tr></thead>
 <tbody>
 ${rows.map(
   (p) => html`<tr><td>${p.name}</td><td>${p.scopes.split(',').join(', ')}</td><td>${formatTime(Number(p.created_at))}</td>
-<td>${p.revoked_at !== null ? '' : webhookSecretCell(p, csrf, services.clock())}</td>
+<td>${p.revoked_at !== null ? '' : webhookSecretCell(p, services.clock())}</td>
 <td>${
     p.revoked_at !== null
       ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
-      : html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/revoke">${hiddenFields({ _csrf: csrf })}<button class="danger" type="submit" name="revoke" aria-label="Revoke ${p.name}">Revoke</button></form>`
+      : html`<a class="button danger" href="/admin/private-apps/${String(p.id)}/revoke">Revoke<span class="visually-hidden"> ${p.name}</span></a>`
   }</td></tr>`,
 )}
 </tbody>
-</table>
+</table>`,
+      )}
 <p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the new secret.</p>`
 }`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
@@ -123,12 +126,72 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
     return sendAdminPage(reply, req.store!, 'private-apps', 'Private app created', body, { scripts: ['/assets/copy-button.js'] });
   });
 
+  // Revoke, rotate and finish ask first, each on a page of its own saying what happens.
+  async function activePrivateApp(req: FastifyRequest): Promise<PrivateAppSummary> {
+    const id = parseId((req.params as { id: string }).id);
+    const found = (await services.apps.listPrivateApps(req.store!.id)).find((p) => p.id === id && p.revoked_at === null);
+    if (!found) throw new NotFoundError('No active private app with this id in this store');
+    return found;
+  }
+
+  function sendConfirmation(req: FastifyRequest, reply: FastifyReply, p: PrivateAppSummary, c: ConfirmText) {
+    const body = html`<h1>${c.title}</h1>
+<dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt><dd>${formatTime(Number(p.created_at))}</dd></dl>
+${c.explain}
+${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button: c.button, danger: c.danger ?? false, cancel: '/admin/private-apps' }) : html`<p><a href="/admin/private-apps">Back to private apps</a></p>`}`;
+    return sendAdminPage(reply, req.store!, 'private-apps', c.title, body);
+  }
+
+  app.get('/admin/private-apps/:id/revoke', merchantOnly, async (req, reply) => {
+    const p = await activePrivateApp(req);
+    return sendConfirmation(req, reply, p, {
+      title: `Revoke ${p.name}?`,
+      explain: html`<p>Its Access-Token stops working at once, and it is sent no more webhooks. A revoked private app cannot be used again: to call the Admin API again, create a new private app.</p>`,
+      button: `Revoke ${p.name}`,
+      danger: true,
+    });
+  });
+
+  app.get('/admin/private-apps/:id/rotate-webhook-secret', merchantOnly, async (req, reply) => {
+    const p = await activePrivateApp(req);
+    const now = services.clock();
+    if (rotating(p, now)) {
+      return sendConfirmation(req, reply, p, {
+        title: `Rotate the webhook secret of ${p.name}`,
+        explain: html`<p class="notice" role="status">A rotation is already in progress: finish it before rotating again.</p>`,
+      });
+    }
+    return sendConfirmation(req, reply, p, {
+      title: `Rotate the webhook secret of ${p.name}?`,
+      explain: html`<p>A new webhook secret is created and shown once. Until you finish the rotation (at the latest after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret and <code>webhook-signature</code> carries a signature with each secret. The Access-Token does not change.</p>`,
+      button: 'Rotate webhook secret',
+    });
+  });
+
+  app.get('/admin/private-apps/:id/finish-rotation', merchantOnly, async (req, reply) => {
+    const p = await activePrivateApp(req);
+    if (!rotating(p, services.clock())) {
+      return sendConfirmation(req, reply, p, {
+        title: `Finish the rotation of ${p.name}`,
+        explain: html`<p class="notice" role="status">No rotation of the webhook secret is in progress: there is nothing to finish.</p>`,
+      });
+    }
+    return sendConfirmation(req, reply, p, {
+      title: `Finish the rotation of ${p.name}?`,
+      explain: html`<p>Webhooks are then signed with the new secret only; receivers that still hold only the previous secret reject them. This cannot be undone.</p>`,
+      button: 'Finish rotation',
+      danger: true,
+    });
+  });
+
   app.post('/admin/private-apps/:id/revoke', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     await services.apps.revokePrivateApp(req.store!.id, parseId((req.params as { id: string }).id));
     return reply.redirect('/admin/private-apps?done=revoked', 303);
   });
 
   app.post('/admin/private-apps/:id/rotate-webhook-secret', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const id = parseId((req.params as { id: string }).id);
     const rotated = await services.rotations.rotatePrivateWebhookSecret(req.store!.id, id);
     req.log.info({ private_app_id: id }, 'webhook secret rotation started');
@@ -156,6 +219,7 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret)}
   });
 
   app.post('/admin/private-apps/:id/finish-rotation', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    if (!confirmedOrRedirect(req, reply)) return reply;
     const id = parseId((req.params as { id: string }).id);
     await services.rotations.finishPrivateWebhookSecretRotation(req.store!.id, id);
     req.log.info({ private_app_id: id }, 'webhook secret rotation finished');
@@ -165,12 +229,24 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret)}
 
 type PrivateAppSummary = Awaited<ReturnType<Services['apps']['listPrivateApps']>>[number];
 
-/** Rotate, or the rotation in progress with what finishing does and its button. */
-function webhookSecretCell(p: PrivateAppSummary, csrf: string, now: number): SafeHtml {
+/** What a confirmation page says; without a button it only explains why there is nothing to do. */
+interface ConfirmText {
+  title: string;
+  explain: SafeHtml;
+  button?: string;
+  danger?: boolean;
+}
+
+function rotating(p: PrivateAppSummary, now: number): boolean {
   const endsAt = p.previous_webhook_secret_expires_at;
-  if (endsAt === null || endsAt <= now) {
-    return html`<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="rotate" aria-label="Rotate the webhook secret of ${p.name}">Rotate webhook secret</button></form>`;
+  return endsAt !== null && endsAt > now;
+}
+
+/** Rotate, or the rotation in progress with what finishing does and its link. */
+function webhookSecretCell(p: PrivateAppSummary, now: number): SafeHtml {
+  if (!rotating(p, now)) {
+    return html`<a class="button secondary" href="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">Rotate webhook secret<span class="visually-hidden"> of ${p.name}</span></a>`;
   }
-  return html`<p>Rotation in progress until ${formatTime(Number(endsAt))}. Finishing signs webhooks with the new secret only; receivers that still hold only the previous secret then reject them.</p>
-<form class="inline" method="post" action="/admin/private-apps/${String(p.id)}/finish-rotation">${hiddenFields({ _csrf: csrf })}<button type="submit" name="finish" aria-label="Finish the rotation of ${p.name}">Finish rotation</button></form>`;
+  return html`<p>Rotation in progress until ${formatTime(Number(p.previous_webhook_secret_expires_at))}. Finishing signs webhooks with the new secret only; receivers that still hold only the previous secret then reject them.</p>
+<a class="button" href="/admin/private-apps/${String(p.id)}/finish-rotation">Finish rotation<span class="visually-hidden"> of ${p.name}</span></a>`;
 }

@@ -6,7 +6,7 @@ import type { Services } from '../../services/services.ts';
 import { customers, orders, products, type ResourceDef } from '../../domain/resources.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { privacyNotice } from './customer-privacy.route.ts';
-import { html, type SafeHtml } from '../views/html.ts';
+import { html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage, type AdminSection } from '../views/store-admin-layout.ts';
 
 const merchantOnly = { config: { session: 'merchant' as const } };
@@ -94,12 +94,15 @@ ${view.notice?.(q) ?? ''}
 ${
   result.data.length === 0
     ? html`<p class="muted">No ${label} on this page.</p>`
-    : html`<table>
+    : scrollBox(
+        view.title,
+        html`<table>
 <caption class="muted">${result.data.length} ${label}, from id ${String(result.data[0]!.id)} to ${String(result.data.at(-1)!.id)}</caption>
 <thead><tr>${view.columns.map((c) => html`<th scope="col">${c}</th>`)}</tr></thead>
 <tbody>
 ${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</td>`)}</tr>\n`)}</tbody>
-</table>`
+</table>`,
+      )
 }
 <nav class="pager" aria-label="Pages of ${label}">
 ${result.pre_cursor ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous page</a>` : q.cursor || q.pre_cursor ? html`<a href="/admin/${view.def.name}">First page</a>` : ''}

@@ -43,6 +43,7 @@ ${
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} · storegate</title>
+<link rel="icon" href="/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/app.css">
 ${(options.scripts ?? []).map(
   (src) => html`<script src="${src}" defer></script>
@@ -63,4 +64,12 @@ export function hiddenFields(fields: Record<string, string | undefined>): SafeHt
   return html`${Object.entries(fields)
     .filter(([, v]) => v !== undefined)
     .map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`)}`;
+}
+
+/**
+ * A table in a box that scrolls sideways on a narrow screen, so the page itself never does. The box
+ * takes keyboard focus (it may hold no link to tab to) and is named for screen readers.
+ */
+export function scrollBox(label: string, table: SafeHtml): SafeHtml {
+  return html`<div class="table-scroll" role="region" aria-label="${label}" tabindex="0">${table}</div>`;
 }

@@ -1,0 +1,78 @@
+// Examples in every command's --help: a newcomer sees how a command is typed before reading its
+// options. Commands may add theirs where they are defined (`examples`); the table below holds the
+// rest, applied once the whole tree is built, so a command without any is easy to spot.
+import type { Command } from 'commander';
+
+/** Adds an "Examples:" section to a command's --help. */
+export function examples(cmd: Command, ...lines: string[]): Command {
+  withExamples.add(cmd);
+  return cmd.addHelpText('after', `\nExamples:\n${lines.map((line) => `  $ ${line}`).join('\n')}\n`);
+}
+
+const withExamples = new WeakSet<Command>();
+
+const DB = '--database ./data/storegate.db';
+
+/** By command path ("apps rotate-secret"). */
+export const EXAMPLES: Record<string, string[]> = {
+  '': ['storegate serve --seed-demo', 'storegate stores list', 'storegate apps show <client_id> --json'],
+  serve: [
+    'storegate serve --seed-demo',
+    'storegate serve --port 8080 --log-format json',
+    'storegate serve --database postgres://user@db/storegate --no-worker',
+  ],
+  migrate: ['storegate migrate', `storegate migrate ${DB} --json`],
+  seed: ['storegate seed --store demo --products 1000 --orders 500 --customers 200'],
+  worker: ['storegate worker --database postgres://user@db/storegate'],
+  stores: ['storegate stores list', 'storegate stores show demo --json'],
+  'stores create': [
+    'storegate stores create shop --owner-email me@shop.test --owner-password "long-password"',
+    'storegate stores create paris --owner-email me@paris.test --owner-password "long-password" --currency EUR --timezone Europe/Paris --json',
+  ],
+  partners: ['storegate partners create --email dev@partner.test --password "long-password"', 'storegate partners list'],
+  'partners create': ['storegate partners create --email dev@partner.test --password "long-password" --json'],
+  apps: ['storegate apps list', 'storegate apps show <client_id>'],
+  'apps create': [
+    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products write_orders"',
+  ],
+  'apps update': [
+    'storegate apps update <client_id> --privacy-webhook-url http://localhost:3000/privacy',
+    'storegate apps update <client_id> --authorization-iss on',
+  ],
+  'apps uninstall': ['storegate apps uninstall --store demo --client-id <client_id>'],
+  'apps rotate-secret': ['storegate apps rotate-secret <client_id>', 'storegate apps rotate-secret <client_id> --finish'],
+  'private-apps': ['storegate private-apps list --store demo', 'storegate private-apps show <id> --store demo'],
+  'private-apps create': ['storegate private-apps create --store demo --name "Stock sync" --scopes "read_products write_products"'],
+  'private-apps rotate-secret': [
+    'storegate private-apps rotate-secret <id> --store demo',
+    'storegate private-apps rotate-secret <id> --store demo --finish',
+  ],
+  webhooks: ['storegate webhooks deliveries --status dead', 'storegate webhooks redeliver <delivery_id>'],
+  'webhooks deliveries': [
+    'storegate webhooks deliveries --store demo --limit 20',
+    'storegate webhooks deliveries --status dead --attempts --json',
+  ],
+  'webhooks redeliver': ['storegate webhooks redeliver 42'],
+  keys: ['MASTER_KEY=<old> NEW_MASTER_KEY=<new> storegate keys rotate'],
+  'keys rotate': [
+    'MASTER_KEY=<old> NEW_MASTER_KEY=<new> storegate keys rotate',
+    'storegate keys rotate --master-key <old> --new-master-key <new> --batch-size 500',
+  ],
+};
+
+/** The path of a command below the root, e.g. "apps rotate-secret" ("" for the root). */
+export function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** Applies the table to every command of the tree that has no examples yet. */
+export function addExamples(root: Command): void {
+  const visit = (cmd: Command) => {
+    const lines = EXAMPLES[commandPath(cmd)];
+    if (lines && !withExamples.has(cmd)) examples(cmd, ...lines);
+    for (const sub of cmd.commands) visit(sub);
+  };
+  visit(root);
+}
