@@ -32,7 +32,7 @@ import { CLI, freePort, request, type RunningServer, startServer, terminate } fr
 const root = new URL('../', import.meta.url);
 const rootDir = root.pathname;
 // Git ignores `.vitest-*/`, and the repository's tsc and Biome do not look there.
-const workDir = join(rootDir, '.vitest-doctest');
+const workDir = join(rootDir, `.vitest-doctest-${process.pid}`);
 
 function docFiles(): string[] {
   const files = ['README.md'];

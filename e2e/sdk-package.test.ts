@@ -1,9 +1,9 @@
-// The SDK as an app outside this repository gets it: `npm pack` (which compiles it), the tarball
+// The SDK as an app outside this repository gets it: compiled, `npm pack`ed, the tarball
 // installed offline into a scratch app in a temp folder, and the README's quick start run there
 // with plain `node` against a running `storegate serve`. No workspace link, no TypeScript loader,
 // no `@storegate/source` condition: only what the tarball holds.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { readBlocks } from './doc-blocks.ts';
 import { CLI, type RunningServer, startServer } from './server-process.ts';
 
 const root = new URL('../', import.meta.url);
+const rootDir = new URL('.', root).pathname;
 const sdkDir = new URL('packages/sdk/', root).pathname;
 
 function run(
@@ -40,9 +41,12 @@ function run(
 describe('@storegate/app from its npm tarball', () => {
   let server: RunningServer;
   let scratch: string;
+  let stage: string;
 
   beforeAll(async () => {
     scratch = mkdtempSync(join(tmpdir(), 'storegate-sdk-app-'));
+    stage = join(scratch, 'stage');
+    mkdirSync(stage);
     server = await startServer({ args: ['--seed-demo'] });
   }, 60_000);
 
@@ -51,27 +55,34 @@ describe('@storegate/app from its npm tarball', () => {
     if (scratch) rmSync(scratch, { recursive: true, force: true });
   });
 
-  it('is importable from the repository right after `npm install`: its `prepare` script compiles dist/', async () => {
-    const manifest = (await import('../packages/sdk/package.json', { with: { type: 'json' } })).default as {
+  // The package is built into a staging copy (its package.json and README next to a dist/ compiled
+  // by the same tsc command as `prepare`), never into packages/sdk/dist: `npm run build`, run by
+  // other tests at the same time, deletes and rewrites that folder.
+  it('its `prepare` script (run by every `npm install` of the workspace) builds every file the exports name', async () => {
+    const manifest = JSON.parse(readFileSync(join(sdkDir, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
+      exports: Record<string, string | Record<string, string>>;
     };
     expect(manifest.scripts.prepare).toBe('tsc -p tsconfig.build.json');
-    // Plain node, no `@storegate/source` condition: the published exports, as `npm install` left them.
-    const imported = await run(
+    const built = await run(
       process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        "const m = await import('@storegate/app'); const n = await import('@storegate/app/node'); console.log(typeof m.createApp, typeof n.localhostFetch)",
-      ],
-      { cwd: new URL('.', root).pathname },
+      [join(rootDir, 'node_modules/typescript/bin/tsc'), '-p', join(sdkDir, 'tsconfig.build.json'), '--outDir', join(stage, 'dist')],
+      { cwd: sdkDir },
     );
-    expect(imported.err).toBe('');
-    expect(imported.out.trim()).toBe('function function');
-  });
+    expect(built.code, built.out + built.err).toBe(0);
+    for (const file of ['package.json', 'README.md']) copyFileSync(join(sdkDir, file), join(stage, file));
+    for (const [subpath, target] of Object.entries(manifest.exports)) {
+      if (typeof target === 'string') continue;
+      for (const [condition, file] of Object.entries(target)) {
+        if (condition === '@storegate/source') continue;
+        expect(existsSync(join(stage, file)), `${subpath} ${condition} → ${file}`).toBe(true);
+      }
+    }
+  }, 60_000);
 
   it('packs, installs offline into a scratch app and runs the README quick start there', async () => {
-    const packed = await run('npm', ['pack', '--pack-destination', scratch, '--json'], { cwd: sdkDir });
+    expect(existsSync(join(stage, 'dist/index.js')), 'built by the test before').toBe(true);
+    const packed = await run('npm', ['pack', '--ignore-scripts', '--pack-destination', scratch, '--json'], { cwd: stage });
     expect(packed.code, packed.err).toBe(0);
     const tarball = readdirSync(scratch).find((f) => f.endsWith('.tgz'));
     expect(tarball).toMatch(/^storegate-app-[\d.]+\.tgz$/);

@@ -3,12 +3,17 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerAdminCommands } from './admin.command.ts';
+import { registerDirectoryCommands } from './directory.command.ts';
+import { registerMerchantCommands } from './merchants.command.ts';
 import { addExamples } from './help.ts';
 import { registerKeysCommands } from './keys.command.ts';
 import { EXIT_USAGE, failureOf, formatFailure } from './output.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
+import { registerAppConfigCommands } from './app-config.command.ts';
+import { registerWebhookToolCommands } from './webhook-tools.command.ts';
+import { registerDevCommand } from './dev.command.ts';
 
 export interface Io {
   out(text: string): void;
@@ -48,6 +53,11 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerRotationCommands(program);
   registerWebhookCommands(program);
   registerKeysCommands(program);
+  registerDirectoryCommands(program);
+  registerMerchantCommands(program);
+  registerAppConfigCommands(program);
+  registerWebhookToolCommands(program);
+  registerDevCommand(program);
   addExamples(program);
   return program;
 }

@@ -8,6 +8,7 @@ import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, worke
 import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
 import { UsageError, asUsage, print } from './output.ts';
+import { followDeliveries } from './webhook-tools.command.ts';
 
 interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   database?: string;
@@ -123,6 +124,7 @@ export function registerWebhookCommands(program: Command): void {
     .option('--status <status>', 'pending, delivered, dead or cancelled')
     .option('--limit <n>', 'at most this many (default 50)')
     .option('--attempts', 'include every attempt of each delivery', false)
+    .option('--follow', 'print each attempt as it is made, one line (--json: one object) per attempt, until Ctrl-C', false)
     .action(
       async (opts: {
         database?: string;
@@ -132,7 +134,13 @@ export function registerWebhookCommands(program: Command): void {
         status?: string;
         limit?: string;
         attempts: boolean;
+        follow: boolean;
       }) => {
+        if (opts.follow) {
+          if (opts.status !== undefined || opts.limit !== undefined || opts.attempts)
+            throw new UsageError('--follow prints new attempts only: it takes --app and --store, not --status, --limit or --attempts');
+          return followDeliveries(opts);
+        }
         if (opts.limit !== undefined && !/^\d{1,5}$/.test(opts.limit))
           throw new UsageError(`--limit: expected a whole number, got "${opts.limit}"`);
         await withServices(opts.database, async (services) => {

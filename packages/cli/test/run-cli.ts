@@ -15,15 +15,20 @@ export const CLI_TEST_TIMEOUT_MS = 180_000;
 
 export const STOREGATE_BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+/** `input`, when given, is written to the command's standard input (then closed). */
+export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [STOREGATE_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [STOREGATE_BIN, ...args], {
+      env,
+      stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
     });
-    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
       stderr += chunk;
     });
     child.once('error', reject);

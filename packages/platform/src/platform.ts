@@ -19,6 +19,7 @@ import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
 import { KeyRotation } from './services/key-rotation.ts';
+import { AdminDirectory } from './services/admin-directory.ts';
 import { MasterKeys } from './services/master-keys.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
@@ -186,6 +187,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     loginThrottle: new LoginThrottle(storage.throttles, clock),
     reveals: new OneTimeReveals(storage.reveals, keys, clock),
     keyRotation: new KeyRotation(keyRepo, clock),
+    directory: new AdminDirectory(storage.directory, clock),
     seeds: new SeedService(storage, clock),
     ping: () => storage.ping(),
     readiness,

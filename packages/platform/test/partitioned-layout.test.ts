@@ -100,7 +100,14 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
       query(routed, [1, 'h']),
     ]);
     expect(report.map((r) => r.sql)).toEqual([unmarked, unlisted]);
-    expect(Object.keys(FLEET_WIDE).sort()).toEqual(['idempotency-prune', 'master-key-check', 'master-key-reseal', 'webhook-claim-load']);
+    expect(Object.keys(FLEET_WIDE).sort()).toEqual([
+      'app-installations',
+      'idempotency-prune',
+      'master-key-check',
+      'master-key-reseal',
+      'operator-directory',
+      'webhook-claim-load',
+    ]);
   });
 
   it('is recorded: a later migration without the option keeps it, the same count is accepted, another is refused', async () => {

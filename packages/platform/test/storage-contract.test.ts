@@ -807,6 +807,14 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.apps.findById(w.app.id)).toEqual({ ...w.app, authorization_iss: 0 });
     });
 
+    it('updateProfile changes name and scopes of that app only', async () => {
+      const w = await world(s);
+      const other = await s.apps.insertApp(newApp(tag('app'), null));
+      await s.apps.updateProfile(w.app.id, { name: 'Renamed', scopes: 'read_orders,read_products' });
+      expect(await s.apps.findByClientId(w.app.client_id)).toEqual({ ...w.app, name: 'Renamed', scopes: 'read_orders,read_products' });
+      expect(await s.apps.findById(other.id)).toEqual(other);
+    });
+
     it('updateUrls and updateSecrets', async () => {
       const w = await world(s);
       await s.apps.updateUrls(w.app.id, 'https://new.example.test/', 'https://new.example.test/cb');

@@ -350,6 +350,25 @@ export class AppService {
     return errors;
   }
 
+  /**
+   * Renames the app and changes the scopes it asks for. Installations keep what the merchant
+   * granted: the new scopes take effect when the merchant installs again and consents to them.
+   */
+  async updateProfile(appId: number, input: { name: string; scopes: string }): Promise<void> {
+    const errors: Record<string, string[]> = {};
+    const name = input.name?.trim() ?? '';
+    if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
+    let scopes: Scope[] = [];
+    try {
+      scopes = parseScopes(input.scopes ?? '');
+    } catch (err) {
+      if (!(err instanceof ScopeParseError)) throw err;
+      errors.scopes = [err.message];
+    }
+    if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
+    await this.storage.apps.updateProfile(appId, { name, scopes: formatScopes(scopes) });
+  }
+
   async updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void> {
     const errors = this.urlErrors(appUrl, redirectUri);
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);

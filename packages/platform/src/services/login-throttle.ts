@@ -34,6 +34,16 @@ export interface LoginAttempt {
   wait: number;
 }
 
+/** The account a merchant logs in as: per store, so a lock in one store leaves the others open. */
+export function merchantAccount(storeId: number, email: string): string {
+  return `merchant:${storeId}:${email}`;
+}
+
+/** Where an account's attempts are counted. */
+export function accountKey(account: string): string {
+  return `acct:${account.toLowerCase().slice(0, 400)}`;
+}
+
 export class LoginThrottle {
   private prunedAt = 0;
 
@@ -45,7 +55,7 @@ export class LoginThrottle {
   ) {}
 
   private static keys(k: LoginKeys): [string, string] {
-    return [`acct:${k.account.toLowerCase().slice(0, 400)}`, `addr:${k.address.slice(0, 100)}`];
+    return [accountKey(k.account), `addr:${k.address.slice(0, 100)}`];
   }
 
   /** Milliseconds until the account or the address may try again; 0 when neither is locked. */

@@ -9,6 +9,7 @@ import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
 import type { KeyRotation } from './key-rotation.ts';
+import type { AdminDirectory } from './admin-directory.ts';
 import type { EventLog } from './event-log.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { PlatformMetrics } from './metrics.ts';
@@ -50,6 +51,8 @@ export interface Services {
   reveals: OneTimeReveals;
   /** Re-sealing every secret under a new master key (`storegate keys rotate`). */
   keyRotation: KeyRotation;
+  /** Listings and account repairs of the administrative commands (`storegate stores list`, `merchants unlock`). */
+  directory: AdminDirectory;
   seeds: SeedService;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;

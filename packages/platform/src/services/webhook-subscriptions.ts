@@ -5,7 +5,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
 import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { MAX_SUBSCRIPTIONS_PER_OWNER } from '../domain/limits.ts';
-import { allows } from '../domain/scopes.ts';
+import { allows, type Scope } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { Storage, SubscriptionRow } from '../storage/ports.ts';
@@ -103,5 +103,43 @@ export class WebhookSubscriptions {
       await tx.webhooks.deleteSubscription(row.id);
       await then?.(tx, undefined);
     });
+  }
+
+  /**
+   * Brings a public app's subscriptions in every store it is installed in now up to `wanted`
+   * (the app's configuration file): each missing one is created as if the app had subscribed
+   * through the Admin API, with the same checks. Subscriptions not in `wanted` are left alone, as
+   * the app may have made them itself. A topic the store's grant does not cover is skipped there.
+   */
+  async applyForApp(
+    appId: number,
+    wanted: readonly { topic: WebhookTopic; address: string }[],
+    apiVersion: string,
+  ): Promise<{ store: string; topic: string; address: string; result: 'created' | 'exists' | 'skipped'; reason?: string }[]> {
+    const out: { store: string; topic: string; address: string; result: 'created' | 'exists' | 'skipped'; reason?: string }[] = [];
+    for (const installation of await this.storage.apps.activeInstallationsOfApp(appId)) {
+      const p: ApiPrincipal = {
+        kind: 'app',
+        id: appId,
+        storeId: installation.store_id,
+        scopes: installation.scopes.split(',').filter(Boolean) as Scope[],
+        owner: `app:${appId}`,
+      };
+      for (const w of wanted) {
+        const at = { store: installation.store_name, topic: w.topic, address: w.address };
+        if (await this.storage.webhooks.subscriptionExists(p.storeId, p.owner, w.topic, w.address)) {
+          out.push({ ...at, result: 'exists' });
+          continue;
+        }
+        try {
+          await this.create(p, { address: w.address, topic: w.topic, apiVersion });
+          out.push({ ...at, result: 'created' });
+        } catch (err) {
+          if (!(err instanceof ForbiddenError)) throw err;
+          out.push({ ...at, result: 'skipped', reason: err.message });
+        }
+      }
+    }
+    return out;
   }
 }

@@ -9,6 +9,10 @@ export const FLEET_WIDE = {
   'webhook-claim-load':
     'the worker loads what the deliveries it has just claimed need (signing secrets, installation, subscription); claimed deliveries belong to many stores, and each row is joined within its own store',
   'idempotency-prune': 'a periodic job deletes idempotency keys past their lifetime by age, whichever store they belong to',
+  'app-installations':
+    "applying an app's configuration file walks the stores the app is installed in: one app, every store, bounded by its installations",
+  'operator-directory':
+    "the operator's CLI lists stores, apps, private apps and installations of the whole platform, with counts per store or app; run by hand",
   'master-key-check':
     'a node starting up checks its master key against any one sealed secret, of whichever store holds one; once per start',
   'master-key-reseal':

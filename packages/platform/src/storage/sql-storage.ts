@@ -9,6 +9,8 @@ import { migrateToLatest } from './migrate.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
 import type { Repositories, Storage } from './ports.ts';
 import type { StorageStats } from './ports/storage-stats.ts';
+import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
+import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
@@ -49,7 +51,7 @@ function repositories(x: Executor): Repositories {
 
 /** Opens the database named by `config` (nothing is migrated until `migrate()`). */
 /** Storage as the composition root holds it: the ports, the open handle, and the figures metrics read. */
-export type OpenStorage = Storage & { readonly db: Db; readonly stats: StorageStats };
+export type OpenStorage = Storage & { readonly db: Db; readonly stats: StorageStats; readonly directory: AdminDirectoryRepository };
 
 export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): OpenStorage {
   return storageOn(openDatabase(config, options));
@@ -78,6 +80,7 @@ export function storageOn(db: Db): OpenStorage {
   return {
     db,
     stats: new SqlStorageStats(db),
+    directory: new SqlAdminDirectory(db.kysely),
     ...base,
     grants: db.sqlite ? new SqliteGroupCommit(db.sqlite, durability, prepared) : new PerGrantTransactions(db.kysely, prepared),
     deliveryQueue: new SqlDeliveryQueue(db, durability),

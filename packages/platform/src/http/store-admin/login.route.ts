@@ -2,6 +2,7 @@
 // belongs to that store's host only.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
+import { merchantAccount } from '../../services/login-throttle.ts';
 import { handleLoginPost, sendLoginForm } from '../views/login-form.ts';
 import { SESSION_COOKIE, currentMerchant, safeReturnTo, setSessionCookie } from './merchant-session.ts';
 
@@ -19,7 +20,7 @@ export function registerLoginRoutes(app: FastifyInstance, services: Services): v
       throttle,
       formPath: '/admin/login',
       returnTo: safeReturnTo(services, req, (req.body as Record<string, unknown> | undefined)?.return_to),
-      account: (email) => `merchant:${store.id}:${email}`,
+      account: (email) => merchantAccount(store.id, email),
       authenticate: (email, password) => services.accounts.authenticateMerchant(store, email, password),
       startSession: async (merchantId) => {
         const old = req.cookies[SESSION_COOKIE];

@@ -1,0 +1,167 @@
+// storegate.app.toml: reading and checking an app's configuration file. Every problem names the
+// file, the line when it can be found, and the field, so a typo is found without guessing.
+import { readFileSync } from 'node:fs';
+import { parse, TomlError } from 'smol-toml';
+import { checkWebhookAddress, isPrivacyTopic, isTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '@storegate/platform';
+import { CliError } from './output.ts';
+
+export interface AppConfigFile {
+  clientId?: string;
+  name: string;
+  appUrl: string;
+  redirectUri: string;
+  /** Space-separated, as the platform reads them. */
+  scopes: string;
+  /** undefined: the file does not say (left as it is); "": none. */
+  privacyWebhookUrl?: string;
+  subscriptions: { topic: WebhookTopic; address: string }[];
+}
+
+const TOP_KEYS = ['client_id', 'name', 'application_url', 'redirect_url', 'scopes', 'privacy_webhook_url', 'webhooks'];
+
+/** A field's problem; `sub` is the index of the `[[webhooks.subscriptions]]` entry it is in. */
+interface Problem {
+  field: string;
+  message: string;
+  sub?: number;
+}
+
+/** The 1-based line of `field` (in the sub-th subscription when given), or undefined. */
+function lineOf(source: string, p: Problem): number | undefined {
+  const lines = source.split(/\r?\n/);
+  const key = p.field
+    .split('.')
+    .pop()!
+    .replace(/\[\d+\]$/, '');
+  const keyLine = new RegExp(`^\\s*"?${key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}"?\\s*=`);
+  let from = 0;
+  let to = lines.length;
+  if (p.sub !== undefined) {
+    const headers = lines.flatMap((l, i) => (/^\s*\[\[\s*webhooks\.subscriptions\s*\]\]/.test(l) ? [i] : []));
+    if (headers[p.sub] === undefined) return undefined;
+    from = headers[p.sub]!;
+    const next = lines.findIndex((l, i) => i > from && /^\s*\[/.test(l));
+    to = next === -1 ? lines.length : next;
+    if (key === 'subscriptions') return from + 1;
+  } else {
+    const firstTable = lines.findIndex((l) => /^\s*\[/.test(l));
+    if (firstTable !== -1 && p.field !== 'webhooks') to = firstTable;
+  }
+  for (let i = from; i < to; i++) if (keyLine.test(lines[i]!)) return i + 1;
+  return undefined;
+}
+
+function fail(file: string, source: string, problems: Problem[]): never {
+  const text = problems
+    .map((p) => {
+      const line = lineOf(source, p);
+      return `${file}${line ? `:${line}` : ''}: ${p.field} ${p.message}`;
+    })
+    .join('; ');
+  throw new CliError(text, 'invalid_config');
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Date);
+}
+
+export function readAppConfig(file: string): AppConfigFile {
+  let source: string;
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    throw new CliError(
+      code === 'ENOENT'
+        ? `${file}: no such file (write one, see \`storegate apps deploy --help\`, or give --config)`
+        : `${file}: cannot read it (${code ?? 'error'})`,
+    );
+  }
+  let doc: Record<string, unknown>;
+  try {
+    doc = parse(source) as Record<string, unknown>;
+  } catch (err) {
+    if (err instanceof TomlError) throw new CliError(`${file}:${err.line}:${err.column}: ${err.message.split('\n')[0]}`, 'invalid_config');
+    throw err;
+  }
+  const problems: Problem[] = [];
+  for (const key of Object.keys(doc))
+    if (!TOP_KEYS.includes(key)) problems.push({ field: key, message: `is not a known field (${TOP_KEYS.join(', ')})` });
+  const text = (field: string, required: boolean): string | undefined => {
+    const v = doc[field];
+    if (v === undefined) {
+      if (required) problems.push({ field, message: 'is required' });
+      return undefined;
+    }
+    if (typeof v !== 'string') {
+      problems.push({ field, message: 'must be a string' });
+      return undefined;
+    }
+    return v;
+  };
+  const clientId = text('client_id', false);
+  const name = text('name', true) ?? '';
+  const appUrl = text('application_url', true) ?? '';
+  const redirectUri = text('redirect_url', true) ?? '';
+  const privacyWebhookUrl = text('privacy_webhook_url', false);
+  let scopes = '';
+  const rawScopes = doc.scopes;
+  if (typeof rawScopes === 'string')
+    scopes = rawScopes
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .join(' ');
+  else if (Array.isArray(rawScopes) && rawScopes.every((s) => typeof s === 'string')) scopes = rawScopes.join(' ');
+  else if (rawScopes !== undefined) problems.push({ field: 'scopes', message: 'must be a list of scopes, e.g. ["read_products"]' });
+
+  const subscriptions: AppConfigFile['subscriptions'] = [];
+  const webhooks = doc.webhooks;
+  if (webhooks !== undefined) {
+    if (!isRecord(webhooks)) problems.push({ field: 'webhooks', message: 'must be a table' });
+    else {
+      for (const key of Object.keys(webhooks))
+        if (key !== 'subscriptions') problems.push({ field: `webhooks.${key}`, message: 'is not a known field (subscriptions)' });
+      const subs = webhooks.subscriptions;
+      if (subs !== undefined && !(Array.isArray(subs) && subs.every(isRecord)))
+        problems.push({ field: 'webhooks.subscriptions', message: 'must be an array of tables ([[webhooks.subscriptions]])' });
+      else
+        (subs ?? []).forEach((s: Record<string, unknown>, i) => {
+          const at = `webhooks.subscriptions[${i}]`;
+          for (const key of Object.keys(s))
+            if (key !== 'topic' && key !== 'address')
+              problems.push({ field: `${at}.${key}`, message: 'is not a known field (topic, address)', sub: i });
+          const { topic, address } = s;
+          if (typeof topic !== 'string' || !isTopic(topic) || isPrivacyTopic(topic))
+            problems.push({
+              field: `${at}.topic`,
+              message: `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}${typeof topic === 'string' && isTopic(topic) ? ' (privacy topics go to privacy_webhook_url)' : ''}`,
+              sub: i,
+            });
+          const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
+          const problem = checkWebhookAddress(address, mode);
+          if (problem) problems.push({ field: `${at}.address`, message: problem, sub: i });
+          if (typeof topic === 'string' && isTopic(topic) && !problem && typeof address === 'string') {
+            if (subscriptions.some((x) => x.topic === topic && x.address === address))
+              problems.push({ field: `${at}`, message: 'is listed twice', sub: i });
+            else subscriptions.push({ topic, address });
+          }
+        });
+    }
+  }
+  if (problems.length > 0) fail(file, source, problems);
+  return { ...(clientId ? { clientId } : {}), name, appUrl, redirectUri, scopes, privacyWebhookUrl, subscriptions };
+}
+
+/** A field error of the platform's checks (e.g. an App URL it refuses), with the file's line. */
+export function fieldErrors(file: string, errors: Record<string, string[]>): never {
+  const names: Record<string, string> = { app_url: 'application_url', redirect_uri: 'redirect_url' };
+  let source = '';
+  try {
+    source = readFileSync(file, 'utf8');
+  } catch {}
+  fail(
+    file,
+    source,
+    Object.entries(errors).map(([field, msgs]) => ({ field: names[field] ?? field, message: msgs.join(', ') })),
+  );
+}
