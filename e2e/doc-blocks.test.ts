@@ -11,7 +11,8 @@
 //   form <why>    shell not run (installs, long-running commands); npm scripts named must exist,
 //                 files named must exist
 //   output serve  sample output: each label must appear in what `storegate serve --seed-demo` printed
-//   synopsis      `storegate …` lines: each command exists and has each flag written
+//   synopsis      `storegate …` and `npx storegate …` lines: each command exists and has each flag written
+//   app-config    a storegate.app.toml: `storegate apps deploy`'s reader accepts it
 //   layout        a file tree: each path exists
 //   skip <why>    not run, with the reason (listed at the end of the run)
 // Every block sees the platform at http://localhost:8080 as the docs say: `:8080` is replaced by the
@@ -24,6 +25,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readAppConfig } from '../packages/cli/src/app-config-file.ts';
 import { buildProgram } from '../packages/cli/src/program.ts';
 import { type DocBlock, readBlocks } from './doc-blocks.ts';
 import { consentAsMerchant, CookieJar } from './merchant-consent.ts';
@@ -255,7 +257,10 @@ describe('every code block in the docs', () => {
 
   /** Each `storegate …` line names a command of the CLI (its commander tree, in this process) and only flags it has. */
   function checkSynopsis(b: DocBlock): void {
-    const lines = b.code.split('\n').filter((l) => l.startsWith('storegate '));
+    const lines = b.code
+      .split('\n')
+      .map((l) => l.replace(/^npx /, ''))
+      .filter((l) => l.startsWith('storegate '));
     expect(lines.length, where(b)).toBeGreaterThan(0);
     const program = buildProgram({ out: () => {}, err: () => {} });
     for (const raw of lines) {
@@ -315,7 +320,7 @@ describe('every code block in the docs', () => {
 
   it('finds the blocks, and every block says how it runs', () => {
     expect(blocks.length).toBeGreaterThan(20);
-    const known = new Set(['', 'platform', 'run', 'server', 'quickstart', 'form', 'output', 'synopsis', 'layout', 'skip']);
+    const known = new Set(['', 'platform', 'run', 'server', 'quickstart', 'form', 'output', 'synopsis', 'layout', 'app-config', 'skip']);
     for (const b of blocks) {
       expect(known.has(kind(b)), `${where(b)}: unknown doctest directive "${kind(b)}"`).toBe(true);
       if (kind(b) === 'skip' || kind(b) === 'form')
@@ -323,7 +328,7 @@ describe('every code block in the docs', () => {
       const runnable = SCRIPT_LANGS.has(b.lang) || SHELL_LANGS.has(b.lang) || b.lang === 'json';
       if (!runnable)
         expect(
-          ['form', 'output', 'synopsis', 'layout', 'skip'],
+          ['form', 'output', 'synopsis', 'layout', 'app-config', 'skip'],
           `${where(b)}: a block without a runnable language needs a doctest directive`,
         ).toContain(kind(b));
     }
@@ -360,6 +365,13 @@ describe('every code block in the docs', () => {
         case 'synopsis':
           checkSynopsis(b);
           return;
+        case 'app-config': {
+          // What `storegate apps deploy` reads: the block must pass its validation as written.
+          const file = join(workDir, `${b.file.replace(/\W+/g, '-')}-${b.line}.toml`);
+          writeFileSync(file, b.code);
+          expect(() => readAppConfig(file), where(b)).not.toThrow();
+          return;
+        }
         case 'server':
           await runServer(b);
           return;

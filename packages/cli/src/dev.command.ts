@@ -54,6 +54,14 @@ export function registerDevCommand(program: Command): void {
       if (process.env.NODE_ENV === 'production')
         throw new CliError('storegate dev runs in development mode only (NODE_ENV=production is set)');
       const redirectUri = opts.redirectUri ?? `${opts.appUrl.endsWith('/') ? opts.appUrl : `${opts.appUrl}/`}auth/callback`;
+      // Checked before the database is opened and the demo store seeded (the platform checks the rest).
+      for (const [flag, value] of [
+        ['--app-url', opts.appUrl],
+        ['--redirect-uri', redirectUri],
+      ] as const) {
+        const problem = urlProblem(value);
+        if (problem) throw new UsageError(`${flag} ${problem}, got "${value.slice(0, 100)}"`);
+      }
       const config = asUsage(() =>
         loadConfig({
           port: opts.port,
@@ -120,6 +128,17 @@ export function registerDevCommand(program: Command): void {
     'storegate dev --app-url http://localhost:3000/ --app-command "npm run example"',
     'storegate dev --app-url http://localhost:4000/ --name "My app" --scopes "read_products read_orders"',
   );
+}
+
+function urlProblem(value: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'must be an absolute URL';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http or https URL';
+  return value.includes('#') ? 'must not contain "#"' : undefined;
 }
 
 async function registerApp(

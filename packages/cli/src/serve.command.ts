@@ -10,6 +10,7 @@ import {
   type DemoCredentials,
 } from '@storegate/platform';
 import { adminConfig } from './database.ts';
+import { defaultLogFormat, logFormatOption, prettyLogStream } from './log-format.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './lifecycle.ts';
 import { common } from './options.ts';
@@ -32,6 +33,7 @@ interface ServeOptions extends DatabasePoolOptions {
   rateLimit?: string;
   accessTokenTtl?: string;
   logLevel?: string;
+  logFormat?: string;
   seedDemo?: boolean;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
@@ -71,6 +73,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .addOption(logFormatOption())
     .addOption(
       new Option('--headers-timeout <ms>', 'time a client has to send its request headers (default 10000)').env('HEADERS_TIMEOUT_MS'),
     )
@@ -124,6 +127,7 @@ export function registerServeCommands(program: Command): void {
           rateLimit: opts.rateLimit,
           accessTokenTtl: opts.accessTokenTtl,
           logLevel: opts.logLevel,
+          logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stdout.isTTY === true),
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
           headersTimeout: opts.headersTimeout,
@@ -144,7 +148,10 @@ export function registerServeCommands(program: Command): void {
       // The demo accounts have passwords printed on every start: never on a real deployment.
       if (opts.seedDemo && config.mode === 'production')
         throw new UsageError('--seed-demo: not allowed in production mode (the demo accounts have published passwords)');
-      const platform = await createPlatform(config, opts.worker ? { worker: {} } : {});
+      const platform = await createPlatform(config, {
+        ...(opts.worker ? { worker: {} } : {}),
+        ...(config.logFormat === 'pretty' ? { logStream: prettyLogStream() } : {}),
+      });
       const app = platform.http;
       const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;
       await app.listen({ port: config.port, host: config.host });

@@ -4,7 +4,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -280,6 +280,11 @@ describe('storegate dev', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(dev.out()).toMatch(new RegExp(`^app got ${link.searchParams.get('client_id')} http://\\{shop\\}:${link.port}$`, 'm'));
     dev.child.kill('SIGINT');
     expect(await dev.exit).toBe(0);
+    const bad = await runCli(['dev', '--app-url', 'ftp://localhost/', '--port', '0', '--database', join(dir, 'never.db')], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(bad.stderr).toMatch(/--app-url must be an http or https URL/);
+    expect(existsSync(join(dir, 'never.db'))).toBe(false);
     expect(dev.err()).toMatch(/your app exited \(SIGTERM\)/);
   });
 });

@@ -121,7 +121,8 @@ describe('storegate webhooks and apps uninstall', { timeout: CLI_TEST_TIMEOUT_MS
       expect(res.code, args.join(' ')).not.toBe(0);
       expect(res.stdout, args.join(' ')).toBe('');
       expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
-      expect(res.stderr, args.join(' ')).toMatch(reason);
+      // With --json the reason is the message of one JSON object (its quotes escaped in the raw text).
+      expect(JSON.parse(res.stderr).error.message, args.join(' ')).toMatch(reason);
     }
     expect(await snapshot()).toBe(before);
   });

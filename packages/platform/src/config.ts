@@ -116,6 +116,9 @@ export function loadConfig(raw: RawConfig): Config {
   const logLevel = raw.logLevel ?? 'info';
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(logLevel))
     throw new ConfigError(`--log-level: unknown level "${logLevel}"`);
+  const logFormat = raw.logFormat ?? 'json';
+  if (logFormat !== 'json' && logFormat !== 'pretty')
+    throw new ConfigError(`--log-format: expected pretty or json, got "${logFormat.slice(0, 20)}"`);
   const httpTimeouts = parseHttpTimeouts(raw);
   const masterKey = resolveMasterKey(raw.masterKey, mode, database);
   // Secure cookies, HSTS and the URLs handed to apps all follow the public scheme.
@@ -141,6 +144,7 @@ export function loadConfig(raw: RawConfig): Config {
     codeTtlSeconds: 60,
     secretOverlapMs: parseSecretOverlap(raw.secretOverlap),
     logLevel: logLevel as Config['logLevel'],
+    logFormat,
     webhooks: {
       timeoutMs: int('--webhook-timeout', raw.webhookTimeout, 5000, 50, 60_000),
       retrySchedule: parseRetrySchedule(raw.webhookRetrySchedule),

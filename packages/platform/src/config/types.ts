@@ -25,6 +25,12 @@ export interface Config {
    */
   secretOverlapMs: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * json: one JSON object per log line (Fastify's request and response lines). pretty: for a
+   * terminal, one readable line per request; the lines themselves are formatted by the caller's
+   * log stream.
+   */
+  logFormat: 'json' | 'pretty';
   webhooks: WebhookConfig;
   httpTimeouts: HttpTimeouts;
   /** How long after an uninstall `shop/redact` is sent to the app (default 48 h). */
@@ -134,6 +140,7 @@ export interface RawConfig {
   accessTokenTtl?: string | number | undefined;
   secretOverlap?: string | undefined;
   logLevel?: string | undefined;
+  logFormat?: string | undefined;
   webhookTimeout?: string | number | undefined;
   webhookRetrySchedule?: string | undefined;
   headersTimeout?: string | number | undefined;

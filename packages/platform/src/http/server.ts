@@ -5,7 +5,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import swagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import type { Services } from '../services/services.ts';
@@ -87,6 +87,8 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
       connectionsCheckingInterval: Math.min(1000, timeouts.headersMs),
     },
     clientErrorHandler,
+    // Pretty logs are read by a person: one line per request instead of two objects.
+    ...(config.logFormat === 'pretty' ? { logController: new OneLinePerRequest() } : {}),
   });
   app.decorate('services', services);
   app.addHook('onClose', async () => services.rateLimiter?.close());
@@ -158,4 +160,15 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerAdminApi(app, services);
   registerApiDocsRoutes(app, config);
   return app;
+}
+
+/** One line per answered request: method, path (never the query: it can carry codes), status, time. */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const line = `${request.method} ${request.url.split('?')[0]} ${reply.statusCode} ${reply.elapsedTime.toFixed(1)}ms`;
+    if (error || reply.statusCode >= 500) reply.log.error(line);
+    else reply.log.info(line);
+  }
 }
