@@ -8,6 +8,7 @@ import { createPlatform, loadConfig, platformBaseUrl, seedDemo, storeBaseUrl, ty
 import { appEnv, envLines } from './app-env.ts';
 import { stopOnSignals } from './lifecycle.ts';
 import { examples } from './help.ts';
+import { defaultLogFormat, logFormatOption, prettyLogStream } from './log-format.ts';
 import { asUsage, CliError, UsageError } from './output.ts';
 
 interface DevOptions {
@@ -22,6 +23,7 @@ interface DevOptions {
   storeDomain?: string;
   masterKey?: string;
   logLevel?: string;
+  logFormat?: string;
 }
 
 const DEV_SCOPES = 'read_products write_products read_orders read_customers';
@@ -48,7 +50,8 @@ export function registerDevCommand(program: Command): void {
     )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest').env('MASTER_KEY'))
-    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default warn)').env('LOG_LEVEL'))
+    .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)').env('LOG_LEVEL'))
+    .addOption(logFormatOption())
     .addHelpText('after', DEV_HELP)
     .action(async (opts: DevOptions) => {
       if (process.env.NODE_ENV === 'production')
@@ -70,10 +73,14 @@ export function registerDevCommand(program: Command): void {
           storeDomain: opts.storeDomain,
           masterKey: opts.masterKey,
           mode: 'development',
-          logLevel: opts.logLevel ?? 'warn',
+          logLevel: opts.logLevel,
+          logFormat: opts.logFormat ?? defaultLogFormat('development', process.stdout.isTTY === true),
         }),
       );
-      const platform = await createPlatform(config, { worker: {} });
+      const platform = await createPlatform(config, {
+        worker: {},
+        ...(config.logFormat === 'pretty' ? { logStream: prettyLogStream() } : {}),
+      });
       let child: ChildProcess | undefined;
       try {
         const demo = await seedDemo(platform.services);

@@ -42,11 +42,20 @@ describe.each(DIALECTS_WITH_PARTITIONED)('Admin API on %s', (dialect) => {
   });
   afterAll(async () => t.close());
 
+  // Direct writes of these tests name the store too, as every statement on a store table must.
+  const storeIdOf = async (fx: Fixture) =>
+    (await t.db.kysely.selectFrom('stores').select('id').where('name', '=', fx.storeName).executeTakeFirstOrThrow()).id;
+
   describe('authentication (401, never saying why)', () => {
     it('missing, unknown, malformed, expired, revoked and foreign-store tokens all get the same 401', async () => {
       const foreign = await appToken(t, other, 'read_products');
       const revokedPrivate = await privateToken(t, f.storeName, 'read_products');
-      await t.db.kysely.updateTable('private_apps').set({ revoked_at: t.clock.now }).where('scopes', '=', 'read_products').execute();
+      await t.db.kysely
+        .updateTable('private_apps')
+        .set({ revoked_at: t.clock.now })
+        .where('store_id', '=', await storeIdOf(f))
+        .where('scopes', '=', 'read_products')
+        .execute();
       const cases = [undefined, '', 'sg_at_' + 'A'.repeat(43), 'garbage', 'Bearer ' + token, foreign, revokedPrivate];
       for (const tok of cases) {
         const res = await api(t, f, tok, 'GET', `${V}/products`);
@@ -68,6 +77,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('Admin API on %s', (dialect) => {
       await t.db.kysely
         .updateTable('private_apps')
         .set({ revoked_at: t.clock.now })
+        .where('store_id', '=', await storeIdOf(f))
         .where('token_hash', '=', (await import('../src/domain/tokens.ts')).hashToken(priv))
         .execute();
       expect((await api(t, f, priv, 'GET', `${V}/products`)).statusCode).toBe(401);

@@ -280,15 +280,14 @@ describe.each(DIALECTS)('grant changes on %s', (dialect) => {
         // The grant's first steps, held open: the code claimed, its family written, not committed.
         await redemption.query('begin');
         const claimed = await redemption.query(
-          'update authorization_codes set used_at = $1, family_id = $2 where code_hash = $3 and used_at is null',
-          [t.clock.now, family, hashToken(code)],
+          'update authorization_codes set used_at = $1, family_id = $2 where store_id = $3 and code_hash = $4 and used_at is null',
+          [t.clock.now, family, storeId, hashToken(code)],
         );
         expect(claimed.rowCount).toBe(1);
-        await redemption.query('insert into token_families (id, installation_id, created_at, revoked_at) values ($1, $2, $3, null)', [
-          family,
-          installationId,
-          t.clock.now,
-        ]);
+        await redemption.query(
+          'insert into token_families (id, installation_id, store_id, created_at, revoked_at) values ($1, $2, $3, $4, null)',
+          [family, installationId, storeId, t.clock.now],
+        );
         const changed = change(storeId, appId);
         // Until the change waits on a lock the redemption holds.
         await until(

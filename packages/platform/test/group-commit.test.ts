@@ -27,7 +27,7 @@ describe('SqliteGroupCommit', () => {
     const results = await Promise.allSettled(
       ids.map((id, i) =>
         gc.run(async (q) => {
-          await q.insertFamily(id, 1, 0);
+          await q.insertFamily(1, id, 1, 0);
           if (i % 10 === 3) throw new Error(`step ${i} fails after writing`);
           return i;
         }),
@@ -59,11 +59,11 @@ describe('SqliteGroupCommit', () => {
     };
     const [a, b] = await Promise.all([
       gc.run(async (q) => {
-        await q.insertFamily(id, 2, 0);
+        await q.insertFamily(1, id, 2, 0);
         await q.insertPair(pair);
         return true;
       }),
-      gc.run(async (q) => (await q.refreshByHash(`r-${id}`)) !== undefined),
+      gc.run(async (q) => (await q.refreshByHash(pair.storeId, `r-${id}`)) !== undefined),
     ]);
     expect(a).toBe(true);
     expect(b).toBe(true);
@@ -76,7 +76,7 @@ describe('SqliteGroupCommit', () => {
       await migrateToLatest(file);
       const gc = groupCommit(file);
       const ids = Array.from({ length: 30 }, () => randomUUID());
-      await Promise.all(ids.map((id) => gc.run((q) => q.insertFamily(id, 4, 0))));
+      await Promise.all(ids.map((id) => gc.run((q) => q.insertFamily(1, id, 4, 0))));
       expect(file.sqlite!.pragma('synchronous', { simple: true })).toBe(2);
       // Another connection (another process) sees every answered grant.
       const other = openDatabase({ dialect: 'sqlite', path: join(dir, 'gc.db') });
@@ -98,7 +98,7 @@ describe('SqliteGroupCommit', () => {
           durable(file).transaction(async (trx) =>
             trx
               .insertInto('token_families')
-              .values({ id: `f${i}`, installation_id: 5, created_at: 0, revoked_at: null })
+              .values({ id: `f${i}`, installation_id: 5, store_id: 1, created_at: 0, revoked_at: null })
               .execute()
               .then(() => i),
           ),
@@ -110,7 +110,7 @@ describe('SqliteGroupCommit', () => {
         durable(file).transaction(async (trx) => {
           await trx
             .insertInto('token_families')
-            .values({ id: 'rolled-back', installation_id: 5, created_at: 0, revoked_at: null })
+            .values({ id: 'rolled-back', installation_id: 5, store_id: 1, created_at: 0, revoked_at: null })
             .execute();
           throw new Error('no');
         }),
@@ -140,7 +140,7 @@ describe('SqliteGroupCommit', () => {
         for (let i = 0; i < 2000; i++)
           await trx
             .insertInto('token_families')
-            .values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, created_at: 0, revoked_at: null })
+            .values({ id: `c${i}`.padEnd(40, 'x'), installation_id: 6, store_id: 1, created_at: 0, revoked_at: null })
             .execute();
       });
       const deadline = Date.now() + 5000;

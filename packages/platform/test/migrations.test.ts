@@ -9,6 +9,7 @@ import { DIALECTS, freshPostgresUrl } from './harness.ts';
 const NOW = Date.UTC(2026, 10, 23);
 const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
 const REFRESH_SUCCESSORS = '2026-11-24T01-refresh-successors';
+const STORE_ROUTED_TOKENS = '2026-11-24T12-store-routed-tokens';
 
 async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
@@ -84,7 +85,55 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       await sql`insert into access_tokens (token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at)
         values ('h', 'fam', 1, ${store.id}, 1, 'read_products', ${NOW + 3_600_000}, null, ${NOW - 5})`.execute(k);
       expect(await storage.migrate()).toEqual(undone);
-      expect((await storage.tokens.findAccessToken('h'))?.used_at).toBe(NOW - 5);
+      expect((await storage.tokens.findAccessToken(store.id, 'h'))?.used_at).toBe(NOW - 5);
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+  it(`${STORE_ROUTED_TOKENS} gives every token family the store of its tokens, or else of its installation`, async () => {
+    const { config, cleanup } = await database(dialect);
+    const storage = openStorage(config);
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      const undone = Object.keys(MIGRATIONS).filter((name) => name >= STORE_ROUTED_TOKENS);
+      for (const name of [...undone].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
+      const merchant = await storage.accounts.insertMerchant({ email: 'families@example.test', passwordHash: 'hash', now: NOW });
+      const one = await storage.accounts.insertStore({ name: 'one', ownerMerchantId: merchant.id, now: NOW });
+      const two = await storage.accounts.insertStore({ name: 'two', ownerMerchantId: merchant.id, now: NOW });
+      const app = await storage.apps.insertApp({
+        client_id: 'families-app',
+        partner_id: null,
+        name: 'Families',
+        app_url: 'https://app.example.test/',
+        redirect_uri: 'https://app.example.test/cb',
+        scopes: 'read_products',
+        client_secret_enc: 'sealed',
+        created_at: NOW,
+      });
+      const inTwo = await storage.apps.insertInstallation({ storeId: two.id, appId: app.id, scopes: 'read_products', now: NOW });
+      // A family with tokens (of store one), and one without tokens whose installation is in store two.
+      await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('with-tokens', 999, ${NOW}, null)`.execute(
+        k,
+      );
+      await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('bare', ${inTwo.id}, ${NOW}, null)`.execute(
+        k,
+      );
+      await sql`insert into access_tokens (token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at, used_at)
+        values ('h-one', 'with-tokens', 999, ${one.id}, ${app.id}, 'read_products', ${NOW + 3_600_000}, null, ${NOW}, null)`.execute(k);
+      expect(await storage.migrate()).toEqual(undone);
+      const rows = await sql<{ id: string; store_id: number | string }>`select id, store_id from token_families order by id`.execute(k);
+      expect(rows.rows.map((r) => [r.id, Number(r.store_id)])).toEqual([
+        ['bare', two.id],
+        ['with-tokens', one.id],
+      ]);
+      // The token is found through its store, and only through it.
+      expect((await storage.tokens.findAccessToken(one.id, 'h-one'))?.store_id).toBe(one.id);
+      expect(await storage.tokens.findAccessToken(two.id, 'h-one')).toBeUndefined();
     } finally {
       await storage.close();
       await cleanup();

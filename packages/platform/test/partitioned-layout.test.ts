@@ -2,13 +2,15 @@
 // once on an empty database and kept by every later migration, and that any other request is
 // refused with a sentence saying why, changing nothing. (The storage contract and the Admin API
 // suites run on the layout; this file checks the layout.)
-import { sql } from 'kysely';
+import { CompiledQuery, sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
+import { FLEET_WIDE, fleetWide } from '../src/storage/fleet-wide.ts';
 import { STORE_TABLES } from '../src/storage/partitioning.ts';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
 import type { Storage } from '../src/storage/ports.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl } from './harness.ts';
+import { unroutedQueries } from './partition-routing.ts';
 
 type Opened = Storage & { db: { kysely: import('kysely').Kysely<import('../src/storage/schema.ts').Database> } };
 
@@ -76,6 +78,36 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
     expect(new Set(ids).size).toBe(8);
     const spread = await sql<{ n: number }>`select count(distinct tableoid)::int as n from products`.execute(k);
     expect(spread.rows[0]!.n).toBeGreaterThan(1);
+  });
+
+  it('the routing check passes a statement that names its store, and a fleet-wide one only under a listed name', async () => {
+    const schema = await freshPostgresUrl();
+    const s = openStorage({ dialect: 'postgres', url: schema.url }, { poolSize: 2 }) as Opened;
+    cleanups.push(
+      () => schema.drop(),
+      () => s.close(),
+    );
+    await s.migrate({ partitions: 4 });
+    const query = (text: string, parameters: unknown[]) => CompiledQuery.raw(text, parameters);
+    const unmarked = 'select token_hash from access_tokens where token_hash = $1';
+    const listed = `select token_hash from access_tokens where expires_at < $1 ${fleetWide('idempotency-prune').compile(s.db.kysely).sql}`;
+    const unlisted = 'select token_hash from access_tokens where expires_at < $1 /* fleet-wide: anything-else */';
+    const routed = 'select token_hash from access_tokens where store_id = $1 and token_hash = $2';
+    const report = await unroutedQueries(schema.url, [
+      query(unmarked, ['h']),
+      query(listed, [1]),
+      query(unlisted, [1]),
+      query(routed, [1, 'h']),
+    ]);
+    expect(report.map((r) => r.sql)).toEqual([unmarked, unlisted]);
+    expect(Object.keys(FLEET_WIDE).sort()).toEqual([
+      'app-installations',
+      'idempotency-prune',
+      'master-key-check',
+      'master-key-reseal',
+      'operator-directory',
+      'webhook-claim-load',
+    ]);
   });
 
   it('is recorded: a later migration without the option keeps it, the same count is accepted, another is refused', async () => {

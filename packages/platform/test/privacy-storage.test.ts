@@ -62,7 +62,7 @@ describe.each(DIALECTS)('privacy storage on %s', (dialect) => {
     for (const a of [withUrl, without, gone])
       await storage.apps.insertInstallation({ storeId: s.id, appId: a.id, scopes: 'read_customers', now: NOW });
     const ended = (await storage.apps.findInstallation(s.id, gone.id))!;
-    await storage.apps.updateInstallation(ended.id, { uninstalledAt: NOW });
+    await storage.apps.updateInstallation(s.id, ended.id, { uninstalledAt: NOW });
     expect(await storage.webhooks.privacyRecipients(s.id)).toEqual([{ app_id: withUrl.id, scopes: 'read_customers' }]);
     await storage.apps.updatePrivacyWebhookUrl(withUrl.id, null);
     expect((await storage.apps.findById(withUrl.id))!.privacy_webhook_url).toBeNull();

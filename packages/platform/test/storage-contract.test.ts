@@ -203,7 +203,7 @@ function pair(w: World, n: string): NewTokenPair {
 async function issue(s: Storage, w: World): Promise<NewTokenPair> {
   const p = pair(w, tag('t'));
   await s.grants.run(async (q) => {
-    await q.insertFamily(p.familyId, p.installationId, NOW);
+    await q.insertFamily(w.store.id, p.familyId, p.installationId, NOW);
     await q.insertPair(p);
   });
   return p;
@@ -364,7 +364,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
           await tx.accounts.insertStore({ name, ownerMerchantId: m.id, now: NOW });
           productId = (await tx.resources.insert('products', product(w.store.id, 1))).id;
           await tx.apps.updateUrls(w.app.id, 'https://changed.example.test/', 'https://changed.example.test/cb');
-          await tx.apps.updateInstallation(w.installation.id, { uninstalledAt: NOW });
+          await tx.apps.updateInstallation(w.store.id, w.installation.id, { uninstalledAt: NOW });
           await tx.sessions.insertSession({
             idHash: `session-${name}`,
             kind: 'merchant',
@@ -852,18 +852,22 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.apps.findInstallation(w.store.id, two.app.id + 100_000)).toBeUndefined();
       await expect(s.apps.insertInstallation({ storeId: w.store.id, appId: w.app.id, scopes: 'read_orders', now: NOW })).rejects.toThrow();
 
-      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_products,write_products' });
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products,write_products' });
       expect((await s.apps.listInstalled(w.store.id)).sort((a, b) => a.app_id - b.app_id)).toEqual([
         { app_id: w.app.id, client_id: w.app.client_id, name: w.app.name, scopes: 'read_products,write_products', installed_at: NOW },
         { app_id: two.app.id, client_id: two.app.client_id, name: two.app.name, scopes: 'read_products', installed_at: NOW },
       ]);
 
-      await s.apps.updateInstallation(two.installation.id, { uninstalledAt: NOW + MINUTE });
+      await s.apps.updateInstallation(w.store.id, two.installation.id, { uninstalledAt: NOW + MINUTE });
       expect((await s.apps.findInstallation(w.store.id, two.app.id))?.uninstalled_at).toBe(NOW + MINUTE);
       expect((await s.apps.listInstalled(w.store.id)).map((a) => a.app_id)).toEqual([w.app.id]);
 
       // Installing again: the same row, back in the list with the new install time.
-      await s.apps.updateInstallation(two.installation.id, { uninstalledAt: null, installedAt: NOW + HOUR, scopes: 'read_orders' });
+      await s.apps.updateInstallation(w.store.id, two.installation.id, {
+        uninstalledAt: null,
+        installedAt: NOW + HOUR,
+        scopes: 'read_orders',
+      });
       expect((await s.apps.listInstalled(w.store.id)).find((a) => a.app_id === two.app.id)).toEqual({
         app_id: two.app.id,
         client_id: two.app.client_id,
@@ -905,18 +909,18 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         { id: first, name: 'Sync', scopes: 'read_orders', created_at: NOW, revoked_at: null, previous_webhook_secret_expires_at: null },
       ]);
       expect(await s.apps.listPrivateApps(elsewhere.store.id)).toEqual([]);
-      expect(await s.apps.findPrivateApp(first)).toEqual({
+      expect(await s.apps.findPrivateApp(w.store.id, first)).toEqual({
         id: first,
         store_id: w.store.id,
         webhook_secret_enc: 'sealed-a',
         revoked_at: null,
       });
-      expect(await s.apps.findPrivateApp(second + 100_000)).toBeUndefined();
+      expect(await s.apps.findPrivateApp(w.store.id, second + 100_000)).toBeUndefined();
 
       expect(await s.apps.revokePrivateApp(elsewhere.store.id, first, NOW + 2)).toBe(false);
       expect(await s.apps.revokePrivateApp(w.store.id, first, NOW + 3)).toBe(true);
       expect(await s.apps.revokePrivateApp(w.store.id, first, NOW + 4)).toBe(false);
-      expect(await s.apps.findPrivateApp(first)).toEqual({
+      expect(await s.apps.findPrivateApp(w.store.id, first)).toEqual({
         id: first,
         store_id: w.store.id,
         webhook_secret_enc: 'sealed-a',
@@ -964,20 +968,20 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         used_at: null,
         family_id: null,
       };
-      expect(await s.grants.run((q) => q.codeByHash(hash))).toEqual(code);
-      expect(await s.grants.run((q) => q.codeByHash('code-hash-unknown'))).toBeUndefined();
-      expect(await s.grants.run((q) => q.claimCode(hash, 'family-a', NOW + 1))).toBe(true);
-      expect(await s.grants.run((q) => q.claimCode(hash, 'family-b', NOW + 2))).toBe(false);
-      expect(await s.grants.run((q) => q.codeByHash(hash))).toEqual({ ...code, used_at: NOW + 1, family_id: 'family-a' });
-      expect(await s.grants.run((q) => q.installation(w.installation.id))).toEqual({
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, hash))).toEqual(code);
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, 'code-hash-unknown'))).toBeUndefined();
+      expect(await s.grants.run((q) => q.claimCode(w.store.id, hash, 'family-a', NOW + 1))).toBe(true);
+      expect(await s.grants.run((q) => q.claimCode(w.store.id, hash, 'family-b', NOW + 2))).toBe(false);
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, hash))).toEqual({ ...code, used_at: NOW + 1, family_id: 'family-a' });
+      expect(await s.grants.run((q) => q.installation(w.store.id, w.installation.id))).toEqual({
         id: w.installation.id,
         uninstalled_at: null,
         scopes: 'read_products',
       });
       // The scopes as they are at this moment, not as they were when the code was issued.
-      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders' });
-      expect((await s.grants.run((q) => q.installation(w.installation.id)))?.scopes).toBe('read_orders');
-      expect(await s.grants.run((q) => q.installation(w.installation.id + 100_000))).toBeUndefined();
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_orders' });
+      expect((await s.grants.run((q) => q.installation(w.store.id, w.installation.id)))?.scopes).toBe('read_orders');
+      expect(await s.grants.run((q) => q.installation(w.store.id, w.installation.id + 100_000))).toBeUndefined();
     });
 
     it('concurrent grants claiming one code: exactly one wins', async () => {
@@ -987,14 +991,14 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const wins = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
           s.grants.run(async (q) => {
-            if (!(await q.claimCode(hash, `family-${hash}-${i}`, NOW + 1))) return false;
-            await q.insertFamily(`family-${hash}-${i}`, w.installation.id, NOW + 1);
+            if (!(await q.claimCode(w.store.id, hash, `family-${hash}-${i}`, NOW + 1))) return false;
+            await q.insertFamily(w.store.id, `family-${hash}-${i}`, w.installation.id, NOW + 1);
             return true;
           }),
         ),
       );
       expect(wins.filter(Boolean)).toHaveLength(1);
-      expect((await s.grants.run((q) => q.codeByHash(hash)))?.family_id).toBe(`family-${hash}-${wins.indexOf(true)}`);
+      expect((await s.grants.run((q) => q.codeByHash(w.store.id, hash)))?.family_id).toBe(`family-${hash}-${wins.indexOf(true)}`);
     });
 
     it('a token pair: refreshByHash, successor, owners, and the Admin API lookup', async () => {
@@ -1012,20 +1016,20 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       };
       const owner = { family_id: p.familyId, app_id: w.app.id, store_id: w.store.id };
       await s.grants.run(async (q) => {
-        expect(await q.refreshByHash(p.refreshHash)).toEqual(refresh);
-        expect(await q.refreshByHash(p.accessHash)).toBeUndefined();
-        expect(await q.successor(p.refreshHash, p.accessHash)).toEqual({
+        expect(await q.refreshByHash(p.storeId, p.refreshHash)).toEqual(refresh);
+        expect(await q.refreshByHash(p.storeId, p.accessHash)).toBeUndefined();
+        expect(await q.successor(p.storeId, p.refreshHash, p.accessHash)).toEqual({
           access_expires_at: NOW + HOUR,
           revoked_at: null,
           rotated_at: null,
           access_used_at: null,
           access_revoked_at: null,
         });
-        expect(await q.refreshOwner(p.refreshHash)).toEqual(owner);
-        expect(await q.accessOwner(p.accessHash)).toEqual(owner);
-        expect(await q.accessOwner(p.refreshHash)).toBeUndefined();
+        expect(await q.refreshOwner(p.storeId, p.refreshHash)).toEqual(owner);
+        expect(await q.accessOwner(p.storeId, p.accessHash)).toEqual(owner);
+        expect(await q.accessOwner(p.storeId, p.refreshHash)).toBeUndefined();
       });
-      expect(await s.tokens.findAccessToken(p.accessHash)).toEqual({
+      expect(await s.tokens.findAccessToken(p.storeId, p.accessHash)).toEqual({
         app_id: w.app.id,
         store_id: w.store.id,
         scopes: 'read_products',
@@ -1033,29 +1037,74 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         revoked_at: null,
         used_at: null,
       });
-      expect(await s.tokens.findAccessToken(p.refreshHash)).toBeUndefined();
+      expect(await s.tokens.findAccessToken(p.storeId, p.refreshHash)).toBeUndefined();
+    });
+
+    it('every token lookup names its store: with another store the rows are unknown, and writes change nothing', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const p = await issue(s, w);
+      const code = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, code));
+      const privateHash = tag('private-hash');
+      await s.apps.insertPrivateApp({
+        storeId: w.store.id,
+        name: 'P',
+        scopes: 'read_products',
+        tokenHash: privateHash,
+        webhookSecretEnc: 'x',
+        now: NOW,
+      });
+      const elsewhere = other.store.id;
+      await s.grants.run(async (q) => {
+        expect(await q.codeByHash(elsewhere, code)).toBeUndefined();
+        expect(await q.claimCode(elsewhere, code, 'family-elsewhere', NOW)).toBe(false);
+        expect(await q.installation(elsewhere, w.installation.id)).toBeUndefined();
+        expect(await q.refreshByHash(elsewhere, p.refreshHash)).toBeUndefined();
+        expect(await q.successor(elsewhere, p.refreshHash, p.accessHash)).toBeUndefined();
+        expect(await q.refreshOwner(elsewhere, p.refreshHash)).toBeUndefined();
+        expect(await q.accessOwner(elsewhere, p.accessHash)).toBeUndefined();
+        expect(await q.claimRefresh(elsewhere, p.refreshHash, NOW)).toBe(false);
+        expect(await q.markAccessUsed(elsewhere, p.accessHash, NOW)).toBe(false);
+        await q.revokeAccess(elsewhere, p.accessHash, NOW);
+        await q.revokeFamily(elsewhere, p.familyId, NOW);
+      });
+      expect(await s.tokens.findAccessToken(elsewhere, p.accessHash)).toBeUndefined();
+      expect(await s.tokens.findPrivateToken(elsewhere, privateHash)).toBeUndefined();
+      await s.tokens.revokeInstallation(elsewhere, w.installation.id, NOW);
+      expect(await s.tokens.expireCodes(elsewhere, w.installation.id, NOW)).toBe(0);
+      await s.apps.updateInstallation(elsewhere, w.installation.id, { uninstalledAt: NOW });
+      // Nothing of store w changed.
+      expect(await s.tokens.findAccessToken(w.store.id, p.accessHash)).toMatchObject({ revoked_at: null, used_at: null });
+      expect(await s.grants.run((q) => q.refreshByHash(w.store.id, p.refreshHash))).toMatchObject({ revoked_at: null, rotated_at: null });
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null, expires_at: NOW + MINUTE });
+      expect((await s.apps.findInstallation(w.store.id, w.app.id))?.uninstalled_at).toBeNull();
+      expect((await s.tokens.findPrivateToken(w.store.id, privateHash))?.store_id).toBe(w.store.id);
     });
 
     it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {
       const w = await world(s);
       const p = await issue(s, w);
-      expect(await s.grants.run((q) => q.claimRefresh(p.refreshHash, NOW + 1))).toBe(true);
-      expect(await s.grants.run((q) => q.claimRefresh(p.refreshHash, NOW + 2))).toBe(false);
-      expect((await s.grants.run((q) => q.refreshByHash(p.refreshHash)))?.rotated_at).toBe(NOW + 1);
+      expect(await s.grants.run((q) => q.claimRefresh(p.storeId, p.refreshHash, NOW + 1))).toBe(true);
+      expect(await s.grants.run((q) => q.claimRefresh(p.storeId, p.refreshHash, NOW + 2))).toBe(false);
+      expect((await s.grants.run((q) => q.refreshByHash(p.storeId, p.refreshHash)))?.rotated_at).toBe(NOW + 1);
 
       const other = await issue(s, w);
-      await s.grants.run((q) => q.revokeAccess(other.accessHash, NOW + 3));
-      expect((await s.tokens.findAccessToken(other.accessHash))?.revoked_at).toBe(NOW + 3);
-      expect((await s.grants.run((q) => q.refreshByHash(other.refreshHash)))?.revoked_at).toBeNull();
+      await s.grants.run((q) => q.revokeAccess(other.storeId, other.accessHash, NOW + 3));
+      expect((await s.tokens.findAccessToken(other.storeId, other.accessHash))?.revoked_at).toBe(NOW + 3);
+      expect((await s.grants.run((q) => q.refreshByHash(other.storeId, other.refreshHash)))?.revoked_at).toBeNull();
 
-      await s.grants.run((q) => q.revokeFamily(p.familyId, NOW + 4));
+      await s.grants.run((q) => q.revokeFamily(w.store.id, p.familyId, NOW + 4));
       await s.grants.run(async (q) => {
-        expect(await q.refreshByHash(p.refreshHash)).toMatchObject({ revoked_at: NOW + 4, rotated_at: NOW + 1 });
-        expect(await q.successor(p.refreshHash, p.accessHash)).toMatchObject({ access_expires_at: NOW + HOUR, revoked_at: NOW + 4 });
+        expect(await q.refreshByHash(p.storeId, p.refreshHash)).toMatchObject({ revoked_at: NOW + 4, rotated_at: NOW + 1 });
+        expect(await q.successor(p.storeId, p.refreshHash, p.accessHash)).toMatchObject({
+          access_expires_at: NOW + HOUR,
+          revoked_at: NOW + 4,
+        });
       });
-      expect((await s.tokens.findAccessToken(p.accessHash))?.revoked_at).toBe(NOW + 4);
+      expect((await s.tokens.findAccessToken(p.storeId, p.accessHash))?.revoked_at).toBe(NOW + 4);
       // Another family of the same installation is untouched.
-      expect((await s.grants.run((q) => q.refreshByHash(other.refreshHash)))?.revoked_at).toBeNull();
+      expect((await s.grants.run((q) => q.refreshByHash(other.storeId, other.refreshHash)))?.revoked_at).toBeNull();
     });
 
     it('a grant that throws is rolled back; a grant beside it still commits', async () => {
@@ -1065,27 +1114,27 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const refused = new Error('grant refused');
       const [ok, failed] = await Promise.allSettled([
         s.grants.run(async (q) => {
-          await q.insertFamily(kept.familyId, w.installation.id, NOW);
+          await q.insertFamily(w.store.id, kept.familyId, w.installation.id, NOW);
           await q.insertPair(kept);
           return 'kept';
         }),
         s.grants.run(async (q) => {
-          await q.insertFamily(dropped.familyId, w.installation.id, NOW);
+          await q.insertFamily(w.store.id, dropped.familyId, w.installation.id, NOW);
           await q.insertPair(dropped);
           throw refused;
         }),
       ]);
       expect(ok).toEqual({ status: 'fulfilled', value: 'kept' });
       expect(failed).toEqual({ status: 'rejected', reason: refused });
-      expect(await s.tokens.findAccessToken(kept.accessHash)).toBeDefined();
-      expect(await s.tokens.findAccessToken(dropped.accessHash)).toBeUndefined();
-      expect(await s.grants.run((q) => q.refreshByHash(dropped.refreshHash))).toBeUndefined();
+      expect(await s.tokens.findAccessToken(kept.storeId, kept.accessHash)).toBeDefined();
+      expect(await s.tokens.findAccessToken(dropped.storeId, dropped.accessHash)).toBeUndefined();
+      expect(await s.grants.run((q) => q.refreshByHash(dropped.storeId, dropped.refreshHash))).toBeUndefined();
       // Nothing of it is left behind: the same family and tokens can be written afresh.
       await s.grants.run(async (q) => {
-        await q.insertFamily(dropped.familyId, w.installation.id, NOW);
+        await q.insertFamily(w.store.id, dropped.familyId, w.installation.id, NOW);
         await q.insertPair(dropped);
       });
-      expect(await s.tokens.findAccessToken(dropped.accessHash)).toBeDefined();
+      expect(await s.tokens.findAccessToken(dropped.storeId, dropped.accessHash)).toBeDefined();
     });
 
     it('revokeInstallation ends every family of the installation, and only those', async () => {
@@ -1094,11 +1143,11 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const a = await issue(s, w);
       const b = await issue(s, w);
       const elsewhere = await issue(s, other);
-      await s.tokens.revokeInstallation(w.installation.id, NOW + 5);
-      expect((await s.tokens.findAccessToken(a.accessHash))?.revoked_at).toBe(NOW + 5);
-      expect((await s.tokens.findAccessToken(b.accessHash))?.revoked_at).toBe(NOW + 5);
-      expect((await s.grants.run((q) => q.refreshByHash(b.refreshHash)))?.revoked_at).toBe(NOW + 5);
-      expect((await s.tokens.findAccessToken(elsewhere.accessHash))?.revoked_at).toBeNull();
+      await s.tokens.revokeInstallation(w.store.id, w.installation.id, NOW + 5);
+      expect((await s.tokens.findAccessToken(a.storeId, a.accessHash))?.revoked_at).toBe(NOW + 5);
+      expect((await s.tokens.findAccessToken(b.storeId, b.accessHash))?.revoked_at).toBe(NOW + 5);
+      expect((await s.grants.run((q) => q.refreshByHash(b.storeId, b.refreshHash)))?.revoked_at).toBe(NOW + 5);
+      expect((await s.tokens.findAccessToken(elsewhere.storeId, elsewhere.accessHash))?.revoked_at).toBeNull();
     });
 
     it('expireCodes ends the unredeemed, unexpired codes of one installation now, and only those', async () => {
@@ -1110,17 +1159,17 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.tokens.insertCode(newCode(w, used!));
       await s.tokens.insertCode({ ...newCode(w, expired!), expiresAt: NOW - 1 });
       await s.tokens.insertCode(newCode(other, elsewhere!));
-      expect(await s.grants.run((q) => q.claimCode(used!, 'family-used', NOW))).toBe(true);
+      expect(await s.grants.run((q) => q.claimCode(w.store.id, used!, 'family-used', NOW))).toBe(true);
 
-      expect(await s.transaction((tx) => tx.tokens.expireCodes(w.installation.id, NOW + 5))).toBe(2);
-      const code = (hash: string) => s.grants.run((q) => q.codeByHash(hash));
+      expect(await s.transaction((tx) => tx.tokens.expireCodes(w.store.id, w.installation.id, NOW + 5))).toBe(2);
+      const code = (hash: string, storeId = w.store.id) => s.grants.run((q) => q.codeByHash(storeId, hash));
       expect(await code(open!)).toMatchObject({ expires_at: NOW + 5, used_at: null });
       expect(await code(alsoOpen!)).toMatchObject({ expires_at: NOW + 5, used_at: null });
       expect(await code(used!)).toMatchObject({ expires_at: NOW + MINUTE, used_at: NOW });
       expect(await code(expired!)).toMatchObject({ expires_at: NOW - 1 });
-      expect(await code(elsewhere!)).toMatchObject({ expires_at: NOW + MINUTE, used_at: null });
+      expect(await code(elsewhere!, other.store.id)).toMatchObject({ expires_at: NOW + MINUTE, used_at: null });
       // Nothing left to end.
-      expect(await s.tokens.expireCodes(w.installation.id, NOW + 6)).toBe(0);
+      expect(await s.tokens.expireCodes(w.store.id, w.installation.id, NOW + 6)).toBe(0);
       expect(await code(open!)).toMatchObject({ expires_at: NOW + 5 });
     });
 
@@ -1135,10 +1184,20 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         webhookSecretEnc: 'sealed',
         now: NOW,
       });
-      expect(await s.tokens.findPrivateToken(hash)).toEqual({ id, store_id: w.store.id, scopes: 'read_products', revoked_at: null });
-      expect(await s.tokens.findPrivateToken('private-hash-unknown')).toBeUndefined();
+      expect(await s.tokens.findPrivateToken(w.store.id, hash)).toEqual({
+        id,
+        store_id: w.store.id,
+        scopes: 'read_products',
+        revoked_at: null,
+      });
+      expect(await s.tokens.findPrivateToken(w.store.id, 'private-hash-unknown')).toBeUndefined();
       await s.apps.revokePrivateApp(w.store.id, id, NOW + 1);
-      expect(await s.tokens.findPrivateToken(hash)).toEqual({ id, store_id: w.store.id, scopes: 'read_products', revoked_at: NOW + 1 });
+      expect(await s.tokens.findPrivateToken(w.store.id, hash)).toEqual({
+        id,
+        store_id: w.store.id,
+        scopes: 'read_products',
+        revoked_at: NOW + 1,
+      });
     });
   });
 
@@ -1382,7 +1441,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await subscribe(s, w.store.id, { privateAppId: revoked }, 'products/create');
       await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
       const goneUninstalled = await subscribe(s, w.store.id, { appId: gone.app.id }, 'app/uninstalled');
-      await s.apps.updateInstallation(gone.installation.id, { uninstalledAt: NOW + 1 });
+      await s.apps.updateInstallation(w.store.id, gone.installation.id, { uninstalledAt: NOW + 1 });
       await s.apps.revokePrivateApp(w.store.id, revoked, NOW + 1);
 
       expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
@@ -1410,7 +1469,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       });
       const app = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
       const priv = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
-      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders,write_customers' });
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_orders,write_customers' });
       expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
         { id: app.id, app_id: w.app.id, private_app_id: null, scopes: 'read_orders,write_customers' },
         { id: priv.id, app_id: null, private_app_id: privateId, scopes: 'read_products' },
@@ -1753,7 +1812,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
       const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
       await enqueue(s, w.store.id, 'products/create', [sub, subP], NOW);
-      await s.apps.updateInstallation(w.installation.id, { uninstalledAt: NOW + 1 });
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { uninstalledAt: NOW + 1 });
       await s.apps.revokePrivateApp(w.store.id, privateId, NOW + 2);
       await s.webhooks.deleteSubscription(sub.id);
       const rows = await claim(s, 'worker-1', NOW + MINUTE);
@@ -1781,7 +1840,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
       const subP = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
       await enqueue(s, w.store.id, 'products/create', [sub, subP], NOW);
-      await s.apps.updateInstallation(w.installation.id, { scopes: 'read_orders' });
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_orders' });
       const rows = await claim(s, 'worker-1', NOW + MINUTE);
       expect(rows.map((r) => [r.subscription_id, r.installation_scopes, r.private_scopes])).toEqual([
         [sub.id, 'read_orders', null],

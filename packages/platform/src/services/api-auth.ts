@@ -35,12 +35,12 @@ export class ApiAuthService {
    * reuse. The write is guarded (`used_at IS NULL`), so first calls on several nodes at once change
    * the row once; a row read as used never writes again.
    */
-  private markUsed(hash: string, row: AccessTokenRow): Promise<void> {
+  private markUsed(storeId: number, hash: string, row: AccessTokenRow): Promise<void> {
     const pending = this.marking.get(hash);
     if (pending) return pending;
     const now = this.clock();
     const write = this.grants
-      .run((q) => q.markAccessUsed(hash, now))
+      .run((q) => q.markAccessUsed(storeId, hash, now))
       .then(() => {
         row.used_at ??= now;
       })
@@ -73,14 +73,14 @@ export class ApiAuthService {
     if (!token) return undefined;
     if (looksLike('access', token)) {
       const hash = hashToken(token);
-      const row = await this.cached(`a:${hash}`, () => this.tokens.findAccessToken(hash));
+      const row = await this.cached(`a:${storeId}:${hash}`, () => this.tokens.findAccessToken(storeId, hash));
       if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
-      if (row.used_at === null) await this.markUsed(hash, row);
+      if (row.used_at === null) await this.markUsed(storeId, hash, row);
       return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
     }
     if (looksLike('private', token)) {
       const hash = hashToken(token);
-      const row = await this.cached(`p:${hash}`, () => this.tokens.findPrivateToken(hash));
+      const row = await this.cached(`p:${storeId}:${hash}`, () => this.tokens.findPrivateToken(storeId, hash));
       if (!row || row.revoked_at !== null || row.store_id !== storeId) return undefined;
       return { kind: 'private', id: row.id, storeId, scopes: split(row.scopes), owner: `private:${row.id}` };
     }

@@ -82,9 +82,9 @@ export class AppService {
       if (!installation || installation.uninstalled_at !== null || !app) throw new NotFoundError('The app is not installed in this store');
       // Codes first: a redemption that has claimed a code but not committed holds its row, so this
       // waits for it, and the revocation below then sees the family it issued.
-      await tx.tokens.expireCodes(installation.id, now);
-      await tx.apps.updateInstallation(installation.id, { uninstalledAt: now });
-      await tx.tokens.revokeInstallation(installation.id, now);
+      await tx.tokens.expireCodes(storeId, installation.id, now);
+      await tx.apps.updateInstallation(storeId, installation.id, { uninstalledAt: now });
+      await tx.tokens.revokeInstallation(storeId, installation.id, now);
       await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
       await this.outbox.enqueue(tx, {
         storeId,
@@ -248,12 +248,12 @@ export class AppService {
       const before = active ? existing.scopes.split(',').filter(Boolean) : [];
       const changed = !active || existing.scopes !== wanted;
       // Codes first, as in `uninstall`: a redemption in flight finishes before the revocation looks.
-      if (changed) await tx.tokens.expireCodes(existing.id, now);
-      if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(existing.id, now);
+      if (changed) await tx.tokens.expireCodes(storeId, existing.id, now);
+      if (before.some((s) => !scopes.includes(s as Scope))) await tx.tokens.revokeInstallation(storeId, existing.id, now);
       if (changed) await tx.webhooks.removeSubscriptions({ storeId, appId, topics: unreadableTopics(scopes), reason: SCOPE_LOST, now });
       if (!active)
         await tx.webhooks.cancelPendingTopic({ storeId, appId, topic: 'shop/redact', reason: 'the app was installed again', now });
-      await tx.apps.updateInstallation(existing.id, {
+      await tx.apps.updateInstallation(storeId, existing.id, {
         scopes: wanted,
         uninstalledAt: null,
         ...(existing.uninstalled_at !== null ? { installedAt: now } : {}),

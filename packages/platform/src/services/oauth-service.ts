@@ -68,7 +68,7 @@ export class OAuthService {
     const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
     type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
-      const row = await q.codeByHash(codeHash);
+      const row = await q.codeByHash(input.storeId, codeHash);
       // A code of another store is as unknown here as a code that does not exist.
       const check = checkCode(row && row.store_id === input.storeId ? row : undefined, {
         appId: input.appId,
@@ -77,22 +77,22 @@ export class OAuthService {
         now,
       });
       if (!check.ok) {
-        if (check.replay && row!.family_id) await q.revokeFamily(row!.family_id, now);
+        if (check.replay && row!.family_id) await q.revokeFamily(input.storeId, row!.family_id, now);
         return { error: check.reason };
       }
       const familyId = newFamilyId(now);
-      if (!(await q.claimCode(codeHash, familyId, now))) {
-        const after = await q.codeByHash(codeHash);
-        if (after?.family_id) await q.revokeFamily(after.family_id, now);
+      if (!(await q.claimCode(input.storeId, codeHash, familyId, now))) {
+        const after = await q.codeByHash(input.storeId, codeHash);
+        if (after?.family_id) await q.revokeFamily(input.storeId, after.family_id, now);
         return { error: 'authorization code was already used' };
       }
-      const installation = await q.installation(row!.installation_id);
+      const installation = await q.installation(input.storeId, row!.installation_id);
       if (!installation || installation.uninstalled_at !== null) return { error: 'the app is not installed in this store' };
       // Read in this grant, after the claim: a change of the grant that committed since the code
       // was issued is seen here, so the tokens never carry more than the installation holds now.
       if (!covers(storedScopes(installation.scopes), storedScopes(row!.scopes)))
         return { error: 'authorization code asks for scopes the app no longer holds' };
-      await q.insertFamily(familyId, row!.installation_id, now);
+      await q.insertFamily(input.storeId, familyId, row!.installation_id, now);
       const expiresAt = await this.insertPair(q, pair, {
         familyId,
         installationId: row!.installation_id,
@@ -120,22 +120,22 @@ export class OAuthService {
     type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       for (let attempt = 0; attempt < 2; attempt++) {
-        const found = await q.refreshByHash(tokenHash);
+        const found = await q.refreshByHash(input.storeId, tokenHash);
         const row = found && found.store_id === input.storeId ? found : undefined;
         const decision = decideRefresh(row, { appId: input.appId, now });
         if (decision.action === 'reject') return { error: decision.reason };
         if (decision.action === 'check-successor') {
-          const next = await q.successor(hashToken(successor.refreshToken), hashToken(successor.accessToken));
+          const next = await q.successor(input.storeId, hashToken(successor.refreshToken), hashToken(successor.accessToken));
           const replay = decideReplay(row!, next, now);
           if (replay.action === 'reject') return { error: replay.reason };
           if (replay.action === 'revoke-family') {
-            await q.revokeFamily(row!.family_id, now);
+            await q.revokeFamily(input.storeId, row!.family_id, now);
             return { error: replay.reason };
           }
           return { expiresAt: next!.access_expires_at, scopes: row!.scopes };
         }
         // Lost a race with a concurrent refresh of the same token: read again and serve its successor.
-        if (!(await q.claimRefresh(tokenHash, now))) continue;
+        if (!(await q.claimRefresh(input.storeId, tokenHash, now))) continue;
         const expiresAt = await this.insertPair(q, successor, {
           familyId: row!.family_id,
           installationId: row!.installation_id,
@@ -162,11 +162,11 @@ export class OAuthService {
     const now = this.clock();
     const hash = hashToken(input.token);
     await this.storage.grants.run(async (q) => {
-      const row = kind === 'refresh' ? await q.refreshOwner(hash) : await q.accessOwner(hash);
+      const row = kind === 'refresh' ? await q.refreshOwner(input.storeId, hash) : await q.accessOwner(input.storeId, hash);
       if (!row || row.app_id !== input.appId || row.store_id !== input.storeId) return;
       // A refresh token takes its whole family along: every token of the family is refused from now on.
-      if (kind === 'refresh') await q.revokeFamily(row.family_id, now);
-      else await q.revokeAccess(hash, now);
+      if (kind === 'refresh') await q.revokeFamily(input.storeId, row.family_id, now);
+      else await q.revokeAccess(input.storeId, hash, now);
     });
   }
 

@@ -19,6 +19,7 @@ import * as privacyWebhooks from './migrations/2026-11-24T04-privacy-webhooks.ts
 import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 import * as masterKeyCheck from './migrations/2026-11-24T07-master-key-check.ts';
 import * as storeKeysetIndexes from './migrations/2026-11-24T08-store-keyset-indexes.ts';
+import * as storeRoutedTokens from './migrations/2026-11-24T12-store-routed-tokens.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -37,6 +38,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T06-authorization-iss': authorizationIss,
   '2026-11-24T07-master-key-check': masterKeyCheck,
   '2026-11-24T08-store-keyset-indexes': storeKeysetIndexes,
+  '2026-11-24T12-store-routed-tokens': storeRoutedTokens,
 };
 
 class StaticProvider implements MigrationProvider {

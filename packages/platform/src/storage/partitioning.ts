@@ -19,12 +19,23 @@ import type { Database } from './schema.ts';
  * Tables whose rows each belong to one store and whose every query names the store: partitioned
  * in this layout. The others stay whole: merchants, partners, apps and the stores themselves
  * (shared by every store: reference tables under Citus), sessions and login throttles (of people,
- * not stores), the token tables (looked up by hash before the store is known), and the webhook
- * tables: subscriptions belong to one store, but the delivery worker updates them by id and a
- * partner's dashboard lists an app's subscriptions across stores, so they are not routed yet
- * (docs/scaling.md lists what remains).
+ * not stores), and the webhook tables: subscriptions belong to one store, but the delivery worker
+ * updates them by id and a partner's dashboard lists an app's subscriptions across stores, so they
+ * are not routed yet (docs/scaling.md lists what remains). The token tables are looked up by hash
+ * and the store of the request's Host together, so they fit.
  */
-export const STORE_TABLES = ['products', 'customers', 'orders', 'idempotency_keys'] as const;
+export const STORE_TABLES = [
+  'products',
+  'customers',
+  'orders',
+  'idempotency_keys',
+  'installations',
+  'authorization_codes',
+  'token_families',
+  'access_tokens',
+  'refresh_tokens',
+  'private_apps',
+] as const;
 
 const LAYOUT_TABLE = 'storegate_layout';
 // Any constant shared by every node: serialises the one-time rebuild between nodes migrating at once.

@@ -7,14 +7,6 @@ import type {
   ShopRow,
   CredentialRow,
   WebSessionRow,
-  CodeRow,
-  NewCode,
-  RefreshRow,
-  TokenOwner,
-  NewTokenPair,
-  AccessTokenRow,
-  PrivateTokenRow,
-  SuccessorRow,
   ResourceRow,
   SubscriptionRow,
   DeliveryStatus,
@@ -38,6 +30,8 @@ import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
+export type { GrantQueries, GrantStore, TokenRepository } from './ports/tokens.ts';
+import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
 
 export interface AccountRepository {
@@ -111,50 +105,6 @@ export interface RevealRepository {
 
 import type { AppRepository } from './ports/apps.ts';
 export type { AppRepository, SecretOwner, PrivateAppSecrets } from './ports/apps.ts';
-
-/** The queries of one token grant, run inside `GrantStore.run`. */
-export interface GrantQueries {
-  codeByHash(hash: string): Promise<CodeRow | undefined>;
-  /** Marks an unused code used; false when another request used it first. */
-  claimCode(hash: string, familyId: string, now: number): Promise<boolean>;
-  /** The installation as it is now, with the scopes granted at this moment. */
-  installation(id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
-  insertFamily(id: string, installationId: number, now: number): Promise<void>;
-  insertPair(pair: NewTokenPair): Promise<void>;
-  refreshByHash(hash: string): Promise<RefreshRow | undefined>;
-  /** The pair a rotation issued, by the hashes of its refresh and access token. */
-  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
-  /** Marks a refresh token rotated; false when another request rotated it first. */
-  claimRefresh(hash: string, now: number): Promise<boolean>;
-  refreshOwner(hash: string): Promise<TokenOwner | undefined>;
-  accessOwner(hash: string): Promise<TokenOwner | undefined>;
-  revokeAccess(hash: string, now: number): Promise<void>;
-  revokeFamily(familyId: string, now: number): Promise<void>;
-  /** Records the first use of an access token; false when it was already recorded (or is unknown). */
-  markAccessUsed(hash: string, now: number): Promise<boolean>;
-}
-
-export interface GrantStore {
-  /**
-   * Runs one grant atomically and answers only once it is durable. Concurrent grants may share a
-   * commit (and its sync to disk); each still sees the effects of those before it.
-   */
-  run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
-}
-
-export interface TokenRepository {
-  insertCode(code: NewCode): Promise<void>;
-  /** Ends every token family of an installation (uninstall, scopes shrunk). */
-  revokeInstallation(installationId: number, now: number): Promise<void>;
-  /**
-   * Ends every unredeemed, unexpired code of an installation: its expiry becomes `now`, so a later
-   * redemption is refused as expired (invalid_grant). Returns how many codes it ended.
-   */
-  expireCodes(installationId: number, now: number): Promise<number>;
-  /** Read on every Admin API request: prepared statements. */
-  findAccessToken(hash: string): Promise<AccessTokenRow | undefined>;
-  findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined>;
-}
 
 export interface KeysetQuery {
   storeId: number;

@@ -49,7 +49,7 @@ export interface Database {
     family_id: string | null;
     created_at: number;
   };
-  token_families: { id: string; installation_id: number; created_at: number; revoked_at: number | null };
+  token_families: { id: string; installation_id: number; store_id: number; created_at: number; revoked_at: number | null };
   access_tokens: {
     token_hash: string;
     family_id: string;

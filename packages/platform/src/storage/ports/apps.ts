@@ -24,7 +24,11 @@ export interface AppRepository {
   updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;
-  updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void>;
+  updateInstallation(
+    storeId: number,
+    id: number,
+    change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null },
+  ): Promise<void>;
   listInstalled(storeId: number): Promise<InstalledApp[]>;
   insertPrivateApp(input: {
     storeId: number;
@@ -36,7 +40,10 @@ export interface AppRepository {
   }): Promise<number>;
   listPrivateApps(storeId: number): Promise<PrivateAppSummary[]>;
   countActivePrivateApps(storeId: number): Promise<number>;
-  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
+  findPrivateApp(
+    storeId: number,
+    id: number,
+  ): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
   /** Returns whether an active private app of the store was revoked. */
   revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
   /**

@@ -10,6 +10,7 @@ import type {
   StoreListRow,
 } from '../ports/admin-directory.ts';
 import type { Database } from '../schema.ts';
+import { fleetWide } from '../fleet-wide.ts';
 
 export class SqlAdminDirectory implements AdminDirectoryRepository {
   constructor(private readonly k: Kysely<Database>) {}
@@ -39,6 +40,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
           .as('private_apps'),
       ])
       .orderBy('stores.name')
+      .modifyEnd(fleetWide('operator-directory'))
       .execute();
     return rows.map((r) => ({
       ...r,
@@ -86,6 +88,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
           .as('installations'),
       ])
       .orderBy('apps.id')
+      .modifyEnd(fleetWide('operator-directory'))
       .execute();
     return rows.map((r) => ({
       ...r,
@@ -109,7 +112,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
         'private_apps.revoked_at',
       ]);
     if (storeId !== undefined) q = q.where('private_apps.store_id', '=', storeId);
-    const rows = await q.orderBy('stores.name').orderBy('private_apps.id').execute();
+    const rows = await q.orderBy('stores.name').orderBy('private_apps.id').modifyEnd(fleetWide('operator-directory')).execute();
     return rows.map((r) => ({
       ...r,
       id: Number(r.id),
@@ -134,7 +137,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
       ]);
     if (filter.storeId !== undefined) q = q.where('installations.store_id', '=', filter.storeId);
     if (filter.appId !== undefined) q = q.where('installations.app_id', '=', filter.appId);
-    const rows = await q.orderBy('installations.id', 'desc').execute();
+    const rows = await q.orderBy('installations.id', 'desc').modifyEnd(fleetWide('operator-directory')).execute();
     return rows.map((r) => ({
       ...r,
       id: Number(r.id),

@@ -10,6 +10,7 @@ import type {
   SecretOwner,
 } from '../ports.ts';
 import type { Executor } from './executor.ts';
+import { fleetWide } from '../fleet-wide.ts';
 import { APP_COLUMNS } from './prepared-statements.ts';
 
 const INSTALLATION_COLUMNS = ['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'] as const;
@@ -70,6 +71,7 @@ export class SqlAppRepository implements AppRepository {
       .where('i.app_id', '=', appId)
       .where('i.uninstalled_at', 'is', null)
       .orderBy('s.name')
+      .modifyEnd(fleetWide('app-installations'))
       .execute();
   }
 
@@ -110,7 +112,11 @@ export class SqlAppRepository implements AppRepository {
       .executeTakeFirstOrThrow();
   }
 
-  async updateInstallation(id: number, change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null }): Promise<void> {
+  async updateInstallation(
+    storeId: number,
+    id: number,
+    change: { scopes?: string; installedAt?: number; uninstalledAt?: number | null },
+  ): Promise<void> {
     await this.x.k
       .updateTable('installations')
       .set({
@@ -118,6 +124,7 @@ export class SqlAppRepository implements AppRepository {
         ...(change.installedAt !== undefined ? { installed_at: change.installedAt } : {}),
         ...(change.uninstalledAt !== undefined ? { uninstalled_at: change.uninstalledAt } : {}),
       })
+      .where('store_id', '=', storeId)
       .where('id', '=', id)
       .execute();
   }
@@ -179,10 +186,14 @@ export class SqlAppRepository implements AppRepository {
     return Number(row.n);
   }
 
-  findPrivateApp(id: number): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
+  findPrivateApp(
+    storeId: number,
+    id: number,
+  ): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined> {
     return this.x.k
       .selectFrom('private_apps')
       .select(['id', 'store_id', 'webhook_secret_enc', 'revoked_at'])
+      .where('store_id', '=', storeId)
       .where('id', '=', id)
       .executeTakeFirst();
   }

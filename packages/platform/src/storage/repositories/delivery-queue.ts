@@ -12,6 +12,7 @@ import { defineQuery, KyselyRunner, type PreparedQuery, type QueryRunner, Sqlite
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
 import type { Database } from '../schema.ts';
 import type { Db } from '../database.ts';
+import { fleetWide } from '../fleet-wide.ts';
 
 type Statements = ReturnType<typeof outcomeStatements>;
 type Step = { [K in keyof Statements]: { kind: K; params: Record<string, string | number | null> } }[keyof Statements];
@@ -168,7 +169,7 @@ function loadQuery(k: Kysely<Database>, ids: number[]): CompiledQuery<ClaimedDel
     .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
     .leftJoin('apps as a', 'a.id', 'd.app_id')
     .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 'd.store_id').onRef('i.app_id', '=', 'd.app_id'))
-    .leftJoin('private_apps as p', 'p.id', 'd.private_app_id')
+    .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 'd.store_id').onRef('p.id', '=', 'd.private_app_id'))
     .select([
       'd.id',
       'd.webhook_id',
@@ -203,6 +204,7 @@ function loadQuery(k: Kysely<Database>, ids: number[]): CompiledQuery<ClaimedDel
     .where('d.id', 'in', ids)
     .orderBy('d.next_attempt_at')
     .orderBy('d.id')
+    .modifyEnd(fleetWide('webhook-claim-load'))
     .compile() as CompiledQuery<ClaimedDelivery>;
 }
 

@@ -1,4 +1,5 @@
 // The statements of one token grant, as prepared statements on whatever runner the grant runs on.
+// Every one names the store the grant is for.
 import type { QueryRunner } from '../prepared-query.ts';
 import type { CodeRow, GrantQueries, NewTokenPair, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
@@ -9,18 +10,18 @@ export class PreparedGrantQueries implements GrantQueries {
     private readonly q: PreparedStatements,
   ) {}
 
-  codeByHash(hash: string): Promise<CodeRow | undefined> {
-    return this.run.first(this.q.codeByHash, { hash });
+  codeByHash(storeId: number, hash: string): Promise<CodeRow | undefined> {
+    return this.run.first(this.q.codeByHash, { store: storeId, hash });
   }
-  async claimCode(hash: string, familyId: string, now: number): Promise<boolean> {
+  async claimCode(storeId: number, hash: string, familyId: string, now: number): Promise<boolean> {
     // The guard `used_at IS NULL` makes redemption atomic: of concurrent requests, one updates the row.
-    return (await this.run.run(this.q.claimCode, { hash, now, family: familyId })) === 1;
+    return (await this.run.run(this.q.claimCode, { store: storeId, hash, now, family: familyId })) === 1;
   }
-  installation(id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined> {
-    return this.run.first(this.q.installation, { id });
+  installation(storeId: number, id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined> {
+    return this.run.first(this.q.installation, { store: storeId, id });
   }
-  async insertFamily(id: string, installationId: number, now: number): Promise<void> {
-    await this.run.run(this.q.insertFamily, { id, installation: installationId, now });
+  async insertFamily(storeId: number, id: string, installationId: number, now: number): Promise<void> {
+    await this.run.run(this.q.insertFamily, { store: storeId, id, installation: installationId, now });
   }
   async insertPair(p: NewTokenPair): Promise<void> {
     const common = { family: p.familyId, installation: p.installationId, store: p.storeId, app: p.appId, scopes: p.scopes, now: p.now };
@@ -32,28 +33,28 @@ export class PreparedGrantQueries implements GrantQueries {
       accessExpires: p.accessExpiresAt,
     });
   }
-  refreshByHash(hash: string): Promise<RefreshRow | undefined> {
-    return this.run.first(this.q.refreshByHash, { hash });
+  refreshByHash(storeId: number, hash: string): Promise<RefreshRow | undefined> {
+    return this.run.first(this.q.refreshByHash, { store: storeId, hash });
   }
-  successor(refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined> {
-    return this.run.first(this.q.successor, { refreshHash, accessHash });
+  successor(storeId: number, refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined> {
+    return this.run.first(this.q.successor, { store: storeId, refreshHash, accessHash });
   }
-  async markAccessUsed(hash: string, now: number): Promise<boolean> {
-    return (await this.run.run(this.q.markAccessUsed, { hash, now })) === 1;
+  async markAccessUsed(storeId: number, hash: string, now: number): Promise<boolean> {
+    return (await this.run.run(this.q.markAccessUsed, { store: storeId, hash, now })) === 1;
   }
-  async claimRefresh(hash: string, now: number): Promise<boolean> {
-    return (await this.run.run(this.q.claimRefresh, { hash, now })) === 1;
+  async claimRefresh(storeId: number, hash: string, now: number): Promise<boolean> {
+    return (await this.run.run(this.q.claimRefresh, { store: storeId, hash, now })) === 1;
   }
-  refreshOwner(hash: string): Promise<TokenOwner | undefined> {
-    return this.run.first(this.q.refreshOwner, { hash });
+  refreshOwner(storeId: number, hash: string): Promise<TokenOwner | undefined> {
+    return this.run.first(this.q.refreshOwner, { store: storeId, hash });
   }
-  accessOwner(hash: string): Promise<TokenOwner | undefined> {
-    return this.run.first(this.q.accessOwner, { hash });
+  accessOwner(storeId: number, hash: string): Promise<TokenOwner | undefined> {
+    return this.run.first(this.q.accessOwner, { store: storeId, hash });
   }
-  async revokeAccess(hash: string, now: number): Promise<void> {
-    await this.run.run(this.q.revokeAccess, { hash, now });
+  async revokeAccess(storeId: number, hash: string, now: number): Promise<void> {
+    await this.run.run(this.q.revokeAccess, { store: storeId, hash, now });
   }
-  async revokeFamily(familyId: string, now: number): Promise<void> {
-    await this.run.run(this.q.revokeFamily, { family: familyId, now });
+  async revokeFamily(storeId: number, familyId: string, now: number): Promise<void> {
+    await this.run.run(this.q.revokeFamily, { store: storeId, family: familyId, now });
   }
 }

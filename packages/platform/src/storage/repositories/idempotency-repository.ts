@@ -4,6 +4,7 @@
 // for it and then checks its conditions again on what that transaction committed.
 import type { IdempotencyKeyId, IdempotencyKeyRow, IdempotencyRepository, NewReservation, StoredResponse } from '../ports.ts';
 import type { Executor } from './executor.ts';
+import { fleetWide } from '../fleet-wide.ts';
 
 export class SqlIdempotencyRepository implements IdempotencyRepository {
   constructor(private readonly x: Executor) {}
@@ -98,7 +99,11 @@ export class SqlIdempotencyRepository implements IdempotencyRepository {
   }
 
   async prune(cutoff: number): Promise<number> {
-    const res = await this.x.k.deleteFrom('idempotency_keys').where('created_at', '<', cutoff).executeTakeFirst();
+    const res = await this.x.k
+      .deleteFrom('idempotency_keys')
+      .where('created_at', '<', cutoff)
+      .modifyEnd(fleetWide('idempotency-prune'))
+      .executeTakeFirst();
     return Number(res.numDeletedRows);
   }
 }

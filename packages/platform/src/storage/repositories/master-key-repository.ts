@@ -1,6 +1,7 @@
 // The master key's record and the sealed values of every table, on SQLite and PostgreSQL.
 import { sql } from 'kysely';
 import type { Db } from '../database.ts';
+import { fleetWide } from '../fleet-wide.ts';
 import type { MasterKeyRepository, Reseal, SealedRow, SealedSource } from '../ports/master-keys.ts';
 
 interface SourceShape {
@@ -73,6 +74,7 @@ export class SqlMasterKeyRepository implements MasterKeyRepository {
       .select('webhook_secret_enc as v')
       .orderBy('id')
       .limit(1)
+      .modifyEnd(fleetWide('master-key-check'))
       .executeTakeFirst();
     return priv?.v;
   }
@@ -85,7 +87,9 @@ export class SqlMasterKeyRepository implements MasterKeyRepository {
     const where = conditions.length > 0 ? sql`where ${sql.join(conditions, sql` and `)}` : sql``;
     const columns = sql.join(s.columns.map((c) => sql.ref(c)));
     const { rows } = await sql<Record<string, string | number | null>>`select ${sql.ref(s.key)} as row_key, ${columns}
-      from ${sql.table(s.table)} ${where} order by ${sql.ref(s.key)} limit ${limit}`.execute(this.db.kysely);
+      from ${sql.table(s.table)} ${where} order by ${sql.ref(s.key)} limit ${limit} ${fleetWide('master-key-reseal')}`.execute(
+      this.db.kysely,
+    );
     return rows.map((r) => ({
       key: String(r.row_key),
       values: Object.fromEntries(s.columns.map((c) => [c, r[c] === null || r[c] === undefined ? null : String(r[c])])),
@@ -101,7 +105,9 @@ export class SqlMasterKeyRepository implements MasterKeyRepository {
         if (!s.columns.includes(r.column)) throw new Error(`${r.column} is not a sealed column of ${s.table}`);
         // Compare-and-set: a secret rotated by a merchant meanwhile is already sealed anew, and stays.
         const result = await sql`update ${sql.table(s.table)} set ${sql.ref(r.column)} = ${r.value}
-          where ${sql.ref(s.key)} = ${s.numeric ? Number(r.key) : r.key} and ${sql.ref(r.column)} = ${r.expected}`.execute(trx);
+          where ${sql.ref(s.key)} = ${s.numeric ? Number(r.key) : r.key} and ${sql.ref(r.column)} = ${r.expected} ${fleetWide('master-key-reseal')}`.execute(
+          trx,
+        );
         done += Number(result.numAffectedRows ?? 0);
       }
       return done;

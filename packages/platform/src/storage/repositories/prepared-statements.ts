@@ -1,5 +1,7 @@
 // Every query on a hot path (token grants, client lookup, Access-Token lookup), compiled once per
-// database and run as prepared statements.
+// database and run as prepared statements. Each query of a store's token, code, family or
+// installation names the store (the request's Host gives it), so on a database split by store_id
+// it reads one partition; the joins carry store_id too, for the same reason.
 import type { Kysely } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
 import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
@@ -35,34 +37,49 @@ export function preparedStatements(k: Kysely<Database>) {
     accessToken: defineQuery<AccessTokenRow>((p) =>
       k
         .selectFrom('access_tokens as a')
-        .innerJoin('token_families as f', 'f.id', 'a.family_id')
+        .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'a.store_id').onRef('f.id', '=', 'a.family_id'))
         .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at'])
         .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('a.store_id', '=', p<number>('store'))
         .where('a.token_hash', '=', p('hash')),
     ),
     privateToken: defineQuery<PrivateTokenRow>((p) =>
-      k.selectFrom('private_apps').select(['id', 'store_id', 'scopes', 'revoked_at']).where('token_hash', '=', p('hash')),
+      k
+        .selectFrom('private_apps')
+        .select(['id', 'store_id', 'scopes', 'revoked_at'])
+        .where('store_id', '=', p<number>('store'))
+        .where('token_hash', '=', p('hash')),
     ),
     codeByHash: defineQuery<CodeRow>((p) =>
       k
         .selectFrom('authorization_codes')
         .select(['app_id', 'store_id', 'installation_id', 'redirect_uri', 'scopes', 'code_challenge', 'expires_at', 'used_at', 'family_id'])
+        .where('store_id', '=', p<number>('store'))
         .where('code_hash', '=', p('hash')),
     ),
     claimCode: defineQuery((p) =>
       k
         .updateTable('authorization_codes')
         .set({ used_at: p<number>('now'), family_id: p('family') })
+        .where('store_id', '=', p<number>('store'))
         .where('code_hash', '=', p('hash'))
         .where('used_at', 'is', null),
     ),
     installation: defineQuery<{ id: number; uninstalled_at: number | null; scopes: string }>((p) =>
-      k.selectFrom('installations').select(['id', 'uninstalled_at', 'scopes']).where('id', '=', p<number>('id')),
+      k
+        .selectFrom('installations')
+        .select(['id', 'uninstalled_at', 'scopes'])
+        .where('store_id', '=', p<number>('store'))
+        .where('id', '=', p<number>('id')),
     ),
     insertFamily: defineQuery((p) =>
-      k
-        .insertInto('token_families')
-        .values({ id: p('id'), installation_id: p<number>('installation'), created_at: p<number>('now'), revoked_at: null }),
+      k.insertInto('token_families').values({
+        id: p('id'),
+        installation_id: p<number>('installation'),
+        store_id: p<number>('store'),
+        created_at: p<number>('now'),
+        revoked_at: null,
+      }),
     ),
     insertAccess: defineQuery((p) =>
       k.insertInto('access_tokens').values({
@@ -96,9 +113,10 @@ export function preparedStatements(k: Kysely<Database>) {
     refreshByHash: defineQuery<RefreshRow>((p) =>
       k
         .selectFrom('refresh_tokens as r')
-        .innerJoin('token_families as f', 'f.id', 'r.family_id')
+        .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'r.store_id').onRef('f.id', '=', 'r.family_id'))
         .select(['r.family_id', 'r.installation_id', 'r.store_id', 'r.app_id', 'r.scopes', 'r.expires_at', 'r.rotated_at'])
         .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.store_id', '=', p<number>('store'))
         .where('r.token_hash', '=', p('hash')),
     ),
     // Both tokens of the pair a rotation issued, in one read: a left join, so a successor whose access
@@ -106,10 +124,13 @@ export function preparedStatements(k: Kysely<Database>) {
     successor: defineQuery<SuccessorRow>((p) =>
       k
         .selectFrom('refresh_tokens as r')
-        .innerJoin('token_families as f', 'f.id', 'r.family_id')
-        .leftJoin('access_tokens as a', (j) => j.onRef('a.family_id', '=', 'r.family_id').on('a.token_hash', '=', p('accessHash')))
+        .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'r.store_id').onRef('f.id', '=', 'r.family_id'))
+        .leftJoin('access_tokens as a', (j) =>
+          j.onRef('a.store_id', '=', 'r.store_id').onRef('a.family_id', '=', 'r.family_id').on('a.token_hash', '=', p('accessHash')),
+        )
         .select(['r.access_expires_at', 'r.rotated_at', 'a.used_at as access_used_at', 'a.revoked_at as access_revoked_at'])
         .select((eb) => eb.fn.coalesce('r.revoked_at', 'f.revoked_at').as('revoked_at'))
+        .where('r.store_id', '=', p<number>('store'))
         .where('r.token_hash', '=', p('refreshHash')),
     ),
     // Guarded by `used_at IS NULL`: of concurrent first uses (on any node) one writes, the rest change nothing.
@@ -117,6 +138,7 @@ export function preparedStatements(k: Kysely<Database>) {
       k
         .updateTable('access_tokens')
         .set({ used_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('token_hash', '=', p('hash'))
         .where('used_at', 'is', null),
     ),
@@ -124,20 +146,30 @@ export function preparedStatements(k: Kysely<Database>) {
       k
         .updateTable('refresh_tokens')
         .set({ rotated_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('token_hash', '=', p('hash'))
         .where('rotated_at', 'is', null)
         .where('revoked_at', 'is', null),
     ),
     refreshOwner: defineQuery<TokenOwner>((p) =>
-      k.selectFrom('refresh_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash')),
+      k
+        .selectFrom('refresh_tokens')
+        .select(['family_id', 'app_id', 'store_id'])
+        .where('store_id', '=', p<number>('store'))
+        .where('token_hash', '=', p('hash')),
     ),
     accessOwner: defineQuery<TokenOwner>((p) =>
-      k.selectFrom('access_tokens').select(['family_id', 'app_id', 'store_id']).where('token_hash', '=', p('hash')),
+      k
+        .selectFrom('access_tokens')
+        .select(['family_id', 'app_id', 'store_id'])
+        .where('store_id', '=', p<number>('store'))
+        .where('token_hash', '=', p('hash')),
     ),
     revokeAccess: defineQuery((p) =>
       k
         .updateTable('access_tokens')
         .set({ revoked_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('token_hash', '=', p('hash'))
         .where('revoked_at', 'is', null),
     ),
@@ -145,6 +177,7 @@ export function preparedStatements(k: Kysely<Database>) {
       k
         .updateTable('token_families')
         .set({ revoked_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p('family'))
         .where('revoked_at', 'is', null),
     ),

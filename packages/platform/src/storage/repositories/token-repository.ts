@@ -25,21 +25,23 @@ export class SqlTokenRepository implements TokenRepository {
       .execute();
   }
 
-  async revokeInstallation(installationId: number, now: number): Promise<void> {
+  async revokeInstallation(storeId: number, installationId: number, now: number): Promise<void> {
     await this.x.k
       .updateTable('token_families')
       .set({ revoked_at: now })
+      .where('store_id', '=', storeId)
       .where('installation_id', '=', installationId)
       .where('revoked_at', 'is', null)
       .execute();
   }
 
-  async expireCodes(installationId: number, now: number): Promise<number> {
+  async expireCodes(storeId: number, installationId: number, now: number): Promise<number> {
     // Expired rather than marked used: a used code presented again counts as a replay (and revokes
     // what it issued), while this one simply stops being redeemable.
     const res = await this.x.k
       .updateTable('authorization_codes')
       .set({ expires_at: now })
+      .where('store_id', '=', storeId)
       .where('installation_id', '=', installationId)
       .where('used_at', 'is', null)
       .where('expires_at', '>', now)
@@ -50,11 +52,11 @@ export class SqlTokenRepository implements TokenRepository {
   // On SQLite these run as synchronous prepared statements on the shared connection. Such a read
   // may see a write of a transaction still in flight; the only writes that matter here are
   // revocations, and refusing a token a moment early is harmless.
-  findAccessToken(hash: string): Promise<AccessTokenRow | undefined> {
-    return this.x.runner.first(this.x.prepared.accessToken, { hash });
+  findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined> {
+    return this.x.runner.first(this.x.prepared.accessToken, { store: storeId, hash });
   }
 
-  findPrivateToken(hash: string): Promise<PrivateTokenRow | undefined> {
-    return this.x.runner.first(this.x.prepared.privateToken, { hash });
+  findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined> {
+    return this.x.runner.first(this.x.prepared.privateToken, { store: storeId, hash });
   }
 }

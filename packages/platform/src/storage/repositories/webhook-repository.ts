@@ -141,7 +141,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     let q = this.k
       .selectFrom('webhook_subscriptions as s')
       .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
-      .leftJoin('private_apps as p', 'p.id', 's.private_app_id')
+      .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 's.store_id').onRef('p.id', '=', 's.private_app_id'))
       .select(['s.id', 's.app_id', 's.private_app_id'])
       .select((eb) => eb.fn.coalesce('i.scopes', 'p.scopes').as('scopes'))
       .where('s.store_id', '=', storeId)

@@ -1,0 +1,50 @@
+// The ports of the token endpoint and of Admin API authentication: one grant's queries, the store
+// that runs a grant atomically, and the token lookups. Every method names the store of the request.
+import type { AccessTokenRow, CodeRow, NewCode, NewTokenPair, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from './rows.ts';
+
+/**
+ * The queries of one token grant, run inside `GrantStore.run`. Each names the store the grant is
+ * for, so that on a database split by store it reads one part; a row of another store is unknown.
+ */
+export interface GrantQueries {
+  codeByHash(storeId: number, hash: string): Promise<CodeRow | undefined>;
+  /** Marks an unused code used; false when another request used it first. */
+  claimCode(storeId: number, hash: string, familyId: string, now: number): Promise<boolean>;
+  /** The installation as it is now, with the scopes granted at this moment. */
+  installation(storeId: number, id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
+  insertFamily(storeId: number, id: string, installationId: number, now: number): Promise<void>;
+  insertPair(pair: NewTokenPair): Promise<void>;
+  refreshByHash(storeId: number, hash: string): Promise<RefreshRow | undefined>;
+  /** The pair a rotation issued, by the hashes of its refresh and access token. */
+  successor(storeId: number, refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
+  /** Marks a refresh token rotated; false when another request rotated it first. */
+  claimRefresh(storeId: number, hash: string, now: number): Promise<boolean>;
+  refreshOwner(storeId: number, hash: string): Promise<TokenOwner | undefined>;
+  accessOwner(storeId: number, hash: string): Promise<TokenOwner | undefined>;
+  revokeAccess(storeId: number, hash: string, now: number): Promise<void>;
+  revokeFamily(storeId: number, familyId: string, now: number): Promise<void>;
+  /** Records the first use of an access token; false when it was already recorded (or is unknown). */
+  markAccessUsed(storeId: number, hash: string, now: number): Promise<boolean>;
+}
+
+export interface GrantStore {
+  /**
+   * Runs one grant atomically and answers only once it is durable. Concurrent grants may share a
+   * commit (and its sync to disk); each still sees the effects of those before it.
+   */
+  run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
+}
+
+export interface TokenRepository {
+  insertCode(code: NewCode): Promise<void>;
+  /** Ends every token family of an installation (uninstall, scopes shrunk). */
+  revokeInstallation(storeId: number, installationId: number, now: number): Promise<void>;
+  /**
+   * Ends every unredeemed, unexpired code of an installation: its expiry becomes `now`, so a later
+   * redemption is refused as expired (invalid_grant). Returns how many codes it ended.
+   */
+  expireCodes(storeId: number, installationId: number, now: number): Promise<number>;
+  /** Read on every Admin API request: prepared statements. */
+  findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined>;
+  findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined>;
+}
