@@ -11,7 +11,7 @@ const dir = mkdtempSync(join(tmpdir(), 'storegate-lifecycle-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('serve and worker stop flags', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
-  it('bad values: exit 1, one line naming the flag, nothing started', async () => {
+  it('bad values: exit 2 (usage), one line naming the flag, nothing started', async () => {
     const cases: [string[], NodeJS.ProcessEnv, RegExp][] = [
       [['serve', '--drain-delay', 'soon'], {}, /^storegate: --drain-delay: expected a duration such as "500ms", "5s" or "2m", got "soon"$/],
       [['serve', '--shutdown-timeout', '11m'], {}, /^storegate: --shutdown-timeout: must be from 0 to 10m, got "11m"$/],
@@ -32,7 +32,7 @@ describe('serve and worker stop flags', { timeout: CLI_TEST_TIMEOUT_MS }, () => 
     );
     results.forEach((res, i) => {
       const [args, , message] = cases[i]!;
-      expect(res.code, args.join(' ')).toBe(1);
+      expect(res.code, args.join(' ')).toBe(2);
       expect(res.stdout).toBe('');
       expect(res.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(res.stderr.trim()).toMatch(message);

@@ -53,10 +53,12 @@ describe('storegate stores create: currency and time zone', () => {
     ];
     for (const [extra, reason] of cases) {
       const res = run(['stores', 'create', 'broken', ...owner, ...extra]);
-      expect(res.code, extra.join(' ')).not.toBe(0);
+      expect(res.code, extra.join(' ')).toBe(1);
       expect(res.stdout).toBe('');
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
-      expect(res.stderr).toMatch(reason);
+      const { error } = JSON.parse(res.stderr) as { error: { code: string; message: string } };
+      expect(error.code).toBe('invalid_input');
+      expect(error.message).toMatch(reason);
     }
     expect(stores().map((s) => s.name)).toEqual(['plain', 'paris']);
   }, 240_000);
