@@ -53,7 +53,7 @@ const MISSING_CREDENTIALS =
   'STOREGATE_CLIENT_ID and STOREGATE_CLIENT_SECRET are required: the client_id and client_secret of the ' +
   '"Demo app" that `npm start` prints (under "demo app:"). Run, for example:\n' +
   '      STOREGATE_CLIENT_ID=<client_id> STOREGATE_CLIENT_SECRET=<client_secret> npm run example\n' +
-  "    (the storegate CLI has no command that shows an existing app's secret, so the example cannot read it for you)";
+  "    or, with the app's env lines: npx storegate apps env <client_id> > .env; set -a; . ./.env; set +a; npm run example";
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -81,9 +81,9 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
       [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url or --authorization-iss/],
     ] as const) {
       const res = await run([...args, '--json']);
-      expect(res.code, args.join(' ')).not.toBe(0);
+      expect(res.code, args.join(' ')).toBe(args.length === 3 ? 2 : 1);
       expect(res.stdout).toBe('');
-      expect(res.stderr).toMatch(reason);
+      expect((JSON.parse(res.stderr) as { error: { message: string } }).error.message).toMatch(reason);
       expect(stored()).toEqual({ privacy_webhook_url: 'https://hooks.example.com/privacy' });
     }
     const cleared = await run(['apps', 'update', clientId, '--privacy-webhook-url', '']);
@@ -100,9 +100,9 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
     expect(JSON.parse(on.stdout)).toEqual({ client_id: clientId, authorization_iss: true });
     expect(iss()).toEqual({ authorization_iss: 1 });
     const bad = await run(['apps', 'update', clientId, '--authorization-iss', 'yes', '--json']);
-    expect(bad.code).not.toBe(0);
+    expect(bad.code).toBe(2);
     expect(bad.stdout).toBe('');
-    expect(bad.stderr).toMatch(/--authorization-iss: expected on or off, got "yes"/);
+    expect(JSON.parse(bad.stderr)).toEqual({ error: { code: 'usage', message: '--authorization-iss: expected on or off, got "yes"' } });
     expect(iss()).toEqual({ authorization_iss: 1 });
     const off = await run(['apps', 'update', clientId, '--authorization-iss', 'off']);
     expect(off.code).toBe(0);
