@@ -299,6 +299,7 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
       await t.db.kysely
         .insertInto('webhook_attempts')
         .values({
+          store_id: store.id,
           delivery_id: Number(d.id),
           attempted_at: now,
           status_code: status!,

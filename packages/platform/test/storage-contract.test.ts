@@ -288,6 +288,7 @@ function attempted(
 ): DeliveryOutcome {
   return {
     id: c.id,
+    storeId: Number(c.store_id),
     subscriptionId: c.subscription_id,
     attempts: c.attempts,
     attempt: {
@@ -307,7 +308,13 @@ async function drain(s: Storage): Promise<void> {
     const rows = await claim(s, 'drain', FAR, { limit: 500 });
     if (rows.length === 0) return;
     await s.deliveryQueue.recordOutcomes(
-      rows.map((r) => ({ id: r.id, subscriptionId: r.subscription_id, attempts: r.attempts, cancelled: 'drained' })),
+      rows.map((r) => ({
+        id: r.id,
+        storeId: Number(r.store_id),
+        subscriptionId: r.subscription_id,
+        attempts: r.attempts,
+        cancelled: 'drained',
+      })),
       { worker: 'drain', now: FAR, disableAfterDead: 5 },
     );
   }
@@ -1388,7 +1395,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await expect(subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/p')).rejects.toBeInstanceOf(
         DuplicateRecordError,
       );
-      await s.webhooks.deleteSubscription(sub.id);
+      await s.webhooks.deleteSubscription(w.store.id, sub.id);
       expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toBeUndefined();
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(false);
     });
@@ -1527,7 +1534,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await subscribe(s, w.store.id, { appId: two.app.id }, 'orders/create');
       await subscribe(s, other.store.id, { appId: w.app.id }, 'orders/create');
       expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(2);
-      await s.webhooks.deleteSubscription(first.id);
+      await s.webhooks.deleteSubscription(w.store.id, first.id);
       expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(1);
     });
 
@@ -1669,7 +1676,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(calls).toBe(1);
       expect(await delivery(s, id!)).toMatchObject({ status: 'pending', attempts: 0, next_attempt_at: NOW + 2, updated_at: NOW + 2 });
 
-      await s.webhooks.deleteSubscription(sub.id);
+      await s.webhooks.deleteSubscription(w.store.id, sub.id);
       expect(await s.webhooks.redeliveryCheck(id!)).toEqual({ status: 'pending', sub_id: null, disabled_at: null });
     });
 
@@ -1814,7 +1821,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await enqueue(s, w.store.id, 'products/create', [sub, subP], NOW);
       await s.apps.updateInstallation(w.store.id, w.installation.id, { uninstalledAt: NOW + 1 });
       await s.apps.revokePrivateApp(w.store.id, privateId, NOW + 2);
-      await s.webhooks.deleteSubscription(sub.id);
+      await s.webhooks.deleteSubscription(w.store.id, sub.id);
       const rows = await claim(s, 'worker-1', NOW + MINUTE);
       expect(rows).toHaveLength(2);
       expect(rows[0]).toMatchObject({
@@ -1902,7 +1909,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
           attempted(d1!, t + 1, { status: 'delivered' }, { body: 'ok' }),
           attempted(d2!, t + 2, { status: 'pending', nextAttemptAt: t + HOUR }, { status: null, error: 'connect ECONNREFUSED' }),
           attempted(d3!, t + 3, { status: 'dead' }, { status: 410, error: 'gone for good' }),
-          { id: d4!.id, subscriptionId: sub.id, attempts: 0, cancelled: 'subscription deleted' },
+          { id: d4!.id, storeId: w.store.id, subscriptionId: sub.id, attempts: 0, cancelled: 'subscription deleted' },
         ],
         { worker: 'worker-1', now: t + 10, disableAfterDead: 5 },
       );

@@ -229,6 +229,7 @@ describe('decide: whether a claimed delivery may still go out', () => {
   const at = Date.UTC(2026, 10, 22);
   const appRow = (over: Partial<ClaimedDelivery> = {}): ClaimedDelivery => ({
     id: 1,
+    store_id: 1,
     webhook_id: 'wh_1',
     event_id: 'evt_1',
     topic: 'products/create',

@@ -100,7 +100,7 @@ export class WebhookSubscriptions {
     await this.storage.transaction(async (tx) => {
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
-      await tx.webhooks.deleteSubscription(row.id);
+      await tx.webhooks.deleteSubscription(p.storeId, row.id);
       await then?.(tx, undefined);
     });
   }

@@ -17,6 +17,22 @@ export const FLEET_WIDE = {
     'a node starting up checks its master key against any one sealed secret, of whichever store holds one; once per start',
   'master-key-reseal':
     're-sealing every secret under a new master key walks every private app of every store in id order; an operator runs it once per key change',
+  'webhook-claim':
+    'the worker claims the due deliveries of every store in the order they fall due (next_attempt_at), so no store waits behind another; under Citus a claim reads every shard',
+  'webhook-claims-release':
+    'a worker shutting down (or a node starting) releases the claims it holds, which belong to whichever stores its deliveries came from',
+  'webhook-claims-renew': "a worker's heartbeat renews the lease on the deliveries it holds, of many stores, by id",
+  'webhook-prune':
+    'a periodic job deletes webhook attempts, finished deliveries and their events past the log retention by age, whichever store they belong to',
+  'outbox-backlog': "the metrics endpoint counts the pending deliveries of the whole platform and the oldest one's age",
+  'operator-delivery-log':
+    "the operator's delivery log (`storegate webhooks deliveries`, --follow) lists the newest deliveries of every store, or of one app across its stores; run by hand",
+  'operator-redeliver': 'the operator redelivers one delivery named by its id alone, whichever store it belongs to; run by hand',
+  'delivery-attempts-by-id':
+    'the delivery logs (operator and partner) show the attempts of deliveries they have just listed across stores, by delivery id',
+  'partner-delivery-log': "a partner's dashboard lists its app's deliveries across every store that installed it, newest first",
+  'partner-disabled-subscriptions':
+    "a partner's dashboard lists its apps' disabled subscriptions across every store that installed them, newest first, at most 50",
 } as const;
 
 export type FleetWideName = keyof typeof FLEET_WIDE;

@@ -20,6 +20,7 @@ import * as eventsIndex from './migrations/2026-11-24T05-events-index.ts';
 import * as masterKeyCheck from './migrations/2026-11-24T07-master-key-check.ts';
 import * as storeKeysetIndexes from './migrations/2026-11-24T08-store-keyset-indexes.ts';
 import * as storeRoutedTokens from './migrations/2026-11-24T12-store-routed-tokens.ts';
+import * as storeRoutedWebhooks from './migrations/2026-11-24T13-store-routed-webhooks.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -39,6 +40,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T07-master-key-check': masterKeyCheck,
   '2026-11-24T08-store-keyset-indexes': storeKeysetIndexes,
   '2026-11-24T12-store-routed-tokens': storeRoutedTokens,
+  '2026-11-24T13-store-routed-webhooks': storeRoutedWebhooks,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -16,13 +16,14 @@ import { sql, type Kysely, type Transaction } from 'kysely';
 import type { Database } from './schema.ts';
 
 /**
- * Tables whose rows each belong to one store and whose every query names the store: partitioned
- * in this layout. The others stay whole: merchants, partners, apps and the stores themselves
- * (shared by every store: reference tables under Citus), sessions and login throttles (of people,
- * not stores), and the webhook tables: subscriptions belong to one store, but the delivery worker
- * updates them by id and a partner's dashboard lists an app's subscriptions across stores, so they
- * are not routed yet (docs/scaling.md lists what remains). The token tables are looked up by hash
- * and the store of the request's Host together, so they fit.
+ * Tables whose rows each belong to one store and whose every query names the store (or is marked
+ * fleet-wide, see fleet-wide.ts): partitioned in this layout. The others stay whole: merchants,
+ * partners, apps and the stores themselves (shared by every store: reference tables under Citus),
+ * sessions and login throttles (of people, not stores). The token tables are looked up by hash and
+ * the store of the request's Host together, so they fit. The webhook tables are joined to each
+ * other on (store_id, id) and carry no foreign keys between them (the rebuild refuses a table that
+ * one points at), so they partition as they are; their unique keys (event id, webhook id) become
+ * unique per store, which is all a random id needs.
  */
 export const STORE_TABLES = [
   'products',
@@ -35,6 +36,10 @@ export const STORE_TABLES = [
   'access_tokens',
   'refresh_tokens',
   'private_apps',
+  'webhook_subscriptions',
+  'webhook_events',
+  'webhook_deliveries',
+  'webhook_attempts',
 ] as const;
 
 const LAYOUT_TABLE = 'storegate_layout';

@@ -153,7 +153,7 @@ export interface WebhookRepository {
   subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
   /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
   insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow>;
-  deleteSubscription(id: number): Promise<void>;
+  deleteSubscription(storeId: number, id: number): Promise<void>;
   /** How many subscriptions (disabled ones included) an owner has in a store. */
   countSubscriptions(storeId: number, owner: string): Promise<number>;
   /**

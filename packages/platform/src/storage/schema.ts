@@ -171,6 +171,7 @@ export interface Database {
   };
   webhook_attempts: {
     id: Generated<number>;
+    store_id: number;
     delivery_id: number;
     attempted_at: number;
     status_code: number | null;

@@ -55,6 +55,7 @@ export class DeliveryAttempts {
     }
     return {
       id: job.id,
+      storeId: job.storeId,
       subscriptionId: job.subscriptionId,
       attempts: job.attempts,
       attempt: { attemptedAt, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },

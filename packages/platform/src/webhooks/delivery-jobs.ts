@@ -14,6 +14,7 @@ import type { WebhookMessage } from './signer.ts';
 /** A delivery ready to send: the message, where it goes and the secrets that sign it. */
 export interface Job extends WebhookMessage {
   id: number;
+  storeId: number;
   subscriptionId: number;
   /** Attempts made before this one, as claimed. */
   attempts: number;
@@ -116,7 +117,7 @@ export class DeliveryJobs {
     const jobs: Job[] = [];
     const cancelled: CancelledOutcome[] = [];
     for (const r of rows) {
-      const base = { id: r.id, subscriptionId: r.subscription_id, attempts: r.attempts };
+      const base = { id: r.id, storeId: Number(r.store_id), subscriptionId: r.subscription_id, attempts: r.attempts };
       const d = decide(r, now);
       if ('cancelled' in d) {
         cancelled.push({ ...base, cancelled: d.cancelled });

@@ -232,6 +232,7 @@ export interface DisabledSubscriptionRow {
 /** What the worker loads for each claimed delivery: enough to decide whether and how to send it. */
 export interface ClaimedDelivery {
   id: number;
+  store_id: number;
   webhook_id: string;
   event_id: string;
   topic: string;
@@ -268,9 +269,11 @@ export interface ClaimedDelivery {
 
 /** How one claimed delivery ended this round, as the worker hands it to storage to record. */
 export type DeliveryOutcome =
-  | { id: number; subscriptionId: number; attempts: number; cancelled: string }
+  | { id: number; storeId: number; subscriptionId: number; attempts: number; cancelled: string }
   | {
       id: number;
+      /** The delivery's store, which its subscription and attempts share: every write names it. */
+      storeId: number;
       subscriptionId: number;
       attempts: number;
       cancelled?: undefined;

@@ -45,6 +45,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       .set({ claimed_by: null, claimed_until: null })
       .where('status', '=', 'pending')
       .where('claimed_until', 'is not', null)
+      .modifyEnd(fleetWide('webhook-claims-release'))
       .execute();
   }
 
@@ -54,6 +55,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       .set({ claimed_by: null, claimed_until: null })
       .where('claimed_by', '=', worker)
       .where('status', '=', 'pending')
+      .modifyEnd(fleetWide('webhook-claims-release'))
       .executeTakeFirst();
     return Number(res.numUpdatedRows);
   }
@@ -69,6 +71,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
         .where('id', 'in', input.ids.slice(i, i + 500))
         .where('claimed_by', '=', input.worker)
         .where('status', '=', 'pending')
+        .modifyEnd(fleetWide('webhook-claims-renew'))
         .executeTakeFirst();
       renewed += Number(res.numUpdatedRows);
     }
@@ -123,7 +126,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
         limit ${input.limit}
         ${lock}
       )
-      returning id`.compile(this.k);
+      returning id ${fleetWide('webhook-claim')}`.compile(this.k);
   }
 
   async recordOutcomes(
@@ -164,14 +167,15 @@ function runPlan(
 function loadQuery(k: Kysely<Database>, ids: number[]): CompiledQuery<ClaimedDelivery> {
   return k
     .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
+    .innerJoin('webhook_events as e', (j) => j.onRef('e.store_id', '=', 'd.store_id').onRef('e.id', '=', 'd.event_id'))
     .innerJoin('stores as st', 'st.id', 'd.store_id')
-    .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+    .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
     .leftJoin('apps as a', 'a.id', 'd.app_id')
     .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 'd.store_id').onRef('i.app_id', '=', 'd.app_id'))
     .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 'd.store_id').onRef('p.id', '=', 'd.private_app_id'))
     .select([
       'd.id',
+      'd.store_id',
       'd.webhook_id',
       'd.event_id',
       'd.topic',
@@ -215,6 +219,7 @@ function outcomeStatements(k: Kysely<Database>) {
   return {
     attempt: defineQuery((p) =>
       k.insertInto('webhook_attempts').values({
+        store_id: p<number>('store'),
         delivery_id: p<number>('delivery'),
         attempted_at: p<number>('at'),
         status_code: p<number | null>('status'),
@@ -234,6 +239,7 @@ function outcomeStatements(k: Kysely<Database>) {
           ...release,
           updated_at: p<number>('now'),
         })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -242,6 +248,7 @@ function outcomeStatements(k: Kysely<Database>) {
       k
         .updateTable('webhook_deliveries')
         .set({ status: 'cancelled', last_error: p<string>('reason'), ...release, updated_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -257,6 +264,7 @@ function outcomeStatements(k: Kysely<Database>) {
           ...release,
           updated_at: p<number>('now'),
         })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -272,6 +280,7 @@ function outcomeStatements(k: Kysely<Database>) {
           ...release,
           updated_at: p<number>('now'),
         })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('id'))
         .where('claimed_by', '=', p('worker'))
         .where('status', '=', 'pending'),
@@ -280,6 +289,7 @@ function outcomeStatements(k: Kysely<Database>) {
       k
         .updateTable('webhook_subscriptions')
         .set({ dead_streak: 0 })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('subscription'))
         .where('dead_streak', '>', 0),
     ),
@@ -287,12 +297,14 @@ function outcomeStatements(k: Kysely<Database>) {
       k
         .updateTable('webhook_subscriptions')
         .set((eb) => ({ dead_streak: eb('dead_streak', '+', 1) }))
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('subscription')),
     ),
     disable: defineQuery((p) =>
       k
         .updateTable('webhook_subscriptions')
         .set({ disabled_at: p<number>('now'), disabled_reason: p<string>('reason'), updated_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('subscription'))
         .where('disabled_at', 'is', null),
     ),
@@ -300,6 +312,7 @@ function outcomeStatements(k: Kysely<Database>) {
       k
         .updateTable('webhook_subscriptions')
         .set({ disabled_at: p<number>('now'), disabled_reason: p<string>('reason'), updated_at: p<number>('now') })
+        .where('store_id', '=', p<number>('store'))
         .where('id', '=', p<number>('subscription'))
         .where('dead_streak', '>=', p<number>('streak'))
         .where('disabled_at', 'is', null),
@@ -316,35 +329,50 @@ function* writePlan(
   ctx: { now: number; worker: string; disableAfterDead: number },
 ): Generator<Step, void, number> {
   const { now, worker } = ctx;
-  const healthy = new Set<number>();
+  // Subscriptions are keyed by store and id together, as every write names them.
+  const healthy = new Map<string, { store: number; subscription: number }>();
+  const key = (o: DeliveryOutcome) => `${o.storeId}:${o.subscriptionId}`;
   for (const o of batch) {
     if (o.cancelled !== undefined) {
-      yield { kind: 'cancelled', params: { reason: o.cancelled, now, id: o.id, worker } };
+      yield { kind: 'cancelled', params: { reason: o.cancelled, now, store: o.storeId, id: o.id, worker } };
       continue;
     }
     const a = o.attempt;
     yield {
       kind: 'attempt',
-      params: { delivery: o.id, at: a.attemptedAt, status: a.status, latency: a.latencyMs, body: a.responseBody, error: a.error },
+      params: {
+        store: o.storeId,
+        delivery: o.id,
+        at: a.attemptedAt,
+        status: a.status,
+        latency: a.latencyMs,
+        body: a.responseBody,
+        error: a.error,
+      },
     };
     const attempts = o.attempts + 1;
     const error = a.error ?? (a.status !== null ? `HTTP ${a.status}` : null);
     if (o.next.status === 'delivered') {
-      if ((yield { kind: 'delivered', params: { attempts, status: a.status, now, id: o.id, worker } }) > 0) healthy.add(o.subscriptionId);
+      if ((yield { kind: 'delivered', params: { attempts, status: a.status, now, store: o.storeId, id: o.id, worker } }) > 0)
+        healthy.set(key(o), { store: o.storeId, subscription: o.subscriptionId });
     } else if (o.next.status === 'pending') {
-      yield { kind: 'retry', params: { attempts, status: a.status, error, next: o.next.nextAttemptAt, now, id: o.id, worker } };
-    } else if ((yield { kind: 'dead', params: { attempts, status: a.status, error, now, id: o.id, worker } }) > 0) {
+      yield {
+        kind: 'retry',
+        params: { attempts, status: a.status, error, next: o.next.nextAttemptAt, now, store: o.storeId, id: o.id, worker },
+      };
+    } else if ((yield { kind: 'dead', params: { attempts, status: a.status, error, now, store: o.storeId, id: o.id, worker } }) > 0) {
       // A success earlier in this batch ends the streak before this failure counts.
-      if (healthy.delete(o.subscriptionId)) yield { kind: 'resetStreak', params: { subscription: o.subscriptionId } };
+      if (healthy.delete(key(o))) yield { kind: 'resetStreak', params: { store: o.storeId, subscription: o.subscriptionId } };
       if (o.next.disable) {
-        yield { kind: 'disable', params: { now, reason: o.next.disable, subscription: o.subscriptionId } };
+        yield { kind: 'disable', params: { now, reason: o.next.disable, store: o.storeId, subscription: o.subscriptionId } };
       } else {
-        yield { kind: 'bumpStreak', params: { subscription: o.subscriptionId } };
+        yield { kind: 'bumpStreak', params: { store: o.storeId, subscription: o.subscriptionId } };
         yield {
           kind: 'disableAfterStreak',
           params: {
             now,
             reason: `${ctx.disableAfterDead} deliveries in a row failed every retry`,
+            store: o.storeId,
             subscription: o.subscriptionId,
             streak: ctx.disableAfterDead,
           },
@@ -352,5 +380,5 @@ function* writePlan(
       }
     }
   }
-  for (const id of healthy) yield { kind: 'resetStreak', params: { subscription: id } };
+  for (const h of healthy.values()) yield { kind: 'resetStreak', params: h };
 }

@@ -12,8 +12,8 @@ export class SqlEventLogRepository implements EventLogRepository {
     let query = this.x.k
       .selectFrom('webhook_deliveries as d')
       // An event is pruned only once no delivery refers to it, so the inner join loses nothing.
-      .innerJoin('webhook_events as e', 'e.id', 'd.event_id')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .innerJoin('webhook_events as e', (j) => j.onRef('e.store_id', '=', 'd.store_id').onRef('e.id', '=', 'd.event_id'))
+      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
       .select(['d.id', 'd.webhook_id', 'd.event_id', 'd.topic', 'd.status', 'd.attempts', 'd.created_at', 'e.payload', 's.api_version'])
       .where('d.store_id', '=', q.storeId);
     // The equality on the owner's column implies it is not null, which lets both databases use the

@@ -20,6 +20,8 @@ import { refusingDuplicates } from '../unique-violation.ts';
 import type { Database } from '../schema.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
+import { fleetWide } from '../fleet-wide.ts';
+import { pruneWebhookLog } from './webhook-prune.ts';
 
 const SUBSCRIPTION_COLUMNS = [
   'id',
@@ -97,8 +99,8 @@ export class SqlWebhookRepository implements WebhookRepository {
     );
   }
 
-  async deleteSubscription(id: number): Promise<void> {
-    await this.k.deleteFrom('webhook_subscriptions').where('id', '=', id).execute();
+  async deleteSubscription(storeId: number, id: number): Promise<void> {
+    await this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id).execute();
   }
 
   async countSubscriptions(storeId: number, owner: string): Promise<number> {
@@ -247,7 +249,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
       .leftJoin('apps as a', 'a.id', 'd.app_id')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
       .select([
         'd.id',
         'd.webhook_id',
@@ -269,11 +271,17 @@ export class SqlWebhookRepository implements WebhookRepository {
     if (filter.storeId !== undefined) q = q.where('d.store_id', '=', filter.storeId);
     if (filter.status !== undefined) q = q.where('d.status', '=', filter.status);
     if (filter.id !== undefined) q = q.where('d.id', '=', filter.id);
-    return q.orderBy('d.id', 'desc').limit(filter.limit).execute();
+    return q.orderBy('d.id', 'desc').limit(filter.limit).modifyEnd(fleetWide('operator-delivery-log')).execute();
   }
 
   attempts(deliveryId: number): Promise<AttemptRow[]> {
-    return this.k.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', deliveryId).orderBy('id').execute();
+    return this.k
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('id')
+      .modifyEnd(fleetWide('delivery-attempts-by-id'))
+      .execute();
   }
 
   async lastAttempts(deliveryIds: readonly number[]): Promise<Map<number, AttemptRow>> {
@@ -284,6 +292,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .selectAll()
       .where('delivery_id', 'in', [...deliveryIds])
       .orderBy('id')
+      .modifyEnd(fleetWide('delivery-attempts-by-id'))
       .execute();
     for (const a of rows) last.set(Number(a.delivery_id), a);
     return last;
@@ -292,10 +301,11 @@ export class SqlWebhookRepository implements WebhookRepository {
   redeliveryCheck(id: number): Promise<{ status: DeliveryStatus; sub_id: number | null; disabled_at: number | null } | undefined> {
     return this.k
       .selectFrom('webhook_deliveries as d')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
       .select(['d.status', 's.disabled_at'])
       .select((eb) => subscriptionOf(eb).as('sub_id'))
       .where('d.id', '=', id)
+      .modifyEnd(fleetWide('operator-redeliver'))
       .executeTakeFirst();
   }
 
@@ -304,27 +314,13 @@ export class SqlWebhookRepository implements WebhookRepository {
       .updateTable('webhook_deliveries')
       .set({ status: 'pending', attempts: 0, next_attempt_at: now, claimed_by: null, claimed_until: null, updated_at: now })
       .where('id', '=', id)
+      .modifyEnd(fleetWide('operator-redeliver'))
       .execute();
     this.x.deliveriesQueued();
   }
 
-  async prune(cutoff: number): Promise<{ attempts: number; deliveries: number; events: number }> {
-    const k = this.k;
-    const old = k.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'pending').where('updated_at', '<', cutoff);
-    const a1 = await k.deleteFrom('webhook_attempts').where('attempted_at', '<', cutoff).executeTakeFirst();
-    const a2 = await k.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).executeTakeFirst();
-    const d = await k.deleteFrom('webhook_deliveries').where('status', '!=', 'pending').where('updated_at', '<', cutoff).executeTakeFirst();
-    const e = await k
-      .deleteFrom('webhook_events')
-      .where('created_at', '<', cutoff)
-      // NOT IN over one subquery (built once), not a correlated NOT EXISTS per event.
-      .where('id', 'not in', k.selectFrom('webhook_deliveries').select('event_id'))
-      .executeTakeFirst();
-    return {
-      attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows),
-      deliveries: Number(d.numDeletedRows),
-      events: Number(e.numDeletedRows),
-    };
+  prune(cutoff: number): Promise<{ attempts: number; deliveries: number; events: number }> {
+    return pruneWebhookLog(this.k, cutoff);
   }
 
   partnerDeliveries(
@@ -334,7 +330,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     let q = this.k
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
       .leftJoin('apps as a', 'a.id', 'd.app_id')
       .select([
         'd.id',
@@ -353,14 +349,14 @@ export class SqlWebhookRepository implements WebhookRepository {
     if (f.status) q = q.where('d.status', '=', f.status);
     if (f.topic) q = q.where('d.topic', '=', f.topic);
     if (f.before !== undefined) q = q.where('d.id', '<', f.before);
-    return q.orderBy('d.id', 'desc').limit(f.limit).execute();
+    return q.orderBy('d.id', 'desc').limit(f.limit).modifyEnd(fleetWide('partner-delivery-log')).execute();
   }
 
   partnerDelivery(appId: number, id: number): Promise<PartnerDeliveryDetailRow | undefined> {
     return this.k
       .selectFrom('webhook_deliveries as d')
       .innerJoin('stores as st', 'st.id', 'd.store_id')
-      .leftJoin('webhook_subscriptions as s', 's.id', 'd.subscription_id')
+      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
       .leftJoin('apps as a', 'a.id', 'd.app_id')
       .select([
         'd.id',
@@ -379,6 +375,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .select((eb) => [subscriptionOf(eb).as('sub_id'), addressOf(eb).as('address')])
       .where('d.id', '=', id)
       .where('d.app_id', '=', appId)
+      .modifyEnd(fleetWide('partner-delivery-log'))
       .executeTakeFirst();
   }
 
@@ -392,6 +389,7 @@ export class SqlWebhookRepository implements WebhookRepository {
       .where('s.disabled_at', 'is not', null)
       .orderBy('s.disabled_at', 'desc')
       .limit(50)
+      .modifyEnd(fleetWide('partner-disabled-subscriptions'))
       .execute();
   }
 }

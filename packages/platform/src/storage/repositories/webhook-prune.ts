@@ -1,0 +1,33 @@
+// The hourly pruning of the webhook log: attempts, finished deliveries and their events past the
+// retention, by age, whichever store they belong to (so each statement is marked fleet-wide).
+import type { Kysely } from 'kysely';
+import { fleetWide } from '../fleet-wide.ts';
+import type { Database } from '../schema.ts';
+
+export async function pruneWebhookLog(
+  k: Kysely<Database>,
+  cutoff: number,
+): Promise<{ attempts: number; deliveries: number; events: number }> {
+  const prune = fleetWide('webhook-prune');
+  const old = k.selectFrom('webhook_deliveries').select('id').where('status', '!=', 'pending').where('updated_at', '<', cutoff);
+  const a1 = await k.deleteFrom('webhook_attempts').where('attempted_at', '<', cutoff).modifyEnd(prune).executeTakeFirst();
+  const a2 = await k.deleteFrom('webhook_attempts').where('delivery_id', 'in', old).modifyEnd(prune).executeTakeFirst();
+  const d = await k
+    .deleteFrom('webhook_deliveries')
+    .where('status', '!=', 'pending')
+    .where('updated_at', '<', cutoff)
+    .modifyEnd(prune)
+    .executeTakeFirst();
+  const e = await k
+    .deleteFrom('webhook_events')
+    .where('created_at', '<', cutoff)
+    // NOT IN over one subquery (built once), not a correlated NOT EXISTS per event.
+    .where('id', 'not in', k.selectFrom('webhook_deliveries').select('event_id'))
+    .modifyEnd(prune)
+    .executeTakeFirst();
+  return {
+    attempts: Number(a1.numDeletedRows) + Number(a2.numDeletedRows),
+    deliveries: Number(d.numDeletedRows),
+    events: Number(e.numDeletedRows),
+  };
+}
