@@ -1763,6 +1763,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(rows.map((r) => r.event_id)).toEqual([earlier, later, priv]);
       expect(rows[0]).toEqual({
         id: expect.any(Number),
+        store_id: w.store.id,
         webhook_id: `wh-${earlier}-${sub.id}`,
         event_id: earlier,
         topic: 'products/create',

@@ -56,6 +56,9 @@ function subscriptionOf(eb: ExpressionBuilder<LogTables, 'd' | 's'>) {
   return eb.case().when('d.subscription_id', '<', 0).then(eb.ref('d.subscription_id')).else(eb.ref('s.id')).end();
 }
 
+// What the logs show of an attempt; the store is the delivery's, shown with it.
+const ATTEMPT_COLUMNS = ['id', 'delivery_id', 'attempted_at', 'status_code', 'latency_ms', 'response_body', 'error'] as const;
+
 export class SqlWebhookRepository implements WebhookRepository {
   constructor(private readonly x: Executor) {}
 
@@ -277,7 +280,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   attempts(deliveryId: number): Promise<AttemptRow[]> {
     return this.k
       .selectFrom('webhook_attempts')
-      .selectAll()
+      .select(ATTEMPT_COLUMNS)
       .where('delivery_id', '=', deliveryId)
       .orderBy('id')
       .modifyEnd(fleetWide('delivery-attempts-by-id'))
@@ -289,7 +292,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     if (deliveryIds.length === 0) return last;
     const rows = await this.k
       .selectFrom('webhook_attempts')
-      .selectAll()
+      .select(ATTEMPT_COLUMNS)
       .where('delivery_id', 'in', [...deliveryIds])
       .orderBy('id')
       .modifyEnd(fleetWide('delivery-attempts-by-id'))
