@@ -10,6 +10,7 @@ const NOW = Date.UTC(2026, 10, 23);
 const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
 const REFRESH_SUCCESSORS = '2026-11-24T01-refresh-successors';
 const STORE_ROUTED_TOKENS = '2026-11-24T12-store-routed-tokens';
+const STORE_ROUTED_WEBHOOKS = '2026-11-24T13-store-routed-webhooks';
 
 async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
@@ -134,6 +135,46 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       // The token is found through its store, and only through it.
       expect((await storage.tokens.findAccessToken(one.id, 'h-one'))?.store_id).toBe(one.id);
       expect(await storage.tokens.findAccessToken(two.id, 'h-one')).toBeUndefined();
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+
+  it(`${STORE_ROUTED_WEBHOOKS} gives each webhook attempt the store of its delivery`, async () => {
+    const { config, cleanup } = await database(dialect);
+    const storage = openStorage(config);
+    try {
+      await storage.migrate();
+      const k = storage.db.kysely;
+      const undone = Object.keys(MIGRATIONS).filter((name) => name >= STORE_ROUTED_WEBHOOKS);
+      for (const name of [...undone].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
+      const merchant = await storage.accounts.insertMerchant({ email: 'attempts@example.test', passwordHash: 'hash', now: NOW });
+      await storage.accounts.insertStore({ name: 'first', ownerMerchantId: merchant.id, now: NOW });
+      const second = await storage.accounts.insertStore({ name: 'second', ownerMerchantId: merchant.id, now: NOW });
+      await sql`insert into webhook_deliveries (id, webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status, attempts,
+          next_attempt_at, claimed_by, claimed_until, last_status, last_error, created_at, updated_at)
+        values (41, 'wh-41', 'ev-41', 1, ${second.id}, null, null, 'products/create', 'dead', 1, ${NOW}, null, null, 500, 'HTTP 500', ${NOW}, ${NOW})`.execute(
+        k,
+      );
+      for (const delivery of [41, 42])
+        await sql`insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms, response_body, error)
+          values (${delivery}, ${NOW}, 500, 3, null, null)`.execute(k);
+      expect(await storage.migrate()).toEqual(undone);
+      const rows = await sql<{ delivery_id: number | string; store_id: number | string }>`
+        select delivery_id, store_id from webhook_attempts order by delivery_id`.execute(k);
+      // An attempt whose delivery is already gone keeps 0 until the pruning removes it.
+      expect(rows.rows.map((r) => [Number(r.delivery_id), Number(r.store_id)])).toEqual([
+        [41, second.id],
+        [42, 0],
+      ]);
+      if (dialect === 'postgres')
+        await expect(
+          sql`insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms) values (41, ${NOW}, 200, 1)`.execute(k),
+        ).rejects.toThrow(/store_id/);
     } finally {
       await storage.close();
       await cleanup();

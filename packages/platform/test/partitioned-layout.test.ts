@@ -102,11 +102,21 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
     expect(report.map((r) => r.sql)).toEqual([unmarked, unlisted]);
     expect(Object.keys(FLEET_WIDE).sort()).toEqual([
       'app-installations',
+      'delivery-attempts-by-id',
       'idempotency-prune',
       'master-key-check',
       'master-key-reseal',
+      'operator-delivery-log',
       'operator-directory',
+      'operator-redeliver',
+      'outbox-backlog',
+      'partner-delivery-log',
+      'partner-disabled-subscriptions',
+      'webhook-claim',
       'webhook-claim-load',
+      'webhook-claims-release',
+      'webhook-claims-renew',
+      'webhook-prune',
     ]);
   });
 
