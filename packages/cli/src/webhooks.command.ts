@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
+import { defaultLogFormat, logFormatOption, prettyLogStream } from './log-format.ts';
 import { listenForScrapes, type WorkerMetricsOptions, workerMetricsConfig, workerMetricsOptions } from './metrics-options.ts';
 import { stopOnSignals, stopOptions, WORKER_SIGNALS_HELP } from './lifecycle.ts';
 import { common } from './options.ts';
@@ -17,6 +18,7 @@ interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   previousMasterKey?: string;
   mode?: string;
   logLevel?: string;
+  logFormat?: string;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
   shutdownTimeout?: string;
@@ -50,12 +52,24 @@ export function webhookOptions(cmd: Command): Command {
     );
 }
 
-/** JSON lines on stderr; never given a secret or a signature (the worker logs ids and outcomes). */
-export function stderrLogger(level: Config['logLevel']): WorkerLogger {
+/**
+ * The worker's log on stderr, never given a secret or a signature (it logs ids and outcomes): JSON
+ * lines, or with `pretty` the same records as readable lines through pino-pretty (which reads
+ * pino's numeric levels).
+ */
+export function workerLogger(
+  level: Config['logLevel'],
+  format: Config['logFormat'] = 'json',
+  destination: NodeJS.WritableStream = process.stderr,
+  colorize = process.stderr.isTTY === true,
+): WorkerLogger {
   const order = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
   const min = level === 'silent' ? Infinity : order.indexOf(level);
+  const pretty = format === 'pretty' ? prettyLogStream(destination, colorize) : undefined;
   const line = (lvl: string) => (obj: object, msg: string) => {
-    if (order.indexOf(lvl) >= min) process.stderr.write(`${JSON.stringify({ level: lvl, time: Date.now(), ...obj, msg })}\n`);
+    if (order.indexOf(lvl) < min) return;
+    if (pretty) pretty.write(`${JSON.stringify({ level: (order.indexOf(lvl) + 1) * 10, time: Date.now(), ...obj, msg })}\n`);
+    else destination.write(`${JSON.stringify({ level: lvl, time: Date.now(), ...obj, msg })}\n`);
   };
   return { info: line('info'), warn: line('warn'), error: line('error') };
 }
@@ -73,6 +87,7 @@ export function registerWebhookCommands(program: Command): void {
     .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
+    .addOption(logFormatOption())
     .addHelpText('after', WORKER_SIGNALS_HELP)
     .action(async (opts: WorkerOptions) => {
       const config = asUsage(() =>
@@ -87,6 +102,7 @@ export function registerWebhookCommands(program: Command): void {
           previousMasterKey: opts.previousMasterKey,
           mode: opts.mode === 'test' ? undefined : opts.mode,
           logLevel: opts.logLevel,
+          logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stderr.isTTY === true),
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
           shutdownTimeout: opts.shutdownTimeout,
@@ -94,7 +110,7 @@ export function registerWebhookCommands(program: Command): void {
           ...workerMetricsConfig(opts),
         }),
       );
-      const logger = stderrLogger(config.logLevel);
+      const logger = workerLogger(config.logLevel, config.logFormat);
       const platform = await createPlatform(config, { http: false, worker: { logger }, probes: config.metricsListener !== undefined });
       const worker = platform.worker!;
       await worker.start();

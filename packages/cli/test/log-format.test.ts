@@ -10,6 +10,7 @@ import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { defaultLogFormat, prettyLogStream } from '../src/log-format.ts';
 import { runProgram } from '../src/program.ts';
+import { workerLogger } from '../src/webhooks.command.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-log-format-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -64,6 +65,22 @@ describe('--log-format', () => {
     expect(json.map((l) => l.msg)).toEqual(['incoming request', 'request completed']);
   });
 
+  it('the worker logs the same way: pretty lines with their level, or JSON lines, under the chosen level', () => {
+    const pretty = capture();
+    const logger = workerLogger('info', 'pretty', pretty.stream, false);
+    logger.info({ worker: 'w1', claim_lease_ms: 30000 }, 'webhook worker started');
+    logger.warn({ dependency: 'database' }, 'the database is unavailable');
+    const lines = pretty.text().trim().split('\n');
+    expect(lines, pretty.text()).toHaveLength(2);
+    expect(lines[0]).toMatch(/^\[\d\d:\d\d:\d\d\] INFO: webhook worker started .*"worker":\s*"w1"/);
+    expect(lines[1]).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: the database is unavailable/);
+    const json = capture();
+    const quiet = workerLogger('warn', 'json', json.stream, false);
+    quiet.info({ worker: 'w1' }, 'webhook worker started');
+    quiet.error({ delivery: 7 }, 'attempt failed');
+    expect(JSON.parse(json.text())).toMatchObject({ level: 'error', delivery: 7, msg: 'attempt failed' });
+  });
+
   it('an unknown format is a usage error before anything starts', async () => {
     let stderr = '';
     const code = await runProgram(['serve', '--log-format', 'xml', '--port', '0', '--database', join(dir, 'none.db')], {
@@ -73,6 +90,15 @@ describe('--log-format', () => {
       },
     });
     expect(code).toBe(2);
+    expect(stderr).toBe('storegate: --log-format: expected pretty or json, got "xml"\n');
+    stderr = '';
+    const worker = await runProgram(['worker', '--log-format', 'xml', '--database', join(dir, 'none.db')], {
+      out: () => {},
+      err: (text) => {
+        stderr += text;
+      },
+    });
+    expect(worker).toBe(2);
     expect(stderr).toBe('storegate: --log-format: expected pretty or json, got "xml"\n');
   });
 });
