@@ -3,9 +3,15 @@
 import { asUsage } from './output.ts';
 import { createPlatform, loadConfig, type Config, type RawConfig, type Services } from '@storegate/platform';
 
+/**
+ * An administrative command on SQLite waits up to a minute for another process's write lock (a
+ * server starting and migrating the same file, say) rather than failing after the server's 5 s.
+ */
+const ADMIN_SQLITE_BUSY_TIMEOUT_MS = 60_000;
+
 /** What a command reads from the environment besides its own flags. */
 export function adminConfig(database: string | undefined, extra: RawConfig = {}): Config {
-  return asUsage(() =>
+  const config = asUsage(() =>
     loadConfig({
       database,
       storeDomain: process.env.STORE_DOMAIN,
@@ -16,6 +22,7 @@ export function adminConfig(database: string | undefined, extra: RawConfig = {})
       ...extra,
     }),
   );
+  return { ...config, databaseSettings: { ...config.databaseSettings, sqliteBusyTimeoutMs: ADMIN_SQLITE_BUSY_TIMEOUT_MS } };
 }
 
 export async function withServices<T>(

@@ -118,6 +118,11 @@ export interface DatabaseSettings {
   statementTimeoutMs: number;
   /** Getting a connection (a free one from the pool, or a new one) fails after this many ms (default 5000). */
   connectTimeoutMs: number;
+  /**
+   * SQLite: how long a write waits for another process's write lock before it fails (default 5000).
+   * A request should fail fast; an administrative command may wait out another process's start.
+   */
+  sqliteBusyTimeoutMs?: number;
 }
 
 export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };

@@ -149,7 +149,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     const sqlite = new SQLite(config.path);
     // First: switching a new file to WAL takes a lock that another process opening the same
     // file may hold for a moment, and without a busy timeout that fails at once.
-    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma(`busy_timeout = ${Math.trunc(options.sqliteBusyTimeoutMs ?? 5000)}`);
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
