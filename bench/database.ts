@@ -51,7 +51,10 @@ export async function createBenchDatabase(label: string, kind: BenchDatabaseKind
     url: url.toString(),
     drop: async () => {
       // Only this database's own sessions are ended; nothing else on the server is touched.
-      await adminQuery(server, `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`);
+      await adminQuery(
+        server,
+        `select pg_terminate_backend(pid) from pg_stat_activity where datname = '${name}' and pid <> pg_backend_pid()`,
+      );
       await adminQuery(server, `drop database if exists ${name}`);
     },
   };
