@@ -74,10 +74,13 @@ function printSideBySide(name: string, rows: (ReportRow & { database: string })[
     return `${formatValue(r)}${r.pass === undefined ? '' : r.pass ? ' PASS' : ' FAIL'}`;
   };
   console.log(`\n=== ${name}: SQLite and PostgreSQL ===`);
-  console.log(`${'measure'.padEnd(44)} ${'SQLite'.padStart(32)} ${'PostgreSQL'.padStart(32)}  target`);
+  console.log(`${'measure'.padEnd(44)} ${'SQLite'.padStart(32)} ${'PostgreSQL'.padStart(32)}  PG/SQLite  target`);
   for (const n of order) {
     const target = rows.find((x) => x.name === n)?.target ?? '';
-    console.log(`${n.padEnd(44)} ${cell('sqlite', n).padStart(32)} ${cell('postgres', n).padStart(32)}  ${target}`);
+    const lite = rows.find((x) => x.database === 'sqlite' && x.name === n)?.value;
+    const pgv = rows.find((x) => x.database === 'postgres' && x.name === n)?.value;
+    const across = lite && pgv !== undefined ? `${(pgv / lite).toFixed(2)}x` : '—';
+    console.log(`${n.padEnd(44)} ${cell('sqlite', n).padStart(32)} ${cell('postgres', n).padStart(32)}  ${across.padStart(9)}  ${target}`);
   }
 }
 
