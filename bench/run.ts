@@ -94,7 +94,10 @@ function printSideBySide(name: string, rows: (ReportRow & { database: string })[
   console.log(`\n=== ${name}: SQLite and PostgreSQL ===`);
   console.log(`${'measure'.padEnd(50)} ${'SQLite'.padStart(32)} ${'PostgreSQL'.padStart(32)}  PG/SQLite  target`);
   for (const n of order) {
-    const target = rows.find((x) => x.name === n)?.target ?? '';
+    // A row may have a target on one database only, or a different one on each (token: a ratio
+    // to the reference on SQLite, a ratio to SQLite on PostgreSQL).
+    const [tl, tp] = [find('sqlite', n)?.target, find('postgres', n)?.target];
+    const target = tl && tp && tl !== tp ? `SQLite ${tl}; PG ${tp}` : (tl ?? tp ?? '');
     const lite = find('sqlite', n)?.value;
     const pgv = find('postgres', n)?.value;
     const across =
