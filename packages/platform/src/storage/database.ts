@@ -7,7 +7,7 @@ import pg from 'pg';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
-import { DatabaseHealth, openPgPool } from './pg-pool.ts';
+import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
@@ -35,6 +35,11 @@ export interface Db {
    * the connection's own timeout back.
    */
   withoutStatementTimeout<T>(work: (k: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Marks fixed statement texts as prepared once per connection (PostgreSQL: named statements;
+   * SQLite keeps every statement prepared already).
+   */
+  prepareStatements(texts: Iterable<string>): void;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -169,6 +174,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       poolStats: () => undefined,
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),
+      prepareStatements: () => {},
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -179,6 +185,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   }
   const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
   const health = new DatabaseHealth();
+  const names = new StatementNames();
   const { pool, raw } = openPgPool(
     {
       url: config.url,
@@ -187,6 +194,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       connectTimeoutMs: settings.connectTimeoutMs,
     },
     health,
+    names,
   );
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const cleanups: (() => void)[] = [];
@@ -202,6 +210,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       waiting: raw.waitingCount,
     }),
     health,
+    prepareStatements: (texts) => names.add(texts),
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {
       const own = openPgPool(
