@@ -1,17 +1,24 @@
-// npm run bench -- deep-page
-// The cost of a page near the end of 1,000,000 products against a page at the start, on SQLite,
-// through the real API (auth, scope, keyset query, serialization). Every request uses a distinct
+// npm run bench -- deep-page [--database sqlite|postgres://…|both]
+// The cost of a page near the end of 1,000,000 products against a page at the start, through the
+// real API (auth, scope, keyset query, serialization). Every request uses a distinct
 // cursor, so none is answered from the page cache. Target: deep/start <= 1.3x (an offset-based
 // page near the end would be hundreds of times slower). Also prints the seed rate
 // (target: >= 20,000 products/s).
 import http from 'node:http';
 import { startChild, stopChild } from './child.ts';
+import { createBenchDatabase } from './database.ts';
+import { report } from './report.ts';
 
 const PRODUCTS = Number(process.env.BENCH_PRODUCTS ?? '1000000');
 const N = Number(process.env.BENCH_REQUESTS ?? '1500');
 
 type Ready = { port: number; token: string; startCursors: string[]; endCursors: string[]; products: number; seedSeconds: number };
-const sg = await startChild<Ready>('./servers/admin-server.ts', { BENCH_PRODUCTS: String(PRODUCTS), BENCH_CURSORS: String(N) });
+const database = await createBenchDatabase('deep_page');
+const sg = await startChild<Ready>('./servers/admin-server.ts', {
+  BENCH_PRODUCTS: String(PRODUCTS),
+  BENCH_CURSORS: String(N),
+  BENCH_DATABASE_URL: database.url,
+});
 console.log(
   `seeded ${sg.ready.products.toLocaleString('en-US')} products in ${sg.ready.seedSeconds.toFixed(1)} s: ${Math.round(sg.ready.products / sg.ready.seedSeconds).toLocaleString('en-US')} products/s (target >= 20,000/s)`,
 );
@@ -56,6 +63,7 @@ for (let i = 0; i < N - 100; i++) {
 }
 await stopChild(sg.child);
 agent.destroy();
+await database.drop();
 
 const stats = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -71,3 +79,10 @@ const ratio = b.p50 / a.p50;
 console.log(
   `ratio end/start (p50): ${ratio.toFixed(2)}x, mean ${(b.mean / a.mean).toFixed(2)}x  (target <= 1.30x): ${ratio <= 1.3 ? 'PASS' : 'FAIL'}`,
 );
+const seedRate = sg.ready.products / sg.ready.seedSeconds;
+report([
+  { name: 'page near the end / page at the start (p50)', value: ratio, unit: 'x', target: '≤ 1.3x', pass: ratio <= 1.3 },
+  { name: 'page at the start, p50', value: a.p50, unit: 'ms' },
+  { name: 'page near the end, p50', value: b.p50, unit: 'ms' },
+  { name: 'seed products/s', value: seedRate, unit: '/s', target: '≥ 20,000/s', pass: seedRate >= 20_000 },
+]);

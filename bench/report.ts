@@ -19,18 +19,22 @@ export interface ReportRow {
 export function report(rows: ReportRow[]): void {
   const file = process.env.BENCH_REPORT_FILE;
   const kind = benchDatabaseKind();
+  // JSON has no NaN or Infinity: a figure that could not be measured arrives as null, and
+  // formatValue prints it as "n/a" on both sides rather than failing the whole table.
   if (file) for (const row of rows) appendFileSync(file, `${JSON.stringify({ database: kind, ...row })}\n`);
   console.log(`\nsummary (${kind}):`);
   for (const row of rows) console.log(formatRow(row));
 }
 
 export function formatValue(row: Pick<ReportRow, 'value' | 'unit' | 'ratio'>): string {
+  if (typeof row.value !== 'number' || !Number.isFinite(row.value)) return `n/a ${row.unit}`;
   const digits = Math.abs(row.value) >= 100 ? 0 : Math.abs(row.value) >= 10 ? 1 : 2;
   const value = `${row.value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits })} ${row.unit}`;
-  return row.ratio === undefined ? value : `${value} (${row.ratio.toFixed(2)}x)`;
+  if (row.ratio === undefined) return value;
+  return typeof row.ratio === 'number' && Number.isFinite(row.ratio) ? `${value} (${row.ratio.toFixed(2)}x)` : `${value} (n/a)`;
 }
 
 function formatRow(row: ReportRow): string {
   const verdict = row.pass === undefined ? '' : row.pass ? 'PASS' : 'FAIL';
-  return `  ${row.name.padEnd(44)} ${formatValue(row).padStart(26)}  ${(row.target ?? '').padEnd(12)} ${verdict}`;
+  return `  ${row.name.padEnd(50)} ${formatValue(row).padStart(26)}  ${(row.target ?? '').padEnd(12)} ${verdict}`;
 }

@@ -37,6 +37,7 @@ interface ServeOptions extends DatabasePoolOptions {
   seedDemo?: boolean;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
+  webhookEndpointConcurrency?: string;
   headersTimeout?: string;
   requestTimeout?: string;
   keepAliveTimeout?: string;
@@ -130,6 +131,7 @@ export function registerServeCommands(program: Command): void {
           logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stdout.isTTY === true),
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
+          webhookEndpointConcurrency: opts.webhookEndpointConcurrency,
           headersTimeout: opts.headersTimeout,
           requestTimeout: opts.requestTimeout,
           keepAliveTimeout: opts.keepAliveTimeout,

@@ -21,6 +21,7 @@ interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
   logFormat?: string;
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
+  webhookEndpointConcurrency?: string;
   shutdownTimeout?: string;
   webhookClaimLease?: string;
 }
@@ -49,6 +50,12 @@ export function webhookOptions(cmd: Command): Command {
       new Option('--webhook-retry-schedule <waits>', 'waits before each retry, e.g. "1s,10s,1m" (default: 19 retries over about 48 h)').env(
         'WEBHOOK_RETRY_SCHEDULE',
       ),
+    )
+    .addOption(
+      new Option(
+        '--webhook-endpoint-concurrency <n>',
+        'delivery requests in flight to one endpoint (scheme, host, port) at most, 1-64 of the 64 a worker sends at once (default 8)',
+      ).env('WEBHOOK_ENDPOINT_CONCURRENCY'),
     );
 }
 
@@ -105,6 +112,7 @@ export function registerWebhookCommands(program: Command): void {
           logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stderr.isTTY === true),
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
+          webhookEndpointConcurrency: opts.webhookEndpointConcurrency,
           shutdownTimeout: opts.shutdownTimeout,
           webhookClaimLease: opts.webhookClaimLease,
           ...workerMetricsConfig(opts),
@@ -120,6 +128,7 @@ export function registerWebhookCommands(program: Command): void {
           worker: worker.id,
           database: config.database.dialect,
           claim_lease_ms: config.webhookClaimLeaseMs,
+          endpoint_concurrency: config.webhookEndpointConcurrency,
           ...(metrics ? { metrics } : {}),
         },
         'webhook worker started',

@@ -88,6 +88,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     drainDelay: env.DRAIN_DELAY,
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
+    webhookEndpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
     metricsPublic: env.METRICS_PUBLIC,
@@ -155,6 +156,8 @@ export function loadConfig(raw: RawConfig): Config {
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
     shutdown: parseShutdown(raw, mode),
     webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
+    // At most the 64 requests a worker has in flight over all endpoints.
+    webhookEndpointConcurrency: int('--webhook-endpoint-concurrency', raw.webhookEndpointConcurrency, 8, 1, 64),
     trustProxy: parseTrustProxy(raw.trustProxy),
     metrics: parseMetricsAccess(raw, mode),
     metricsListener: parseMetricsListener(raw),

@@ -111,14 +111,35 @@ describe('page cache', () => {
     sqlite.exec('create table x (a)');
     let writes = 0;
     const cache = new PageCache(sqliteChangeStamp(sqlite, () => writes));
+    const page = (text: string) => ({ body: Buffer.from(text), next: '', previous: null });
     const v = cache.snapshot();
     writes++;
-    cache.set('k', 'stale', v);
+    cache.set('k', page('stale'), v);
     expect(cache.get('k')).toBeUndefined();
     const v2 = cache.snapshot();
-    cache.set('k', 'fresh', v2);
-    expect(cache.get('k')).toBe('fresh');
+    cache.set('k', page('fresh'), v2);
+    expect(cache.get('k')?.body.toString()).toBe('fresh');
     writes++;
     expect(cache.get('k')).toBeUndefined();
+  });
+
+  it('keeps at most its byte budget, oldest pages out first, and counts a replaced page once', () => {
+    let writes = 0;
+    // 24 bytes in all, at most 3 per page.
+    const cache = new PageCache(() => `v${writes}`, 24);
+    const page = (text: string) => ({ body: Buffer.from(text), next: '', previous: null });
+    cache.set('a', page('a'), cache.snapshot());
+    cache.set('a', page('aaa'), cache.snapshot());
+    for (const k of 'bcdefgh') cache.set(k, page(k.repeat(3)), cache.snapshot());
+    // 8 pages of 3 bytes: exactly the budget (the first 'a' was replaced, not added to).
+    expect(cache.get('a')?.body.toString()).toBe('aaa');
+    cache.set('i', page('iii'), cache.snapshot());
+    expect(cache.get('a')).toBeUndefined();
+    expect(cache.get('b')?.body.toString()).toBe('bbb');
+    expect(cache.get('i')?.body.toString()).toBe('iii');
+    cache.set('big', page('xxxx'), cache.snapshot());
+    expect(cache.get('big')).toBeUndefined();
+    writes++;
+    expect(cache.get('i')).toBeUndefined();
   });
 });

@@ -2067,6 +2067,23 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect((await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 10 })).map((d) => d.status)).toEqual(['pending', 'pending']);
     });
 
+    it("deferClaims frees the holder's claims and makes them due later, no attempt counted; other holders' rows stay", async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      for (let i = 0; i < 3; i++) await enqueue(s, w.store.id, 'products/create', [sub], NOW);
+      const held = await claim(s, 'worker-1', NOW + 1, { limit: 2, leaseMs: HOUR });
+      const other = await claim(s, 'worker-2', NOW + 1, { leaseMs: HOUR });
+      expect(other).toHaveLength(1);
+      const ids = [...held, ...other].map((c) => c.id);
+      expect(await s.deliveryQueue.deferClaims({ worker: 'worker-1', ids, until: NOW + HOUR, now: NOW + 2 })).toBe(2);
+      // Not due before the time given, then claimable by anyone, as never attempted.
+      expect(await claim(s, 'worker-3', NOW + HOUR - 1)).toEqual([]);
+      const again = await claim(s, 'worker-3', NOW + HOUR);
+      expect(again.map((c) => c.id).sort()).toEqual(held.map((c) => c.id).sort());
+      expect(again.every((c) => c.attempts === 0)).toBe(true);
+      expect(await s.deliveryQueue.deferClaims({ worker: 'worker-1', ids: [], until: NOW, now: NOW })).toBe(0);
+    });
+
     it('prune deletes old finished deliveries, their attempts and unreferenced events; pending deliveries stay', async () => {
       // Times long before every other test's rows, so the counts are this test's alone.
       const old = NOW - 30 * DAY;

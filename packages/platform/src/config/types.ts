@@ -51,6 +51,11 @@ export interface Config {
    * while the worker still holds the delivery, so this is how long a dead worker's deliveries wait.
    */
   webhookClaimLeaseMs: number;
+  /**
+   * Delivery requests a worker has in flight to one endpoint (an origin: scheme, host and port) at
+   * most, default 8 of its 64: a receiver that hangs holds no more than this many.
+   */
+  webhookEndpointConcurrency: number;
   /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
   metricsListener: MetricsListener | undefined;
 }
@@ -157,6 +162,7 @@ export interface RawConfig {
   drainDelay?: string | undefined;
   shutdownTimeout?: string | undefined;
   webhookClaimLease?: string | undefined;
+  webhookEndpointConcurrency?: string | number | undefined;
   trustProxy?: string | undefined;
   metricsToken?: string | undefined;
   metricsPublic?: string | boolean | undefined;

@@ -1,6 +1,6 @@
 // Opaque random tokens with readable prefixes (`sg_at_`, `sg_rt_`...), so that secret scanners can
 // recognise leaked ones; only their SHA-256 hashes are stored.
-import { createHash, createHmac, randomFillSync } from 'node:crypto';
+import { createHmac, hash, randomFillSync } from 'node:crypto';
 
 // Random bytes come from the CSPRNG in 4 KB refills handed out in slices (each slice is used once):
 // one system call per ~100 tokens instead of one per token.
@@ -34,8 +34,9 @@ export function newToken(kind: TokenKind, random: (n: number) => Buffer = pooled
   return TOKEN_PREFIX[kind] + random(32).toString('base64url');
 }
 
+// One-shot hashing: no Hash object per call (this runs on every Admin API call and every grant).
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  return hash('sha256', token, 'base64url');
 }
 
 /**

@@ -2,6 +2,12 @@
 // tokens alike. Every failure looks the same to the caller. The first call an access token
 // authenticates is recorded in the database (a rotated refresh token presented again may get the
 // same pair only while neither token has been used); every later call only reads.
+//
+// Looked-up rows are reused only while storage's change stamp is unchanged (SQLite: any write, on
+// this connection or by another process, changes it; a revocation is a write), so a revoked,
+// uninstalled or narrowed token is refused on the very next request. Where storage has no stamp
+// (PostgreSQL, possibly several nodes) nothing is reused: every call reads its token row, which is
+// what keeps a revocation on one node seen by all the others at once (docs/admin-api-performance.md).
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
@@ -17,6 +23,17 @@ export interface ApiPrincipal {
   owner: string;
 }
 
+type TokenRow = AccessTokenRow | PrivateTokenRow;
+
+/** A looked-up row, the change stamp it was read at, and the principal it gives (built once). */
+interface Entry {
+  version: string;
+  row: TokenRow | undefined;
+  principal: ApiPrincipal | undefined;
+}
+
+const MAX_ENTRIES = 10_000;
+
 export class ApiAuthService {
   constructor(
     private readonly tokens: TokenRepository,
@@ -28,6 +45,8 @@ export class ApiAuthService {
 
   // First uses being recorded, by token hash: concurrent first calls on this node share one write.
   private readonly marking = new Map<string, Promise<void>>();
+  // By kind, store and token hash.
+  private readonly rows = new Map<string, Entry>();
 
   /**
    * Records the first use of an access token before the call it authenticates goes on, so that once
@@ -49,45 +68,54 @@ export class ApiAuthService {
     return write;
   }
 
-  // Looked-up rows by token hash, each with the change stamp it was read at. A row is reused only
-  // while the database is unchanged, so a revocation (a write) takes effect on the next request;
-  // expiry is checked against the clock every time.
-  private readonly rows = new Map<string, { version: string; row: AccessTokenRow | PrivateTokenRow | undefined }>();
-
-  private async cached<R extends AccessTokenRow | PrivateTokenRow>(
-    key: string,
-    lookup: () => Promise<R | undefined>,
-  ): Promise<R | undefined> {
+  /**
+   * The principal behind an Access-Token on `storeId`, or undefined. Answered synchronously (no
+   * promise) when the token's row is known at the current change stamp and needs no write.
+   */
+  authenticate(token: string | undefined, storeId: number): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+    if (!token) return undefined;
+    const kind = looksLike('access', token) ? 'a' : looksLike('private', token) ? 'p' : undefined;
+    if (kind === undefined) return undefined;
+    const hash = hashToken(token);
+    const key = `${kind}:${storeId}:${hash}`;
     const version = this.changeStamp();
-    if (version === undefined) return lookup();
-    const hit = this.rows.get(key);
-    if (hit && hit.version === version) return hit.row as R | undefined;
-    const row = await lookup();
-    if (this.rows.size >= 10_000) this.rows.delete(this.rows.keys().next().value!);
-    this.rows.set(key, { version, row });
-    return row;
+    const hit = version === undefined ? undefined : this.rows.get(key);
+    if (hit !== undefined && hit.version === version) return this.judge(hit, storeId, hash);
+    return this.lookUp(kind, key, version, storeId, hash);
   }
 
-  /** The principal behind an Access-Token on `storeId`, or undefined. */
-  async authenticate(token: string | undefined, storeId: number): Promise<ApiPrincipal | undefined> {
-    if (!token) return undefined;
-    if (looksLike('access', token)) {
-      const hash = hashToken(token);
-      const row = await this.cached(`a:${storeId}:${hash}`, () => this.tokens.findAccessToken(storeId, hash));
-      if (!row || row.revoked_at !== null || row.expires_at <= this.clock() || row.store_id !== storeId) return undefined;
-      if (row.used_at === null) await this.markUsed(storeId, hash, row);
-      return { kind: 'app', id: row.app_id, storeId, scopes: split(row.scopes), owner: `app:${row.app_id}` };
+  private async lookUp(
+    kind: 'a' | 'p',
+    key: string,
+    version: string | undefined,
+    storeId: number,
+    hash: string,
+  ): Promise<ApiPrincipal | undefined> {
+    const row = kind === 'a' ? await this.tokens.findAccessToken(storeId, hash) : await this.tokens.findPrivateToken(storeId, hash);
+    const entry: Entry = { version: version ?? '', row, principal: principalOf(row, storeId) };
+    if (version !== undefined) {
+      if (this.rows.size >= MAX_ENTRIES) this.rows.delete(this.rows.keys().next().value!);
+      this.rows.set(key, entry);
     }
-    if (looksLike('private', token)) {
-      const hash = hashToken(token);
-      const row = await this.cached(`p:${storeId}:${hash}`, () => this.tokens.findPrivateToken(storeId, hash));
-      if (!row || row.revoked_at !== null || row.store_id !== storeId) return undefined;
-      return { kind: 'private', id: row.id, storeId, scopes: split(row.scopes), owner: `private:${row.id}` };
+    return this.judge(entry, storeId, hash);
+  }
+
+  /** Revocation and store are fixed by the row; expiry is checked against the clock every time. */
+  private judge(entry: Entry, storeId: number, hash: string): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+    const { row, principal } = entry;
+    if (!row || !principal || row.revoked_at !== null || row.store_id !== storeId) return undefined;
+    if ('expires_at' in row) {
+      if (row.expires_at <= this.clock()) return undefined;
+      if (row.used_at === null) return this.markUsed(storeId, hash, row).then(() => principal);
     }
-    return undefined;
+    return principal;
   }
 }
 
-function split(scopes: string): Scope[] {
-  return scopes.split(',').filter(Boolean) as Scope[];
+function principalOf(row: TokenRow | undefined, storeId: number): ApiPrincipal | undefined {
+  if (!row) return undefined;
+  // Shared by every request the row authenticates, so nobody may change it.
+  const scopes = Object.freeze(row.scopes.split(',').filter(Boolean)) as Scope[];
+  if ('app_id' in row) return Object.freeze({ kind: 'app', id: row.app_id, storeId, scopes, owner: `app:${row.app_id}` });
+  return Object.freeze({ kind: 'private', id: row.id, storeId, scopes, owner: `private:${row.id}` });
 }

@@ -23,6 +23,10 @@ export type AttemptResult = 'delivered' | 'retry' | 'dead' | 'error';
 export interface DeliveryMetrics {
   attemptStarted(): void;
   attemptFinished(result: AttemptResult): void;
+  /** An endpoint's circuit breaker changed state; `notClosed` endpoints of this process are now open or half-open. */
+  breakerChanged?(to: 'open' | 'half-open' | 'closed', notClosed: number): void;
+  /** Deliveries handed back unsent because their endpoint's breaker is open. */
+  deliveriesDeferred?(count: number): void;
 }
 
 /** Which limit refused a request. */
@@ -91,6 +95,22 @@ export class PlatformMetrics implements DeliveryMetrics {
   private readonly inFlight = new Gauge({
     name: 'storegate_webhook_attempts_in_flight',
     help: 'Webhook delivery attempts this process is sending now',
+    registers: [this.registry],
+  });
+  private readonly endpointsOpen = new Gauge({
+    name: 'storegate_webhook_endpoints_open',
+    help: 'Webhook endpoints (origins) whose circuit breaker in this process is open or half-open (probing)',
+    registers: [this.registry],
+  });
+  private readonly breakerTransitions = new Counter({
+    name: 'storegate_webhook_breaker_transitions_total',
+    help: "Changes of state of the webhook endpoints' circuit breakers in this process, by the state entered: open, half-open, closed",
+    labelNames: ['to'] as const,
+    registers: [this.registry],
+  });
+  private readonly deferred = new Counter({
+    name: 'storegate_webhook_deliveries_deferred_total',
+    help: "Webhook deliveries handed back unsent (no attempt counted) because their endpoint's circuit breaker was open",
     registers: [this.registry],
   });
   private readonly pending = new Gauge({
@@ -180,6 +200,15 @@ export class PlatformMetrics implements DeliveryMetrics {
   attemptFinished(result: AttemptResult): void {
     this.inFlight.dec();
     this.attempts.inc({ outcome: result });
+  }
+
+  breakerChanged(to: 'open' | 'half-open' | 'closed', notClosed: number): void {
+    this.breakerTransitions.inc({ to });
+    this.endpointsOpen.set(notClosed);
+  }
+
+  deliveriesDeferred(count: number): void {
+    this.deferred.inc(count);
   }
 
   /** The Prometheus text exposition of this platform and of the process. */

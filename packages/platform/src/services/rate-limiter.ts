@@ -11,7 +11,8 @@ import type { Clock } from '../domain/clock.ts';
 export type RateLimiterState = 'shared' | 'local';
 
 export interface RateLimiter {
-  take(key: string): Promise<BucketDecision>;
+  /** Counts one call; in memory the answer comes at once (no promise), from Redis it is awaited. */
+  take(key: string): BucketDecision | Promise<BucketDecision>;
   readonly bucket: number;
   /** Drops leaked per second. */
   readonly perSecond: number;
@@ -33,7 +34,7 @@ export class MemoryRateLimiter implements RateLimiter {
     private readonly clock: Clock,
   ) {}
 
-  async take(key: string): Promise<BucketDecision> {
+  take(key: string): BucketDecision {
     const now = this.clock();
     const decision = take(this.buckets.get(key), now, this.bucket, this.perSecond);
     this.buckets.set(key, decision.state);

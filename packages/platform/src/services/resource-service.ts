@@ -7,16 +7,12 @@ import type { ResourceDef } from '../domain/resources.ts';
 import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
-import type { PageCache } from './page-cache.ts';
+import type { CachedPage, PageCache } from './page-cache.ts';
 import { filterDigest, selectFields } from '../domain/list-filters.ts';
 import { keysetPage, linkedKeysetPage, type PageRequest } from './pagination.ts';
 
-/** A list page rendered as its JSON body, with the cursors of the pages either side (for `Link`). */
-export interface RenderedPage {
-  body: string;
-  next: string;
-  previous: string | null;
-}
+/** A list page rendered as its JSON body (UTF-8 bytes), with the cursors of the pages either side (for `Link`). */
+export type RenderedPage = CachedPage;
 
 export type { ResourceRow };
 
@@ -46,7 +42,7 @@ export class ResourceService {
     ].join('|');
     const version = this.pageCache.snapshot();
     const hit = this.pageCache.get(key, version);
-    if (hit !== undefined) return unpackPage(hit);
+    if (hit !== undefined) return hit;
     const result = await linkedKeysetPage(
       this.storage.resources.page(def.name),
       this.cursors,
@@ -54,9 +50,8 @@ export class ResourceService {
       page,
       (row) => selectFields(def.toJson(row), fields),
     );
-    const rendered = { body: JSON.stringify(result.envelope), next: result.next, previous: result.previous };
-    // Cursors are base64url and never hold a newline, so the two lines before the body keep them.
-    this.pageCache.set(key, `${rendered.next}\n${rendered.previous ?? ''}\n${rendered.body}`, version);
+    const rendered = { body: Buffer.from(JSON.stringify(result.envelope)), next: result.next, previous: result.previous };
+    this.pageCache.set(key, rendered, version);
     return rendered;
   }
 
@@ -140,13 +135,6 @@ export class ResourceService {
       throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
   }
-}
-
-function unpackPage(entry: string): RenderedPage {
-  const first = entry.indexOf('\n');
-  const second = entry.indexOf('\n', first + 1);
-  const previous = entry.slice(first + 1, second);
-  return { next: entry.slice(0, first), previous: previous === '' ? null : previous, body: entry.slice(second + 1) };
 }
 
 /**

@@ -22,6 +22,8 @@ export const FLEET_WIDE = {
   'webhook-claims-release':
     'a worker shutting down (or a node starting) releases the claims it holds, which belong to whichever stores its deliveries came from',
   'webhook-claims-renew': "a worker's heartbeat renews the lease on the deliveries it holds, of many stores, by id",
+  'webhook-claims-defer':
+    'a worker hands back, by id, the deliveries it holds for an endpoint whose circuit breaker is open, due again when it reopens; they belong to many stores',
   'webhook-prune':
     'a periodic job deletes webhook attempts, finished deliveries and their events past the log retention by age, whichever store they belong to',
   'outbox-backlog': "the metrics endpoint counts the pending deliveries of the whole platform and the oldest one's age",

@@ -9,6 +9,8 @@ import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
 import { ClaimHeartbeat } from './claim-heartbeat.ts';
+import { DEFAULT_BREAKER, type EndpointVerdict, verdictOf } from './circuit-breaker.ts';
+import { EndpointBreakers } from './endpoint-breakers.ts';
 import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
 import { DatabaseOutage } from './database-outage.ts';
 import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
@@ -48,6 +50,7 @@ export class WebhookWorker {
   private readonly recorder: OutcomeRecorder;
   private readonly heartbeat: ClaimHeartbeat;
   private readonly outage: DatabaseOutage;
+  private readonly breakers: EndpointBreakers;
   private running = false;
   private stopping: Promise<WorkerStopReport> | undefined;
   /** Set when a stop ran out of time: outcomes of the attempts cut off are not recorded. */
@@ -61,7 +64,7 @@ export class WebhookWorker {
 
   constructor(options: WebhookWorkerOptions) {
     const { config } = options;
-    const perOrigin = options.perOrigin ?? 8;
+    const perOrigin = options.perOrigin ?? config.webhookEndpointConcurrency ?? 8;
     this.queue = options.queue;
     this.onDeliveriesQueued = options.onDeliveriesQueued;
     this.prune = options.prune;
@@ -92,6 +95,14 @@ export class WebhookWorker {
       perOrigin,
       maxInFlight: options.maxInFlight ?? 64,
       send: (job) => this.deliver(job),
+      breaker: { ...DEFAULT_BREAKER, ...options.breaker },
+      clock: this.clock,
+      handBack: (jobs, until) =>
+        this.breakers.handBack(
+          jobs.map((j) => j.id),
+          until,
+        ),
+      onBreakerChange: (origin, change) => this.breakers.changed(origin, change),
       onJobDone: () => {
         // Half the buffer drained: claim more now rather than at the next poll.
         if (this.dispatcher.buffered < this.dispatcher.capacity / 2) this.wake();
@@ -105,6 +116,18 @@ export class WebhookWorker {
       clock: this.clock,
       logger: this.logger,
       outage: this.outage,
+    });
+    this.breakers = new EndpointBreakers({
+      queue: this.queue,
+      worker: this.id,
+      clock: this.clock,
+      logger: this.logger,
+      outage: this.outage,
+      metrics: this.metrics,
+      onHandedBack: (ids) => {
+        this.heartbeat.settle(ids);
+        this.checkIdle();
+      },
     });
     this.recorder = new OutcomeRecorder({
       queue: this.queue,
@@ -190,7 +213,7 @@ export class WebhookWorker {
   }
 
   private isIdle(): boolean {
-    return this.dispatcher.buffered === 0 && this.recorder.idle;
+    return this.dispatcher.buffered === 0 && this.recorder.idle && this.breakers.idle;
   }
 
   private checkIdle(): void {
@@ -263,7 +286,8 @@ export class WebhookWorker {
     return jobs;
   }
 
-  private async deliver(job: Job): Promise<void> {
+  /** Sends one job and records its outcome; says what the attempt showed of the endpoint. */
+  private async deliver(job: Job): Promise<EndpointVerdict> {
     this.attemptsMade++;
     this.metrics?.attemptStarted();
     let outcome: AttemptedOutcome | undefined;
@@ -274,8 +298,9 @@ export class WebhookWorker {
       this.metrics?.attemptFinished(outcome ? attemptResult(outcome) : 'error');
     }
     // Cut off by a stop that ran out of time: the claim is released and the delivery goes out again.
-    if (this.abandoned) return;
+    if (this.abandoned) return 'neutral';
     this.recorder.record(outcome);
+    return verdictOf(outcome.attempt);
   }
 
   private async pruneWhenDue(): Promise<void> {

@@ -5,6 +5,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import type { Resolver } from './address-guard.ts';
+import type { BreakerSettings } from './circuit-breaker.ts';
 import type { WorkerLogger } from './worker-logger.ts';
 
 export interface PruneResult {
@@ -21,7 +22,7 @@ export interface WebhookWorkerOptions {
   /** Subscribes to "deliveries were queued in this process" (wakes the loop); returns the unsubscribe. */
   onDeliveriesQueued: (listener: () => void) => () => void;
   box: SecretBox;
-  config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks' | 'webhookClaimLeaseMs'>;
+  config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks' | 'webhookClaimLeaseMs'> & Partial<Pick<Config, 'webhookEndpointConcurrency'>>;
   /** Deletes old rows of the delivery log (and expired idempotency keys); without it the worker prunes nothing. */
   prune?: () => Promise<PruneResult>;
   clock?: Clock;
@@ -31,8 +32,13 @@ export interface WebhookWorkerOptions {
   batchSize?: number;
   /** Requests in flight over all receivers (default 64). */
   maxInFlight?: number;
-  /** Requests in flight per origin (scheme, host, port), default 8: a slow receiver holds at most 8 of the 64. */
+  /**
+   * Requests in flight per endpoint, an origin (scheme, host, port): a slow or hanging receiver
+   * holds at most this many of the `maxInFlight` (default `config.webhookEndpointConcurrency`, else 8).
+   */
   perOrigin?: number;
+  /** When an endpoint's circuit breaker opens and for how long (default `DEFAULT_BREAKER`). */
+  breaker?: Partial<BreakerSettings>;
   /** How often to look for due rows when nothing woke the worker (default 500 ms). */
   pollMs?: number;
   /**

@@ -3,7 +3,9 @@
 // → scope (403) → input (415/422) → Idempotency-Key of a write (400/409/422, or a replay) → handler.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
+import type { BucketDecision } from '../../domain/leaky-bucket.ts';
+import type { RateLimiter } from '../../services/rate-limiter.ts';
 import type { Services } from '../../services/services.ts';
 import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
 import { allows, RESOURCES, type Access, type ScopeResource } from '../../domain/scopes.ts';
@@ -64,46 +66,34 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.decorateRequest('listQuery', undefined);
     registerVersionHeaders(api, services);
 
-    api.addHook('onRequest', async (req, reply) => {
-      reply.header('X-Content-Type-Options', 'nosniff');
-      const version = (req.params as { version?: string }).version ?? '';
-      if (!isApiVersion(version))
-        throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
-      req.apiVersion = version;
-      const since = req.routeOptions.config?.api?.since;
-      if (since && !versionAtLeast(version, since))
-        throw new NotFoundError(
-          `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
-        );
-      const header = req.headers['access-token'];
-      const principal = await services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
-      if (!principal) throw new UnauthorizedError();
-      req.principal = principal;
-      if (services.rateLimiter) {
-        const decision = await services.rateLimiter.take(`${principal.storeId}:${principal.owner}`);
-        setRateLimitHeaders(reply, services.rateLimiter, decision);
-        if (!decision.allowed) {
-          services.metrics.rateLimited('admin_api');
-          reply.header('Retry-After', String(decision.retryAfterSeconds));
-          throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
-        }
+    // Callback style, and no promise at all when the token is known and the limiter counts in
+    // memory: this runs before every Admin API call.
+    api.addHook('onRequest', (req, reply, done) => {
+      let pending: Promise<void> | undefined;
+      try {
+        pending = admit(services, req, reply);
+      } catch (err) {
+        return done(err as Error);
       }
-      const need = req.routeOptions.config?.api;
-      if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
-        const writable = (RESOURCES as readonly string[]).includes(need.resource);
-        throw new ForbiddenError(
-          `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' && writable ? ` (or write_${need.resource})` : ''}`,
-        );
-      }
+      if (pending === undefined) return done();
+      pending.then(() => done(), done);
     });
 
-    api.addHook('preValidation', async (req) => {
-      if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return;
+    // Content type and body wrapper of writes: attached only to routes that take a body.
+    const checkBody: preValidationHookHandler = (req, _reply, done) => {
+      if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return done();
       const type = req.headers['content-type'] ?? '';
       if (!/^application\/json\s*(;|$)/i.test(type))
-        throw new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json');
+        return done(new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json'));
       const wrapper = req.routeOptions.config?.api?.wrapper;
       if (wrapper) req.body = unwrap(req.body, wrapper);
+      done();
+    };
+    api.addHook('onRoute', (route) => {
+      const methods = Array.isArray(route.method) ? route.method : [route.method];
+      if (!methods.some((m) => m === 'POST' || m === 'PUT' || m === 'PATCH')) return;
+      const own = route.preValidation === undefined ? [] : Array.isArray(route.preValidation) ? route.preValidation : [route.preValidation];
+      route.preValidation = [checkBody, ...own];
     });
 
     registerIdempotency(api, services);
@@ -112,6 +102,70 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     registerShopRoute(api, services);
     registerEventRoutes(api, services);
   });
+}
+
+/**
+ * Version (404), Access-Token (401), rate limit (429), scope (403), in that order. Returns a
+ * promise only when the token must be read from the database or the limiter is remote.
+ */
+function admit(services: Services, req: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+  reply.header('X-Content-Type-Options', 'nosniff');
+  const version = (req.params as { version?: string }).version ?? '';
+  if (!isApiVersion(version))
+    throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
+  req.apiVersion = version;
+  const since = req.routeOptions.config?.api?.since;
+  if (since && !versionAtLeast(version, since))
+    throw new NotFoundError(
+      `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
+    );
+  const header = req.headers['access-token'];
+  const principal = services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
+  if (principal instanceof Promise) return principal.then((p) => admitPrincipal(services, req, reply, p));
+  return admitPrincipal(services, req, reply, principal);
+}
+
+function admitPrincipal(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  principal: ApiPrincipal | undefined,
+): Promise<void> | undefined {
+  if (!principal) throw new UnauthorizedError();
+  req.principal = principal;
+  const limiter = services.rateLimiter;
+  if (!limiter) return checkScope(req, principal);
+  const decision = limiter.take(`${principal.storeId}:${principal.owner}`);
+  if (decision instanceof Promise) return decision.then((d) => admitRate(services, limiter, req, reply, principal, d));
+  return admitRate(services, limiter, req, reply, principal, decision);
+}
+
+function admitRate(
+  services: Services,
+  limiter: RateLimiter,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  principal: ApiPrincipal,
+  decision: BucketDecision,
+): undefined {
+  setRateLimitHeaders(reply, limiter, decision);
+  if (!decision.allowed) {
+    services.metrics.rateLimited('admin_api');
+    reply.header('Retry-After', String(decision.retryAfterSeconds));
+    throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
+  }
+  return checkScope(req, principal);
+}
+
+function checkScope(req: FastifyRequest, principal: ApiPrincipal): undefined {
+  const need = req.routeOptions.config?.api;
+  if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
+    const writable = (RESOURCES as readonly string[]).includes(need.resource);
+    throw new ForbiddenError(
+      `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' && writable ? ` (or write_${need.resource})` : ''}`,
+    );
+  }
+  return undefined;
 }
 
 /**

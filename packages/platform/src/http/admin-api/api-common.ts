@@ -1,10 +1,10 @@
 // Pieces shared by the Admin API routes: error and list schemas, list queries and page requests,
 // Link headers, 405s.
-import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, preValidationHookHandler } from 'fastify';
 import { storeBaseUrl, type Config } from '../../config.ts';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
 import { PlatformError } from '../../domain/errors.ts';
-import { FILTER_PARAMS, type ListQuery, parseListQuery } from '../../domain/list-filters.ts';
+import { FILTER_PARAMS, type ListQuery, PAGE_PARAMS, parseListQuery } from '../../domain/list-filters.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -47,17 +47,38 @@ export const LIST_QUERY = {
  * anything runs, keeps the parsed query on the request, and leaves each filter as one string (a
  * repeated `ids` becomes its comma form) for the schema check that follows.
  */
-export function listQueryHook(fieldNames: readonly string[]) {
-  return async (req: FastifyRequest) => {
+export function listQueryHook(fieldNames: readonly string[]): preValidationHookHandler {
+  // Callback style (no promise per call); a query of page parameters alone (the usual one) needs
+  // no parsing.
+  return (req, _reply, done) => {
     const raw = (req.query ?? {}) as Record<string, unknown>;
-    const parsed = parseListQuery(raw, fieldNames);
+    let onlyPaging = true;
+    for (const k in raw)
+      if (!(PAGE_PARAMS as readonly string[]).includes(k)) {
+        onlyPaging = false;
+        break;
+      }
+    if (onlyPaging) {
+      req.listQuery = NO_FILTERS;
+      return done();
+    }
+    let parsed: ListQuery;
+    try {
+      parsed = parseListQuery(raw, fieldNames);
+    } catch (err) {
+      return done(err as Error);
+    }
     req.listQuery = parsed;
     const normalized: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(raw)) if (!Object.hasOwn(FILTER_PARAMS, k)) normalized[k] = v;
     for (const [k, v] of parsed.params) normalized[k] = v;
     req.query = normalized;
+    done();
   };
 }
+
+/** What `parseListQuery` gives for a query without filters or fields; shared, so never changed. */
+const NO_FILTERS: ListQuery = { filters: {}, fields: undefined, params: [] };
 
 /** The top-level field names of an object schema, for `fields`. */
 export function fieldNamesOf(schema: Record<string, unknown>): string[] {
@@ -172,9 +193,13 @@ export function setLinkHeader(
   const q = req.query as { limit?: number; page_size?: number; per_page?: number };
   const limit = q.limit ?? q.page_size ?? q.per_page ?? 50;
   const path = req.url.split('?')[0]!;
+  const base = storeBaseUrl(config, req.store!.name);
   const url = (cursorParam: string, cursor: string) => {
+    // Our cursors are base64url with a dot, which form encoding leaves as they are: without
+    // filters the query string is written directly, byte for byte what URLSearchParams writes.
+    if (filters.length === 0 && FORM_SAFE.test(cursor)) return `${base}${path}?limit=${limit}&${cursorParam}=${cursor}`;
     const qs = new URLSearchParams([['limit', String(limit)], ...filters, [cursorParam, cursor]]);
-    return `${storeBaseUrl(config, req.store!.name)}${path}?${qs}`;
+    return `${base}${path}?${qs}`;
   };
   const links: string[] = [];
   if (page.previous) {
@@ -184,6 +209,9 @@ export function setLinkHeader(
   if (page.next) links.push(`<${url('cursor', page.next)}>; rel="next"`);
   if (links.length > 0) reply.header('Link', links.join(', '));
 }
+
+/** Characters application/x-www-form-urlencoded serialization leaves unescaped. */
+const FORM_SAFE = /^[A-Za-z0-9*._-]*$/;
 
 /** Answers methods a path does not support with 405 and an Allow header. */
 export function methodNotAllowed(api: FastifyInstance, url: string, allowed: HTTPMethods[]): void {

@@ -22,15 +22,19 @@ export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, d
  */
 export function registerVersionHeaders(api: FastifyInstance, services: Pick<Services, 'config'>): void {
   const docs = `<${platformBaseUrl(services.config)}/docs#deprecation>; rel="deprecation"; type="text/html"`;
-  api.addHook('onSend', async (req, reply) => {
+  // Callback style (no promise per call): this runs on every Admin API answer.
+  api.addHook('onSend', (req, reply, payload, done) => {
     const version = req.apiVersion;
-    if (version === undefined) return;
-    reply.header('X-Service-Api-Version', version);
-    const lifecycle = services.config.apiDeprecations[version];
-    if (!lifecycle) return;
-    reply.header('Deprecation', `@${Math.floor(lifecycle.deprecatedAt / 1000)}`);
-    reply.header('Sunset', new Date(lifecycle.sunsetAt).toUTCString());
-    const link = reply.getHeader('link');
-    reply.header('Link', link === undefined || link === '' ? docs : `${String(link)}, ${docs}`);
+    if (version !== undefined) {
+      reply.header('X-Service-Api-Version', version);
+      const lifecycle = services.config.apiDeprecations[version];
+      if (lifecycle) {
+        reply.header('Deprecation', `@${Math.floor(lifecycle.deprecatedAt / 1000)}`);
+        reply.header('Sunset', new Date(lifecycle.sunsetAt).toUTCString());
+        const link = reply.getHeader('link');
+        reply.header('Link', link === undefined || link === '' ? docs : `${String(link)}, ${docs}`);
+      }
+    }
+    done(null, payload);
   });
 }

@@ -2,7 +2,7 @@
 // may refuse a request before its handler (version, Access-Token, rate limit, scope, body type,
 // body schema): such refusals neither store an answer nor use up the key. Then the key is reserved,
 // or the first answer to the same request is sent again with `Idempotent-Replayed: true`.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { parseIdempotencyKey, requestFingerprint } from '../../domain/idempotency.ts';
 import type { Reservation, StoredResponse, WriteStep } from '../../services/idempotency.ts';
 import type { Services } from '../../services/services.ts';
@@ -43,8 +43,7 @@ export function registerIdempotency(api: FastifyInstance, services: Services): v
   api.decorateRequest('idempotency', undefined);
   api.decorateRequest('idempotencyRecorded', false);
 
-  api.addHook('preHandler', async (req, reply) => {
-    if (!req.routeOptions.config?.idempotent) return;
+  const admit: preHandlerAsyncHookHandler = async (req, reply) => {
     const key = parseIdempotencyKey(req.headers['idempotency-key']);
     if (key === undefined) return;
     const p = req.principal!;
@@ -61,11 +60,11 @@ export function registerIdempotency(api: FastifyInstance, services: Services): v
     for (const [name, value] of Object.entries(response.headers)) reply.header(name, value);
     reply.header('Idempotent-Replayed', 'true').header('Original-Request-Id', admission.requestId);
     return reply.status(response.status).send(response.body);
-  });
+  };
 
   // Answers that did not come with a write of their own: a refusal by the handler is stored (the
   // same request would be refused again); a server error frees the key for a retry.
-  api.addHook('onSend', async (req, reply, payload) => {
+  const settle: onSendAsyncHookHandler<unknown> = async (req, reply, payload) => {
     const reservation = req.idempotency;
     if (!reservation || (req.idempotencyRecorded && reply.statusCode < 500)) return payload;
     try {
@@ -76,7 +75,18 @@ export function registerIdempotency(api: FastifyInstance, services: Services): v
       req.log.warn({ err }, 'could not store or free the idempotency key of this request');
     }
     return payload;
+  };
+
+  // Both run only on the routes that honour a key; reads pay nothing for them.
+  api.addHook('onRoute', (route) => {
+    if (!route.config?.idempotent) return;
+    route.preHandler = [admit, ...asList(route.preHandler)];
+    route.onSend = [settle, ...asList(route.onSend)];
   });
+}
+
+function asList<T>(hooks: T | T[] | undefined): T[] {
+  return hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 }
 
 function kept(reply: FastifyReply): Record<string, string> {

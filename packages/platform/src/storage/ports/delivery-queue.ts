@@ -11,6 +11,11 @@ export interface DeliveryQueue {
    */
   releaseClaims(worker: string): Promise<number>;
   /**
+   * Frees the given pending deliveries `worker` still holds and makes them due at `until`, without
+   * counting an attempt (they were not sent: their endpoint's circuit breaker is open); returns how many.
+   */
+  deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number>;
+  /**
    * Moves the lease of the given deliveries to `leaseUntil` where `worker` still holds them (the
    * heartbeat of a worker still sending them); returns how many it renewed.
    */

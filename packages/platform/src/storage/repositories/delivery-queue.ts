@@ -60,6 +60,22 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     return Number(res.numUpdatedRows);
   }
 
+  async deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number> {
+    let deferred = 0;
+    for (let i = 0; i < input.ids.length; i += 500) {
+      const res = await this.k
+        .updateTable('webhook_deliveries')
+        .set({ claimed_by: null, claimed_until: null, next_attempt_at: input.until, updated_at: input.now })
+        .where('id', 'in', input.ids.slice(i, i + 500))
+        .where('claimed_by', '=', input.worker)
+        .where('status', '=', 'pending')
+        .modifyEnd(fleetWide('webhook-claims-defer'))
+        .executeTakeFirst();
+      deferred += Number(res.numUpdatedRows);
+    }
+    return deferred;
+  }
+
   async renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number> {
     if (input.ids.length === 0) return 0;
     let renewed = 0;
