@@ -1899,6 +1899,45 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await delivery(s, id!)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, updated_at: t + 2 * MINUTE });
     });
 
+    it('recordOutcomes: one batch spanning two stores records each row in its own store, bodies and errors byte for byte', async () => {
+      const a = await world(s);
+      const b = await world(s);
+      const subA = await subscribe(s, a.store.id, { appId: a.app.id }, 'products/create');
+      const subB = await subscribe(s, b.store.id, { appId: b.app.id }, 'products/create');
+      await enqueue(s, a.store.id, 'products/create', [subA], NOW + 1);
+      await enqueue(s, b.store.id, 'products/create', [subB], NOW + 2);
+      await enqueue(s, a.store.id, 'products/create', [subA], NOW + 3);
+      const t = NOW + MINUTE;
+      const rows = await claim(s, 'worker-x', t, { exclude: [-1, -2] });
+      const [da, db, da2] = rows.filter((r) => [subA.id, subB.id].includes(r.subscription_id));
+      expect([da!.subscription_id, db!.subscription_id, da2!.subscription_id]).toEqual([subA.id, subB.id, subA.id]);
+      const odd = 'quote " backslash \\ tab \t line\nünïcödé ✓ 𝄞 end';
+      await s.deliveryQueue.recordOutcomes(
+        [
+          attempted(da!, t + 1, { status: 'delivered' }, { body: odd }),
+          attempted(db!, t + 2, { status: 'pending', nextAttemptAt: t + HOUR }, { status: 503, body: '[1,2]', error: odd }),
+          { id: da2!.id, storeId: a.store.id, subscriptionId: subA.id, attempts: 0, cancelled: odd },
+        ],
+        { worker: 'worker-x', now: t + 10, disableAfterDead: 5 },
+      );
+      expect(await delivery(s, da!.id)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, last_error: null });
+      expect(await delivery(s, db!.id)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_status: 503,
+        last_error: odd,
+        next_attempt_at: t + HOUR,
+      });
+      expect(await delivery(s, da2!.id)).toMatchObject({ status: 'cancelled', attempts: 0, last_status: null, last_error: odd });
+      expect(await s.webhooks.attempts(da!.id)).toEqual([
+        expect.objectContaining({ delivery_id: da!.id, status_code: 200, response_body: odd, error: null }),
+      ]);
+      expect(await s.webhooks.attempts(db!.id)).toEqual([
+        expect.objectContaining({ delivery_id: db!.id, status_code: 503, response_body: '[1,2]', error: odd }),
+      ]);
+      expect(await s.webhooks.attempts(da2!.id)).toEqual([]);
+    });
+
     it('recordOutcomes: delivered, retry, dead and cancelled; one attempt row per attempt', async () => {
       const w = await world(s);
       const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
