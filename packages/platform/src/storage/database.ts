@@ -6,7 +6,7 @@ import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
-import { DatabaseHealth, openPgPool } from './pg-pool.ts';
+import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
@@ -31,6 +31,11 @@ export interface Db {
    * the connection's own timeout back.
    */
   withoutStatementTimeout<T>(work: (k: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Marks fixed statement texts as prepared once per connection (PostgreSQL: named statements;
+   * SQLite keeps every statement prepared already).
+   */
+  prepareStatements(texts: Iterable<string>): void;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -168,6 +173,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       poolStats: () => undefined,
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),
+      prepareStatements: () => {},
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -178,6 +184,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   }
   const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
   const health = new DatabaseHealth();
+  const names = new StatementNames();
   const { pool, raw } = openPgPool(
     {
       url: config.url,
@@ -186,6 +193,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       connectTimeoutMs: settings.connectTimeoutMs,
     },
     health,
+    names,
   );
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const cleanups: (() => void)[] = [];
@@ -201,6 +209,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       waiting: raw.waitingCount,
     }),
     health,
+    prepareStatements: (texts) => names.add(texts),
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {
       const own = openPgPool(

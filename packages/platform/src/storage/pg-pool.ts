@@ -85,7 +85,26 @@ function pgDriver(): typeof pg {
   return driver;
 }
 
-export function openPgPool(settings: PgPoolSettings, health: DatabaseHealth): { pool: PostgresPool; raw: pg.Pool } {
+/**
+ * Statement texts the server should parse once per connection and keep (named prepared
+ * statements): the fixed hot-path queries. Any other text runs unnamed, so a query built with
+ * varying shape never piles up in the server's per-connection cache.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+  add(texts: Iterable<string>): void {
+    for (const text of texts) if (!this.names.has(text)) this.names.set(text, `sg_${this.names.size + 1}`);
+  }
+  of(text: string): string | undefined {
+    return this.names.get(text);
+  }
+}
+
+export function openPgPool(
+  settings: PgPoolSettings,
+  health: DatabaseHealth,
+  names: StatementNames = new StatementNames(),
+): { pool: PostgresPool; raw: pg.Pool } {
   const raw = new (pgDriver().Pool)({
     connectionString: settings.url,
     max: settings.size,
@@ -101,7 +120,7 @@ export function openPgPool(settings: PgPoolSettings, health: DatabaseHealth): { 
   raw.on('connect', (client) => {
     client.on('error', (err) => health.failed(databaseFault(err) ?? 'connection lost'));
   });
-  return { pool: new GuardedPool(raw, settings.size, health), raw };
+  return { pool: new GuardedPool(raw, settings.size, health, names), raw };
 }
 
 class GuardedPool implements PostgresPool {
@@ -109,6 +128,7 @@ class GuardedPool implements PostgresPool {
     private readonly raw: pg.Pool,
     private readonly size: number,
     private readonly health: DatabaseHealth,
+    private readonly names: StatementNames,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -129,7 +149,10 @@ class GuardedPool implements PostgresPool {
     let broken: Error | undefined;
     const query = async (sql: string, parameters: readonly unknown[]) => {
       try {
-        const result = await client.query(sql, parameters as unknown[]);
+        const name = this.names.of(sql);
+        const result = await (name === undefined
+          ? client.query(sql, parameters as unknown[])
+          : client.query({ name, text: sql, values: parameters as unknown[] }));
         this.health.succeeded();
         return result;
       } catch (err) {
