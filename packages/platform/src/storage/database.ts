@@ -3,7 +3,6 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
@@ -12,9 +11,6 @@ import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
-
-// int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 export interface Db {
   kysely: Kysely<Database>;
@@ -158,12 +154,15 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
-    // Checkpoints run on a worker thread (see wal-checkpointer.ts); this connection only steps in
-    // when the WAL passes ~40 MB.
+    // Checkpoints run on a worker thread while writes come (see wal-checkpointer.ts); this
+    // connection only steps in when the WAL passes ~40 MB.
     const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);
     if (checkpointer) sqlite.pragma('wal_autocheckpoint = 10000');
     let writes = 0;
-    const handle = countingHandle(sqlite, () => void writes++);
+    const handle = countingHandle(sqlite, () => {
+      writes++;
+      checkpointer?.wrote();
+    });
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
     return {

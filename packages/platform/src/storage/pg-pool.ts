@@ -7,7 +7,8 @@
 // - getting a connection and running a statement are bounded (connect timeout, statement_timeout
 //   on the server, and a client-side deadline a little later for a server that went silent).
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { databaseFault, translateDatabaseError } from './database-faults.ts';
 import { DatabaseUnavailableError, type DatabaseFault } from '../domain/errors.ts';
 
@@ -68,6 +69,22 @@ export class DatabaseHealth {
 /** How long after statement_timeout the client gives up on a server that does not answer at all. */
 const CLIENT_DEADLINE_MARGIN_MS = 5_000;
 
+const require = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+
+/**
+ * The pg driver, loaded when the first pool opens: a node on SQLite never holds it (with its
+ * protocol and type parsers it is a few hundred kilobytes of code and heap for nothing).
+ */
+function pgDriver(): typeof pg {
+  if (!driver) {
+    driver = require('pg') as typeof pg;
+    // int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
+    driver.types.setTypeParser(20, (v) => Number(v));
+  }
+  return driver;
+}
+
 /**
  * Statement texts the server should parse once per connection and keep (named prepared
  * statements): the fixed hot-path queries. Any other text runs unnamed, so a query built with
@@ -88,7 +105,7 @@ export function openPgPool(
   health: DatabaseHealth,
   names: StatementNames = new StatementNames(),
 ): { pool: PostgresPool; raw: pg.Pool } {
-  const raw = new pg.Pool({
+  const raw = new (pgDriver().Pool)({
     connectionString: settings.url,
     max: settings.size,
     connectionTimeoutMillis: settings.connectTimeoutMs,
