@@ -2,8 +2,8 @@
 // worker on the database the parent created (BENCH_DATABASE_URL), a store, a private app and a
 // products/create subscription to each address in BENCH_ADDRESSES, so each event is one delivery
 // per address. On {type:'run', seconds, rate} it commits one event per transaction at that paced
-// rate, its payload carrying the time just before the commit (`t`, high-resolution wall time), and
-// answers {type:'done', events, seconds}. IPC: sends {type:'ready'} first.
+// rate (event number i carries `id: i`) and answers {type:'done', committedAt, seconds}: when each
+// commit returned, in high-resolution wall time (the receivers' clock too). IPC: sends {type:'ready'} first.
 import { randomBytes } from 'node:crypto';
 import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
 import { WebhookOutbox } from '../../packages/platform/src/services/webhook-outbox.ts';
@@ -43,21 +43,20 @@ const outbox = new WebhookOutbox(services.clock);
 await worker.start();
 process.send!({ type: 'ready' });
 
-async function run(seconds: number, rate: number): Promise<{ events: number; seconds: number }> {
+async function run(seconds: number, rate: number): Promise<{ committedAt: number[]; seconds: number }> {
   const started = performance.now();
-  let events = 0;
+  const committedAt: number[] = [];
   for (let i = 0; ; i++) {
     const due = started + (i * 1000) / rate;
     if (due - started >= seconds * 1000) break;
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const t = performance.timeOrigin + performance.now();
     await platform.storage.transaction((tx) =>
-      outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i + 1), t } }),
+      outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i) } }),
     );
-    events++;
+    committedAt.push(performance.timeOrigin + performance.now());
   }
-  return { events, seconds: (performance.now() - started) / 1000 };
+  return { committedAt, seconds: (performance.now() - started) / 1000 };
 }
 
 process.on('message', async (m: { type: string; seconds?: number; rate?: number }) => {

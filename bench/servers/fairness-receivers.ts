@@ -1,15 +1,15 @@
 // Child process for the webhook fairness benchmark: a healthy receiver that answers 200 at once and
-// notes, per delivery, the time from the event's commit (the `t` its payload carries, in this
-// machine's high-resolution wall time) to the receipt; and a hanging receiver that accepts every
+// notes, per delivery, the event's number (`id` in its payload) and the time of its receipt (this
+// machine's high-resolution wall time, which the platform child also uses for its commits); and a hanging receiver that accepts every
 // request and never answers, counting how many it holds at once. IPC: sends {type:'ready',
 // healthy, hanging} (their ports); answers {type:'count'} with the healthy deliveries received,
-// {type:'stats'} with the latencies and the hanging receiver's counts; {type:'reset'} starts a new
+// {type:'stats'} with the receipts and the hanging receiver's counts; {type:'reset'} starts a new
 // phase (and cuts every request held).
 import { createServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const now = () => performance.timeOrigin + performance.now();
-let latencies: { t: number; ms: number }[] = [];
+let receipts: { id: number; at: number }[] = [];
 const seen = new Set<string>();
 let duplicates = 0;
 let held: ServerResponse[] = [];
@@ -26,8 +26,7 @@ const healthy = createServer((req, res) => {
     if (seen.has(id)) duplicates++;
     else {
       seen.add(id);
-      const t = Number((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { t: number }).t);
-      latencies.push({ t, ms: at - t });
+      receipts.push({ id: Number((JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string }).id), at });
     }
     res.end('ok');
   });
@@ -50,7 +49,7 @@ process.send!({ type: 'ready', ...ports });
 
 process.on('message', (m: { type: string }) => {
   if (m.type === 'reset') {
-    latencies = [];
+    receipts = [];
     seen.clear();
     duplicates = 0;
     for (const res of held) res.destroy();
@@ -60,6 +59,6 @@ process.on('message', (m: { type: string }) => {
     process.send!({ type: 'reset' });
   }
   if (m.type === 'count') process.send!({ type: 'count', received: seen.size });
-  if (m.type === 'stats') process.send!({ type: 'stats', latencies, duplicates, hanging: { requests: hangingRequests, maxHolding } });
+  if (m.type === 'stats') process.send!({ type: 'stats', receipts, duplicates, hanging: { requests: hangingRequests, maxHolding } });
 });
 process.on('disconnect', () => process.exit(0));

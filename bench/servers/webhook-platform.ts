@@ -1,16 +1,16 @@
-// Child process for the webhooks benchmark: the platform on SQLite (temp file, WAL, synchronous
-// FULL) listening on a port, with its in-process delivery worker, a store with 1,000 products, a
-// private app and one products/create subscription per receiver. IPC: sends {type:'ready', ...}.
+// Child process for the webhooks benchmark: the platform on the database the parent created
+// (BENCH_DATABASE_URL: a SQLite file or a postgres:// URL) listening on a port, with its in-process
+// delivery worker, a store with 1,000 products, a private app and one products/create subscription
+// per receiver. IPC: sends {type:'ready', port, token, sample}; on {type:'backlog', events} commits
+// that many products/create events in one transaction (the worker is woken by the commit, as after
+// any write) and answers {type:'backlog', deliveries, seconds}.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { monitorEventLoopDelay, performance as perf } from 'node:perf_hooks';
 import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
 import { WebhookOutbox } from '../../packages/platform/src/services/webhook-outbox.ts';
 
-const dir = mkdtempSync(join(tmpdir(), 'storegate-webhooks-bench-'));
 const config = loadConfig({
-  database: join(dir, 'bench.db'),
+  database: process.env.BENCH_DATABASE_URL ?? '',
   masterKey: randomBytes(32).toString('hex'),
   logLevel: 'silent',
   port: 0,
@@ -47,23 +47,82 @@ for (const port of ports) {
     })
     .execute();
 }
-// Optional backlog (the drain phase): events committed before the worker starts.
-const backlog = Number(process.env.BENCH_BACKLOG ?? '0');
-if (backlog > 0) {
-  const outbox = new WebhookOutbox(services.clock);
+
+// Backlog payloads: products as the API shows them, which is what products/create carries.
+const page = await app.inject({
+  method: 'GET',
+  url: '/openapi/2026-01/products?limit=50',
+  headers: { host: 'bench.localhost', 'access-token': priv.accessToken },
+});
+const products = (JSON.parse(page.body) as { data: Record<string, unknown>[] }).data;
+const outbox = new WebhookOutbox(services.clock);
+
+async function commitBacklog(events: number): Promise<number> {
+  let deliveries = 0;
   await platform.storage.transaction(async (tx) => {
-    for (let i = 0; i < backlog; i++)
-      await outbox.enqueue(tx, { storeId: store.id, topic: 'products/create', payload: { id: String(i), title: `backlog ${i}` } });
+    for (let i = 0; i < events; i++) {
+      const product = products[i % products.length]!;
+      deliveries += await outbox.enqueue(tx, {
+        storeId: store.id,
+        topic: 'products/create',
+        payload: { ...product, title: `backlog ${i}` },
+      });
+    }
   });
+  return deliveries;
 }
+
+// Where the time from commit to receipt goes: the age of each delivery when its claim returns
+// (commit, sync to disk, wake-up and the claim itself), and the size of the claims.
+const queue = platform.storage.deliveryQueue;
+const claim = queue.claim.bind(queue);
+let claimAges: number[] = [];
+let claimSizes: number[] = [];
+const loopDelay = monitorEventLoopDelay({ resolution: 5 });
+loopDelay.enable();
+let elu = perf.eventLoopUtilization();
+queue.claim = async (input) => {
+  const rows = await claim(input);
+  const at = Date.now();
+  for (const r of rows) claimAges.push(at - Number(r.event_at));
+  if (rows.length > 0) claimSizes.push(rows.length);
+  return rows;
+};
+const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))] ?? 0;
+
 await app.listen({ port: 0, host: '127.0.0.1' });
 await worker.start();
-process.send!({ type: 'ready', port: (app.server.address() as { port: number }).port, token: priv.accessToken });
-process.on('message', (m: { type: string }) => {
+process.send!({
+  type: 'ready',
+  port: (app.server.address() as { port: number }).port,
+  token: priv.accessToken,
+  sample: { body: JSON.stringify(products[0]), shopDomain: 'bench.localhost' },
+});
+process.on('message', async (m: { type: string; events?: number }) => {
+  if (m.type === 'claims') {
+    process.send!({
+      type: 'claims',
+      ageP50: pct(claimAges, 50),
+      ageP99: pct(claimAges, 99),
+      claims: claimSizes.length,
+      meanSize: claimSizes.reduce((a, b) => a + b, 0) / Math.max(1, claimSizes.length),
+      loopDelayP50: loopDelay.percentile(50) / 1e6,
+      loopDelayP99: loopDelay.percentile(99) / 1e6,
+      busy: perf.eventLoopUtilization(elu).utilization,
+    });
+    loopDelay.reset();
+    elu = perf.eventLoopUtilization();
+    claimAges = [];
+    claimSizes = [];
+  }
   if (m.type === 'stats') process.send!({ type: 'stats', attempts: worker.attemptsMade });
+  if (m.type === 'backlog') {
+    const started = performance.now();
+    const deliveries = await commitBacklog(m.events ?? 0);
+    process.send!({ type: 'backlog', deliveries, seconds: (performance.now() - started) / 1000 });
+  }
 });
 process.on('disconnect', async () => {
   await platform.close();
-  rmSync(dir, { recursive: true, force: true });
   process.exit(0);
 });

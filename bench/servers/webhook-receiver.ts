@@ -1,11 +1,13 @@
 // Child process for the webhooks benchmark: receivers on several ports that answer 200 at once and
 // note, per delivery, the time from the event's commit (X-Service-Triggered-At) to its receipt.
-// IPC: sends {type:'ready', ports}; answers {type:'stats'} with counts and latencies.
+// IPC: sends {type:'ready', ports}; answers {type:'count'} with the number of distinct webhook ids
+// received (cheap, for polling while a phase runs) and {type:'stats'} with counts and latencies;
+// {type:'reset'} starts a new phase.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 const RECEIVERS = Number(process.env.BENCH_RECEIVERS ?? '4');
-const latencies: number[] = [];
+let latencies: number[] = [];
 const webhookIds = new Set<string>();
 let duplicates = 0;
 let first = 0;
@@ -35,13 +37,15 @@ for (let i = 0; i < RECEIVERS; i++) {
 
 process.on('message', (m: { type: string }) => {
   if (m.type === 'reset') {
-    latencies.length = 0;
+    latencies = [];
     webhookIds.clear();
     duplicates = 0;
     first = last = 0;
+    process.send!({ type: 'reset' });
   }
+  if (m.type === 'count') process.send!({ type: 'count', unique: webhookIds.size });
   if (m.type === 'stats') {
-    const sorted = [...latencies].sort((a, b) => a - b);
+    const sorted = latencies.sort((a, b) => a - b);
     const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
     process.send!({
       type: 'stats',

@@ -1,6 +1,6 @@
-// The stop flags of `serve` and `worker` as a user meets them: bad values are refused with one line
-// naming the flag, exit code 1, and nothing started (no database file); the help says what the
-// signals do.
+// The stop flags of `serve` and `worker` as a user meets them (and the webhook per-endpoint cap they
+// share): bad values are refused with one line naming the flag, exit code 2, and nothing started
+// (no database file); the help says what the signals do.
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -20,6 +20,16 @@ describe('serve and worker stop flags', { timeout: CLI_TEST_TIMEOUT_MS }, () => 
       [['worker', '--shutdown-timeout', '-1'], {}, /^storegate: --shutdown-timeout: expected a duration/],
       [['worker'], { WEBHOOK_CLAIM_LEASE: 'forever' }, /^storegate: --webhook-claim-lease: expected a duration/],
       [['serve'], { DRAIN_DELAY: '10m' }, /^storegate: --drain-delay: must be from 0 to 5m, got "10m"$/],
+      [
+        ['serve', '--webhook-endpoint-concurrency', '0'],
+        {},
+        /^storegate: --webhook-endpoint-concurrency: expected an integer from 1 to 64, got "0"$/,
+      ],
+      [
+        ['worker'],
+        { WEBHOOK_ENDPOINT_CONCURRENCY: '65' },
+        /^storegate: --webhook-endpoint-concurrency: expected an integer from 1 to 64, got "65"$/,
+      ],
     ];
     const results = await Promise.all(
       cases.map(([args, env], i) =>
@@ -51,6 +61,8 @@ describe('serve and worker stop flags', { timeout: CLI_TEST_TIMEOUT_MS }, () => 
     expect(worker.code).toBe(0);
     expect(worker.stdout).toMatch(/--shutdown-timeout <duration>/);
     expect(worker.stdout).toMatch(/--webhook-claim-lease <duration>/);
+    for (const help of [serve.stdout, worker.stdout])
+      expect(help).toMatch(/--webhook-endpoint-concurrency <n>[\s\S]*default\s+8\)[\s\S]*WEBHOOK_ENDPOINT_CONCURRENCY/);
     expect(worker.stdout).not.toMatch(/--drain-delay/);
     expect(worker.stdout).toMatch(/A second SIGTERM or SIGINT exits at once \(code 143 or 130\)/);
   });

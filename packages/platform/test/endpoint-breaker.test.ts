@@ -169,7 +169,7 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
     expect(h.d.saturatedSubscriptions()).toEqual([1]);
   });
 
-  it('open after K failures: queued jobs handed back until the reopen time, no sends, its subscriptions left out of claims', async () => {
+  it('open after K failures: queued jobs and whatever else comes for it handed back until the reopen time, no sends', async () => {
     const h = harness({ perOrigin: 3, maxInFlight: 8 });
     const ids = h.enqueue(HANG, 7, 10);
     await h.settle(ids[0]!, 'failure');
@@ -182,7 +182,9 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
     // and the other five went back at once.
     expect(h.sent).toHaveLength(5);
     expect(h.handedBack).toEqual([{ ids: ids.slice(5), until: reopenAt }]);
-    expect(h.d.saturatedSubscriptions()).toEqual([7]);
+    // Its subscriptions are claimed as usual: what comes goes back at once, so its backlog leaves
+    // the due range instead of piling up in front of every claim.
+    expect(h.d.saturatedSubscriptions()).toEqual([]);
     // Whatever else arrives for it while open goes back too, without a send.
     h.enqueue(HANG, 8, 2);
     expect(h.sent).toHaveLength(5);
@@ -190,7 +192,7 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
       { ids: [11], until: reopenAt },
       { ids: [12], until: reopenAt },
     ]);
-    expect(h.d.saturatedSubscriptions().sort()).toEqual([7, 8]);
+    expect(h.d.buffered).toBe(2);
     // Attempts sent before the opening end as they will; they change nothing.
     for (const id of ids.slice(3, 5)) await h.settle(id, 'success');
     expect(h.changes).toHaveLength(1);
@@ -208,11 +210,15 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
     expect(h.sent.slice(3).map((j) => j.id)).toEqual([due[0]]);
     expect(h.d.inFlightTo(HANG)).toBe(1);
     expect(h.changes.at(-1)?.change).toEqual({ from: 'open', to: 'half-open', failures: 3 });
-    // While the probe is out its subscriptions stay out of claims and nothing more is sent.
-    expect(h.d.saturatedSubscriptions()).toEqual([7]);
-    h.enqueue(HANG, 7, 1);
+    // While the probe is out nothing more is sent; the others wait in its queue, without a slot,
+    // until the queue is full and its subscriptions are left out of claims.
+    h.enqueue(HANG, 7, 18);
     expect(h.d.inFlightTo(HANG)).toBe(1);
     expect(h.handedBack).toHaveLength(0);
+    expect(h.d.saturatedSubscriptions()).toEqual([]);
+    h.enqueue(HANG, 7, 1);
+    expect(h.d.saturatedSubscriptions()).toEqual([7]);
+    expect(h.d.inFlight).toBe(1);
     await h.settle(due[0]!, 'success');
     expect(h.changes.at(-1)?.change).toEqual({ from: 'half-open', to: 'closed', failures: 0 });
     expect(h.d.inFlightTo(HANG)).toBe(3);

@@ -16,11 +16,13 @@ import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
 import type {
   AppRow,
   ClaimedDelivery,
+  CodeRedemption,
   DeliveryOutcome,
   InstallationRow,
   NewApp,
   NewCode,
   NewTokenPair,
+  RefreshRotation,
   Repositories,
   ResourceRow,
   Storage,
@@ -1089,6 +1091,160 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect((await s.tokens.findPrivateToken(w.store.id, privateHash))?.store_id).toBe(w.store.id);
     });
 
+    it('rotateRefresh: a live token of this app rotates once, its successor pair stored with it; anything else changes nothing', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const rotation = (from: NewTokenPair, n: string, over: Partial<RefreshRotation> = {}): RefreshRotation => ({
+        storeId: from.storeId,
+        appId: w.app.id,
+        tokenHash: from.refreshHash,
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + 2 * HOUR,
+        refreshExpiresAt: NOW + 40 * DAY,
+        now: NOW + 1,
+        ...over,
+      });
+      const unchanged = async (from: NewTokenPair) =>
+        expect(await s.grants.run((q) => q.refreshByHash(from.storeId, from.refreshHash))).toMatchObject({
+          rotated_at: null,
+          revoked_at: null,
+        });
+      // Refused, nothing written: another app, another store, unknown, expired.
+      const other = await secondApp(s, w);
+      const elsewhere = await world(s);
+      for (const over of [
+        { appId: other.app.id },
+        { storeId: elsewhere.store.id },
+        { tokenHash: 'refresh-unknown' },
+        { now: NOW + 30 * DAY },
+      ]) {
+        const n = tag('n');
+        expect(await s.grants.rotateRefresh(rotation(p, n, over))).toBeUndefined();
+        expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toBeUndefined();
+        await unchanged(p);
+      }
+      const n = tag('n');
+      expect(await s.grants.rotateRefresh(rotation(p, n))).toEqual({ scopes: 'read_products' });
+      expect((await s.grants.run((q) => q.refreshByHash(p.storeId, p.refreshHash)))?.rotated_at).toBe(NOW + 1);
+      expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toEqual({
+        family_id: p.familyId,
+        installation_id: w.installation.id,
+        store_id: w.store.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        expires_at: NOW + 40 * DAY,
+        rotated_at: null,
+        revoked_at: null,
+      });
+      expect(await s.tokens.findAccessToken(p.storeId, `access-${n}`)).toEqual({
+        app_id: w.app.id,
+        store_id: w.store.id,
+        scopes: 'read_products',
+        expires_at: NOW + 2 * HOUR,
+        revoked_at: null,
+        used_at: null,
+      });
+      // Rotated already: the second presentation is the full grant's to judge.
+      expect(await s.grants.rotateRefresh(rotation(p, tag('n')))).toBeUndefined();
+      // A revoked family, a revoked token: nothing.
+      const revokedFamily = await issue(s, w);
+      await s.grants.run((q) => q.revokeFamily(w.store.id, revokedFamily.familyId, NOW));
+      expect(await s.grants.rotateRefresh(rotation(revokedFamily, tag('n')))).toBeUndefined();
+      expect((await s.grants.run((q) => q.refreshByHash(w.store.id, revokedFamily.refreshHash)))?.rotated_at).toBeNull();
+      const revokedToken = await issue(s, w);
+      await s.tokens.revokeInstallation(w.store.id, w.installation.id, NOW);
+      expect(await s.grants.rotateRefresh(rotation(revokedToken, tag('n')))).toBeUndefined();
+    });
+
+    it('rotateRefresh: of concurrent rotations of one token exactly one stores a pair', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          s.grants.rotateRefresh({
+            storeId: p.storeId,
+            appId: w.app.id,
+            tokenHash: p.refreshHash,
+            accessHash: `access-${p.familyId}-${i}`,
+            refreshHash: `refresh-${p.familyId}-${i}`,
+            accessExpiresAt: NOW + HOUR,
+            refreshExpiresAt: NOW + DAY,
+            now: NOW + 1,
+          }),
+        ),
+      );
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      const winner = results.findIndex((r) => r !== undefined);
+      for (let i = 0; i < 8; i++)
+        expect(await s.tokens.findAccessToken(p.storeId, `access-${p.familyId}-${i}`)).toEqual(
+          i === winner ? expect.anything() : undefined,
+        );
+    });
+
+    it('redeemCode: a live code for this app, redirect URI and verifier, of an installation holding exactly its scopes, is used once; anything else changes nothing', async () => {
+      const w = await world(s);
+      const redemption = (codeHash: string, n: string, over: Partial<CodeRedemption> = {}): CodeRedemption => ({
+        storeId: w.store.id,
+        appId: w.app.id,
+        codeHash,
+        familyId: `family-${n}`,
+        redirectUri: w.app.redirect_uri,
+        codeChallenge: 'challenge-1',
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + HOUR,
+        refreshExpiresAt: NOW + 30 * DAY,
+        now: NOW + 1,
+        ...over,
+      });
+      const code = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, code));
+      const other = await secondApp(s, w);
+      const elsewhere = await world(s);
+      for (const over of [
+        { appId: other.app.id },
+        { storeId: elsewhere.store.id },
+        { codeHash: 'code-hash-unknown' },
+        { redirectUri: 'https://elsewhere.example.test/callback' },
+        { redirectUri: null },
+        { codeChallenge: 'challenge-2' },
+        { codeChallenge: null },
+        { now: NOW + MINUTE },
+      ]) {
+        const n = tag('n');
+        expect(await s.grants.redeemCode(redemption(code, n, over))).toBeUndefined();
+        expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toBeUndefined();
+        expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null, family_id: null });
+      }
+      const n = tag('n');
+      expect(await s.grants.redeemCode(redemption(code, n))).toEqual({ scopes: 'read_products', installationId: w.installation.id });
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: NOW + 1, family_id: `family-${n}` });
+      expect(await s.grants.run((q) => q.refreshByHash(w.store.id, `refresh-${n}`))).toMatchObject({
+        family_id: `family-${n}`,
+        installation_id: w.installation.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        expires_at: NOW + 30 * DAY,
+        revoked_at: null,
+      });
+      expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toMatchObject({ expires_at: NOW + HOUR, revoked_at: null });
+      // Used: a second redemption is the full grant's to judge (a replay).
+      expect(await s.grants.redeemCode(redemption(code, tag('n')))).toBeUndefined();
+      // A code without a challenge needs no verifier.
+      const plain = tag('code-hash');
+      await s.tokens.insertCode({ ...newCode(w, plain), codeChallenge: null });
+      expect(await s.grants.redeemCode(redemption(plain, tag('n'), { codeChallenge: null }))).toBeDefined();
+      // The installation's scopes changed, or it is uninstalled: nothing.
+      const changed = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, changed));
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products,read_orders' });
+      expect(await s.grants.redeemCode(redemption(changed, tag('n')))).toBeUndefined();
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products', uninstalledAt: NOW });
+      expect(await s.grants.redeemCode(redemption(changed, tag('n')))).toBeUndefined();
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, changed))).toMatchObject({ used_at: null });
+    });
+
     it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {
       const w = await world(s);
       const p = await issue(s, w);
@@ -1907,6 +2063,45 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         disableAfterDead: 1,
       });
       expect(await delivery(s, id!)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, updated_at: t + 2 * MINUTE });
+    });
+
+    it('recordOutcomes: one batch spanning two stores records each row in its own store, bodies and errors byte for byte', async () => {
+      const a = await world(s);
+      const b = await world(s);
+      const subA = await subscribe(s, a.store.id, { appId: a.app.id }, 'products/create');
+      const subB = await subscribe(s, b.store.id, { appId: b.app.id }, 'products/create');
+      await enqueue(s, a.store.id, 'products/create', [subA], NOW + 1);
+      await enqueue(s, b.store.id, 'products/create', [subB], NOW + 2);
+      await enqueue(s, a.store.id, 'products/create', [subA], NOW + 3);
+      const t = NOW + MINUTE;
+      const rows = await claim(s, 'worker-x', t, { exclude: [-1, -2] });
+      const [da, db, da2] = rows.filter((r) => [subA.id, subB.id].includes(r.subscription_id));
+      expect([da!.subscription_id, db!.subscription_id, da2!.subscription_id]).toEqual([subA.id, subB.id, subA.id]);
+      const odd = 'quote " backslash \\ tab \t line\nünïcödé ✓ 𝄞 end';
+      await s.deliveryQueue.recordOutcomes(
+        [
+          attempted(da!, t + 1, { status: 'delivered' }, { body: odd }),
+          attempted(db!, t + 2, { status: 'pending', nextAttemptAt: t + HOUR }, { status: 503, body: '[1,2]', error: odd }),
+          { id: da2!.id, storeId: a.store.id, subscriptionId: subA.id, attempts: 0, cancelled: odd },
+        ],
+        { worker: 'worker-x', now: t + 10, disableAfterDead: 5 },
+      );
+      expect(await delivery(s, da!.id)).toMatchObject({ status: 'delivered', attempts: 1, last_status: 200, last_error: null });
+      expect(await delivery(s, db!.id)).toMatchObject({
+        status: 'pending',
+        attempts: 1,
+        last_status: 503,
+        last_error: odd,
+        next_attempt_at: t + HOUR,
+      });
+      expect(await delivery(s, da2!.id)).toMatchObject({ status: 'cancelled', attempts: 0, last_status: null, last_error: odd });
+      expect(await s.webhooks.attempts(da!.id)).toEqual([
+        expect.objectContaining({ delivery_id: da!.id, status_code: 200, response_body: odd, error: null }),
+      ]);
+      expect(await s.webhooks.attempts(db!.id)).toEqual([
+        expect.objectContaining({ delivery_id: db!.id, status_code: 503, response_body: '[1,2]', error: odd }),
+      ]);
+      expect(await s.webhooks.attempts(da2!.id)).toEqual([]);
     });
 
     it('recordOutcomes: delivered, retry, dead and cancelled; one attempt row per attempt', async () => {

@@ -2,7 +2,7 @@
 // token endpoint, each grant one atomic unit through the GrantStore.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { checkCode, decideRefresh, decideReplay } from '../domain/grants.ts';
+import { checkCode, decideRefresh, decideReplay, isPkceVerifier, pkceChallenge } from '../domain/grants.ts';
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
@@ -66,6 +66,17 @@ export class OAuthService {
     const codeHash = hashToken(input.code);
     const now = this.clock();
     const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
+    const verifier = input.codeVerifier;
+    const redeemed = await this.storage.grants.redeemCode({
+      ...this.pairRow(pair, input, now),
+      codeHash,
+      familyId: newFamilyId(now),
+      redirectUri: input.redirectUri ?? null,
+      codeChallenge: verifier !== undefined && isPkceVerifier(verifier) ? pkceChallenge(verifier) : null,
+    });
+    if (redeemed) return this.record(pair, now + this.config.accessTokenTtlSeconds * 1000, input, redeemed.scopes);
+    // Anything but the usual redemption (a replay, an expiry, a wrong verifier, a changed grant):
+    // nothing was changed; decided here in full.
     type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       const row = await q.codeByHash(input.storeId, codeHash);
@@ -117,6 +128,10 @@ export class OAuthService {
     const now = this.clock();
     // Derived, not drawn: a retry gets the same pair without the pair being stored anywhere.
     const successor = deriveSuccessorPair(this.box.derivationKey, input.refreshToken);
+    const rotated = await this.storage.grants.rotateRefresh({ ...this.pairRow(successor, input, now), tokenHash });
+    if (rotated) return this.record(successor, now + this.config.accessTokenTtlSeconds * 1000, input, rotated.scopes);
+    // Anything but a fresh token's rotation (a retry, a reuse, an expiry, a revocation): nothing was
+    // changed; decided here in full.
     type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       for (let attempt = 0; attempt < 2; attempt++) {
@@ -168,6 +183,19 @@ export class OAuthService {
       if (kind === 'refresh') await q.revokeFamily(input.storeId, row.family_id, now);
       else await q.revokeAccess(input.storeId, hash, now);
     });
+  }
+
+  /** The stored form of a new pair: its hashes and expiries. */
+  private pairRow(pair: { accessToken: string; refreshToken: string }, grant: { storeId: number; appId: number }, now: number) {
+    return {
+      storeId: grant.storeId,
+      appId: grant.appId,
+      accessHash: hashToken(pair.accessToken),
+      refreshHash: hashToken(pair.refreshToken),
+      accessExpiresAt: now + this.config.accessTokenTtlSeconds * 1000,
+      refreshExpiresAt: now + this.config.refreshTokenTtlSeconds * 1000,
+      now,
+    };
   }
 
   private async insertPair(

@@ -8,13 +8,15 @@
 // alone; a failed COMMIT fails the whole batch. When the batch reaches the disk is decided by
 // the durability policy (durability.ts).
 //
-// PostgreSQL: one transaction per grant on the pool; the server groups its own commits.
+// PostgreSQL: one transaction per grant on the pool, and the usual grants as one statement each
+// (grant-steps.ts); the server groups its own commits.
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Durability } from './durability.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
-import type { GrantQueries, GrantStore } from './ports.ts';
+import type { CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
+import { type GrantSteps, postgresGrantSteps, sqliteGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';
 import type { Database } from './schema.ts';
 
@@ -28,14 +30,31 @@ export class SqliteGroupCommit implements GrantStore {
   private queue: Pending[] = [];
   private flushing = false;
   private readonly queries: PreparedGrantQueries;
+  private readonly runner: SqliteRunner;
+  private readonly steps: GrantSteps;
 
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly durability: Durability,
+    kysely: Kysely<Database>,
     prepared: PreparedStatements,
     private readonly maxBatch = 256,
   ) {
-    this.queries = new PreparedGrantQueries(new SqliteRunner(sqlite), prepared);
+    this.runner = new SqliteRunner(sqlite);
+    this.queries = new PreparedGrantQueries(this.runner, prepared);
+    this.steps = sqliteGrantSteps(kysely, prepared);
+  }
+
+  get statements(): readonly string[] {
+    return this.steps.statements;
+  }
+
+  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined> {
+    return this.run(() => this.steps.rotateRefresh(this.runner, r));
+  }
+
+  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined> {
+    return this.run(() => this.steps.redeemCode(this.runner, r));
   }
 
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
@@ -105,10 +124,29 @@ export class SqliteGroupCommit implements GrantStore {
 }
 
 export class PerGrantTransactions implements GrantStore {
+  private readonly steps: GrantSteps;
+  private readonly runner: KyselyRunner;
+
   constructor(
     private readonly kysely: Kysely<Database>,
     private readonly prepared: PreparedStatements,
-  ) {}
+  ) {
+    this.steps = postgresGrantSteps(kysely);
+    this.runner = new KyselyRunner(kysely);
+  }
+
+  get statements(): readonly string[] {
+    return this.steps.statements;
+  }
+
+  // One statement each, committed on its own: no transaction around them.
+  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined> {
+    return this.steps.rotateRefresh(this.runner, r);
+  }
+
+  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined> {
+    return this.steps.redeemCode(this.runner, r);
+  }
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
     return this.kysely.transaction().execute((trx) => work(new PreparedGrantQueries(new KyselyRunner(trx), this.prepared)));
   }

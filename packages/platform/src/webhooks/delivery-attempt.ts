@@ -6,7 +6,7 @@ import { classifyStatus, nextState, parseRetryAfter, type AttemptOutcome, type N
 import type { DeliveryOutcome } from '../storage/ports.ts';
 import type { AddressGuard } from './address-guard.ts';
 import type { Job } from './delivery-jobs.ts';
-import { webhookHeaders } from './signer.ts';
+import { deliveryHeaders } from './signer.ts';
 import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { WorkerLogger } from './worker-logger.ts';
 
@@ -34,7 +34,7 @@ export class DeliveryAttempts {
     // resolve to a public address again) and dead after the last retry.
     const result: SendResult = refused
       ? { status: null, retryAfter: undefined, responseBody: null, error: `refused: the address ${refused}`, latencyMs: 0 }
-      : await sender.send(job.address, webhookHeaders(job.secrets, job, attemptedAt), job.body);
+      : await sender.send(job.address, deliveryHeaders(job.event, job.webhookId, attemptedAt), job.event.body);
     const now = clock();
     const outcome: AttemptOutcome =
       result.status === null ? { kind: 'failure', status: null } : classifyStatus(result.status, parseRetryAfter(result.retryAfter, now));

@@ -9,19 +9,21 @@ import { storedScopes } from '../domain/scopes.ts';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import { isPrivacyTopic, isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
-import type { WebhookMessage } from './signer.ts';
+import { type SignedEvent, signEvent } from './signer.ts';
 
-/** A delivery ready to send: the message, where it goes and the secrets that sign it. */
-export interface Job extends WebhookMessage {
+/** A delivery ready to send: its event (body, shared headers and their signature) and where it goes. */
+export interface Job {
   id: number;
   storeId: number;
   subscriptionId: number;
   /** Attempts made before this one, as claimed. */
   attempts: number;
+  webhookId: string;
+  topic: string;
   address: string;
   /** Scheme, host and port of the address: the unit of per-receiver fairness. */
   origin: string;
-  secrets: SigningSecrets;
+  event: SignedEvent;
 }
 
 export type CancelledOutcome = Extract<DeliveryOutcome, { cancelled: string }>;
@@ -103,19 +105,29 @@ export class SecretCache {
   }
 }
 
+/** Origins of the addresses seen, emptied whole when it grows past this. */
+const MAX_ORIGINS = 10_000;
+
 export class DeliveryJobs {
   private readonly secrets: SecretCache;
   private readonly storeDomain: string;
+  private readonly origins = new Map<string, string>();
 
   constructor(options: { box: SecretBox; storeDomain: string }) {
     this.secrets = new SecretCache(options.box);
     this.storeDomain = options.storeDomain;
   }
 
-  /** Splits claimed rows into jobs to send and cancellations to record, keeping the claim's order. */
+  /**
+   * Splits claimed rows into jobs to send and cancellations to record, keeping the claim's order.
+   * Deliveries of one event that go out with the same secrets and API version share one signed
+   * event: the body is turned into bytes and signed once for all of them.
+   */
   prepare(rows: readonly ClaimedDelivery[], now: number): { jobs: Job[]; cancelled: CancelledOutcome[] } {
     const jobs: Job[] = [];
     const cancelled: CancelledOutcome[] = [];
+    const events = new Map<string, SignedEvent>();
+    const bodies = new Map<string, Buffer>();
     for (const r of rows) {
       const base = { id: r.id, storeId: Number(r.store_id), subscriptionId: r.subscription_id, attempts: r.attempts };
       const d = decide(r, now);
@@ -123,23 +135,41 @@ export class DeliveryJobs {
         cancelled.push({ ...base, cancelled: d.cancelled });
         continue;
       }
-      jobs.push({
-        ...base,
-        webhookId: r.webhook_id,
-        eventId: r.event_id,
-        topic: r.topic,
-        address: d.address,
-        origin: new URL(d.address).origin,
-        apiVersion: d.apiVersion,
-        secrets: {
+      const key = `${r.event_id}\n${d.apiVersion}\n${d.secretEnc}\n${d.previousEnc ?? ''}`;
+      let event = events.get(key);
+      if (!event) {
+        let body = bodies.get(r.event_id);
+        if (!body) bodies.set(r.event_id, (body = Buffer.from(r.payload)));
+        const secrets: SigningSecrets = {
           current: this.secrets.open(d.secretEnc),
           previous: d.previousEnc === undefined ? undefined : this.secrets.open(d.previousEnc),
-        },
-        shopDomain: storeHostname(r.store_name, this.storeDomain),
-        triggeredAt: r.event_at,
-        body: r.payload,
-      });
+        };
+        event = signEvent(
+          secrets,
+          {
+            eventId: r.event_id,
+            topic: r.topic,
+            apiVersion: d.apiVersion,
+            shopDomain: storeHostname(r.store_name, this.storeDomain),
+            triggeredAt: r.event_at,
+            body: r.payload,
+          },
+          body,
+        );
+        events.set(key, event);
+      }
+      jobs.push({ ...base, webhookId: r.webhook_id, topic: r.topic, address: d.address, origin: this.originOf(d.address), event });
     }
     return { jobs, cancelled };
+  }
+
+  private originOf(address: string): string {
+    let origin = this.origins.get(address);
+    if (origin === undefined) {
+      if (this.origins.size >= MAX_ORIGINS) this.origins.clear();
+      origin = new URL(address).origin;
+      this.origins.set(address, origin);
+    }
+    return origin;
   }
 }

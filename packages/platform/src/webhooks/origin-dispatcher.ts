@@ -5,7 +5,8 @@
 // going; once its queue is long its subscriptions are left out of the next claims so it cannot fill
 // the memory buffer either; and once it has failed often enough in a row its breaker opens: its
 // jobs are handed back to wait in the database (holding no slot and no buffer) until a single
-// probe finds it answering again.
+// probe finds it answering again. While the probe is out the others wait in its queue, which holds
+// no slot.
 import type { Clock } from '../domain/clock.ts';
 import { type BreakerChange, type BreakerSettings, CircuitBreaker, type EndpointVerdict } from './circuit-breaker.ts';
 
@@ -22,10 +23,9 @@ interface OriginQueue<J> {
   subscriptions: Set<number>;
 }
 
-/** An endpoint that has failed lately: its breaker, and the subscriptions seen going to it. */
+/** An endpoint that has failed lately. */
 interface Troubled {
   breaker: CircuitBreaker;
-  subscriptions: Set<number>;
 }
 
 export interface DispatcherOptions<J> {
@@ -79,17 +79,15 @@ export class OriginDispatcher<J extends Routable> {
   }
 
   /**
-   * Subscriptions the next claim leaves out: those whose origin already holds its full buffer, and
-   * those of an endpoint whose breaker is open (until its cool-down ends) or is waiting on its probe.
+   * Subscriptions whose origin already holds its full buffer: the next claim leaves them out. An
+   * endpoint whose breaker is open is not left out: what a claim brings for it goes straight back
+   * with a later due time, so its backlog leaves the due range at the cost of one write per
+   * delivery, where leaving it out would have every claim step over a backlog that keeps growing.
    */
   saturatedSubscriptions(): number[] {
-    const full = [...this.origins.values()]
+    return [...this.origins.values()]
       .filter((o) => o.queue.length + o.inflight >= this.perOriginBuffer)
       .flatMap((o) => [...o.subscriptions]);
-    const blocked = [...this.troubled.values()]
-      .filter((t) => ['wait', 'hold'].includes(t.breaker.gate()))
-      .flatMap((t) => [...t.subscriptions]);
-    return blocked.length === 0 ? full : [...new Set([...full, ...blocked])];
   }
 
   /** Jobs sent and not settled yet. */
@@ -124,7 +122,6 @@ export class OriginDispatcher<J extends Routable> {
     let q = this.origins.get(job.origin);
     if (!q) this.origins.set(job.origin, (q = { inflight: 0, queue: [], subscriptions: new Set() }));
     q.subscriptions.add(job.subscriptionId);
-    this.troubled.get(job.origin)?.subscriptions.add(job.subscriptionId);
     q.queue.push(job);
     this.held++;
     this.pump(job.origin, q);
@@ -159,7 +156,7 @@ export class OriginDispatcher<J extends Routable> {
         q.inflight--;
         this.inflight--;
         this.held--;
-        this.judge(origin, verdict, probe, job.subscriptionId);
+        this.judge(origin, verdict, probe);
         this.pump(origin, q);
         // A free global slot may unblock another origin's queue.
         if (this.inflight < this.options.maxInFlight)
@@ -170,15 +167,13 @@ export class OriginDispatcher<J extends Routable> {
   }
 
   /** Hands an attempt's verdict to the endpoint's breaker (made at its first failure). */
-  private judge(origin: string, verdict: EndpointVerdict, probe: boolean, subscriptionId: number): void {
+  private judge(origin: string, verdict: EndpointVerdict, probe: boolean): void {
     let troubled = this.troubled.get(origin);
     if (!troubled) {
       if (verdict !== 'failure') return;
-      const seen = this.origins.get(origin)?.subscriptions ?? [];
-      troubled = { breaker: new CircuitBreaker(this.options.breaker, this.options.clock), subscriptions: new Set(seen) };
+      troubled = { breaker: new CircuitBreaker(this.options.breaker, this.options.clock) };
       this.troubled.set(origin, troubled);
     }
-    troubled.subscriptions.add(subscriptionId);
     const change = troubled.breaker.record(verdict, probe);
     if (change) this.options.onBreakerChange?.(origin, change);
     if (troubled.breaker.idle) this.troubled.delete(origin);

@@ -26,6 +26,76 @@ export interface WebhookMessage {
   body: string;
 }
 
+/**
+ * What a delivery's headers need beyond its id and the time of the attempt, worked out once per
+ * event and secret: every delivery of one event to one owner carries the same body, so the body's
+ * signature and the event's headers are shared; only `webhook-signature` (over the webhook id and
+ * the attempt's timestamp) is computed per attempt.
+ */
+export interface SignedEvent {
+  /** The body as sent (bytes), shared by every delivery of the event. */
+  body: Buffer;
+  /** X-Service-Hmac-Sha256 of the body under `singleSignatureSecret`. */
+  bodySignature: string;
+  /** The secrets valid now, the current first. */
+  secrets: string[];
+  topic: string;
+  shopDomain: string;
+  apiVersion: string;
+  eventId: string;
+  /** X-Service-Triggered-At. */
+  triggeredAtIso: string;
+}
+
+export function signEvent(secrets: SigningSecrets, m: Omit<WebhookMessage, 'webhookId'>, body: Buffer = Buffer.from(m.body)): SignedEvent {
+  return {
+    body,
+    bodySignature: bodyHmac(singleSignatureSecret(secrets), body),
+    secrets: allSigningSecrets(secrets),
+    topic: m.topic,
+    shopDomain: m.shopDomain,
+    apiVersion: m.apiVersion,
+    eventId: m.eventId,
+    triggeredAtIso: new Date(m.triggeredAt).toISOString(),
+  };
+}
+
+/**
+ * The same headers as `webhookHeaders`, in the same order, as the flat name/value list the sender
+ * hands to undici.
+ */
+export function deliveryHeaders(e: SignedEvent, webhookId: string, now: number): string[] {
+  const timestamp = Math.floor(now / 1000);
+  let signature = standardSignature(e.secrets[0]!, webhookId, timestamp, e.body);
+  for (let i = 1; i < e.secrets.length; i++) signature += ` ${standardSignature(e.secrets[i]!, webhookId, timestamp, e.body)}`;
+  return [
+    'Content-Type',
+    'application/json',
+    'User-Agent',
+    'storegate-webhooks/1',
+    'X-Service-Hmac-Sha256',
+    e.bodySignature,
+    'X-Service-Topic',
+    e.topic,
+    'X-Service-Shop-Domain',
+    e.shopDomain,
+    'X-Service-Api-Version',
+    e.apiVersion,
+    'X-Service-Webhook-Id',
+    webhookId,
+    'X-Service-Event-Id',
+    e.eventId,
+    'X-Service-Triggered-At',
+    e.triggeredAtIso,
+    'webhook-id',
+    webhookId,
+    'webhook-timestamp',
+    String(timestamp),
+    'webhook-signature',
+    signature,
+  ];
+}
+
 /** Every header of a delivery attempt made at `now` (unix ms). */
 export function webhookHeaders(secrets: SigningSecrets, m: WebhookMessage, now: number): Record<string, string> {
   const timestamp = Math.floor(now / 1000);

@@ -27,12 +27,51 @@ export interface GrantQueries {
   markAccessUsed(storeId: number, hash: string, now: number): Promise<boolean>;
 }
 
+/** The new pair of a grant, and what the grant is checked against. */
+interface GrantPair {
+  storeId: number;
+  appId: number;
+  accessHash: string;
+  refreshHash: string;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  now: number;
+}
+
+/** A refresh token to rotate, and the successor pair to store. */
+export interface RefreshRotation extends GrantPair {
+  tokenHash: string;
+}
+
+/** An authorization code to redeem, and the pair (and new family) it issues. */
+export interface CodeRedemption extends GrantPair {
+  codeHash: string;
+  familyId: string;
+  redirectUri: string | null;
+  /** S256 of the code_verifier given (null when none, or not of the form a verifier must have). */
+  codeChallenge: string | null;
+}
+
 export interface GrantStore {
   /**
    * Runs one grant atomically and answers only once it is durable. Concurrent grants may share a
    * commit (and its sync to disk); each still sees the effects of those before it.
    */
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
+  /**
+   * The usual refresh in one atomic, durable step: when the token is unrotated, unrevoked,
+   * unexpired, of this app and its family is live, marks it rotated and stores the successor
+   * pair. Undefined when any of that does not hold; nothing was changed then, and the caller
+   * decides with `run` (a retry, a reuse, an expiry...).
+   */
+  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined>;
+  /**
+   * The usual code redemption in one atomic, durable step: when the code is unused, unexpired, of
+   * this app, for this redirect URI, its PKCE challenge (if any) matches, and the installation is
+   * active with exactly the code's scopes, marks it used and stores the new family and pair.
+   * Undefined when any of that does not hold; nothing was changed then.
+   */
+  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined>;
 }
 
 export interface TokenRepository {
