@@ -6,7 +6,7 @@
 // How to run each benchmark, what it compares with, and the last figures: bench/README.md.
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_POSTGRES_URL } from './database.ts';
@@ -74,9 +74,17 @@ if (database === 'both') {
 }
 
 process.env.BENCH_DATABASE = database;
+// What a figure needs beside it to be read later: the machine and how busy it was.
+const load = () =>
+  loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
+const cpu = cpus();
+console.log(`node ${process.version}, ${cpu.length} × ${cpu[0]?.model.trim() ?? 'unknown CPU'}`);
 for (const name of wanted) {
-  console.log(`\n=== bench: ${name} (${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}) ===`);
+  console.log(`\n=== bench: ${name} (${database === 'sqlite' ? 'SQLite' : 'PostgreSQL'}), load average ${load()} ===`);
   await import(`./${name}.bench.ts`);
+  console.log(`(${name}: load average at the end ${load()})`);
 }
 // Every benchmark has finished and reported; a handle it left open (a keep-alive socket, a pool)
 // must not keep the run, or the `both` run waiting on it, from ending.

@@ -43,6 +43,11 @@ const outbox = new WebhookOutbox(services.clock);
 await worker.start();
 process.send!({ type: 'ready' });
 
+/**
+ * Commits at a fixed rate, one at a time (several at once would have the worker's own writes wait
+ * behind them on SQLite's single connection, which measures the queue, not the fairness); when a
+ * commit takes longer than the interval the next one follows at once.
+ */
 async function run(seconds: number, rate: number): Promise<{ committedAt: number[]; seconds: number }> {
   const started = performance.now();
   const committedAt: number[] = [];

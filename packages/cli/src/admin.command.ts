@@ -1,6 +1,5 @@
 // storegate stores|apps|private-apps|partners create, storegate seed.
 import { Option, type Command } from 'commander';
-import cliProgress from 'cli-progress';
 import { storeBaseUrl, type SeedCounts } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { shopRedactDelayOption } from './webhooks.command.ts';
@@ -182,13 +181,14 @@ export function registerAdminCommands(program: Command): void {
         const store = await services.accounts.findStoreByName(opts.store.toLowerCase());
         if (!store) throw notFound(`--store: no store named "${opts.store}"`);
         const total = counts.products + counts.orders + counts.customers;
-        const bar =
-          process.stderr.isTTY && !opts.json
-            ? new cliProgress.SingleBar(
-                { format: 'seeding {bar} {percentage}% | {value}/{total} rows | {eta}s left', stream: process.stderr },
-                cliProgress.Presets.shades_classic,
-              )
-            : undefined;
+        // Loaded here, by the one command that draws a progress bar.
+        const cliProgress = process.stderr.isTTY && !opts.json ? (await import('cli-progress')).default : undefined;
+        const bar = cliProgress
+          ? new cliProgress.SingleBar(
+              { format: 'seeding {bar} {percentage}% | {value}/{total} rows | {eta}s left', stream: process.stderr },
+              cliProgress.Presets.shades_classic,
+            )
+          : undefined;
         bar?.start(total, 0);
         const doneBy: SeedCounts = { products: 0, orders: 0, customers: 0 };
         const started = performance.now();

@@ -1,9 +1,13 @@
 // storegate.app.toml: reading and checking an app's configuration file. Every problem names the
 // file, the line when it can be found, and the field, so a typo is found without guessing.
 import { readFileSync } from 'node:fs';
-import { parse, TomlError } from 'smol-toml';
+import { createRequire } from 'node:module';
 import { checkWebhookAddress, isPrivacyTopic, isTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '@storegate/platform';
 import { CliError } from './output.ts';
+
+// The TOML parser is loaded by the commands that read an app configuration, not by every process
+// of the CLI (a server never reads one).
+const require = createRequire(import.meta.url);
 
 export interface AppConfigFile {
   clientId?: string;
@@ -77,6 +81,7 @@ export function readAppConfig(file: string): AppConfigFile {
         : `${file}: cannot read it (${code ?? 'error'})`,
     );
   }
+  const { parse, TomlError } = require('smol-toml') as typeof import('smol-toml');
   let doc: Record<string, unknown>;
   try {
     doc = parse(source) as Record<string, unknown>;

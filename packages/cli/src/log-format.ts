@@ -1,8 +1,13 @@
 // How `serve` writes its logs: readable lines in a terminal during development, JSON otherwise
 // (production, or stdout piped to a file or a log collector), unless --log-format says.
+import { createRequire } from 'node:module';
 import { Option } from 'commander';
-import pinoPretty from 'pino-pretty';
 import type { DestinationStream } from 'pino';
+import type PinoPretty from 'pino-pretty';
+
+// pino-pretty is loaded only when a process prints pretty logs: a production node (JSON logs)
+// never holds it.
+const require = createRequire(import.meta.url);
 
 export function logFormatOption(): Option {
   return new Option(
@@ -24,6 +29,7 @@ export function prettyLogStream(
   destination: NodeJS.WritableStream = process.stdout,
   colorize = process.stdout.isTTY === true,
 ): DestinationStream {
+  const pinoPretty = require('pino-pretty') as typeof PinoPretty;
   return pinoPretty({
     destination,
     colorize,

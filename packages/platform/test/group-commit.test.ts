@@ -10,7 +10,8 @@ import { SqliteGroupCommit } from '../src/storage/group-commit.ts';
 import { migrateToLatest } from '../src/storage/migrate.ts';
 import { preparedStatements } from '../src/storage/repositories/prepared-statements.ts';
 
-const groupCommit = (db: Db) => new SqliteGroupCommit(db.sqlite!, durabilityFor(db.kysely, db.sqlite), preparedStatements(db.kysely));
+const groupCommit = (db: Db) =>
+  new SqliteGroupCommit(db.sqlite!, durabilityFor(db.kysely, db.sqlite), db.kysely, preparedStatements(db.kysely));
 const durable = (db: Db) => durabilityFor(db.kysely, db.sqlite);
 
 describe('SqliteGroupCommit', () => {

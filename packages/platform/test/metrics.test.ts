@@ -11,6 +11,9 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
 import { PlatformMetrics } from '../src/services/metrics.ts';
 import { Readiness } from '../src/services/readiness.ts';
+import type { DeliveryQueue } from '../src/storage/ports.ts';
+import { DatabaseOutage } from '../src/webhooks/database-outage.ts';
+import { EndpointBreakers } from '../src/webhooks/endpoint-breakers.ts';
 import {
   api,
   consent,
@@ -403,5 +406,60 @@ describe('PlatformMetrics reads dependencies and storage at scrape time', () => 
     expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'dead' })).toBe(1);
     expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'error' })).toBe(1);
     expect(value(s, 'storegate_webhook_attempts_total', { outcome: 'delivered' })).toBeUndefined();
+  });
+
+  it('endpoint breakers: endpoints open, transitions by state entered, deliveries handed back; one log line per change', async () => {
+    const metrics = new PlatformMetrics({
+      readiness: new Readiness(),
+      storage: { outboxBacklog: async () => ({ pending: 0, due: 0, oldestDueAt: null }), pool: () => undefined },
+      clock: () => 0,
+    });
+    const deferred: { ids: readonly number[]; until: number }[] = [];
+    const queue = {
+      deferClaims: async (input: { ids: readonly number[]; until: number }) => {
+        deferred.push(input);
+        return input.ids.length;
+      },
+    };
+    const lines: string[] = [];
+    const log = (obj: object, msg: string) => void lines.push(`${msg} ${JSON.stringify(obj)}`);
+    const logger = { info: log, warn: log, error: log };
+    let settled: number[] = [];
+    const breakers = new EndpointBreakers({
+      queue: queue as unknown as DeliveryQueue,
+      worker: 'w',
+      clock: () => 1000,
+      logger,
+      outage: new DatabaseOutage(logger, () => 0),
+      metrics,
+      onHandedBack: (ids) => (settled = [...settled, ...ids]),
+    });
+    breakers.changed('https://a.test', { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
+    breakers.changed('https://b.test', { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
+    breakers.handBack([1, 2], 11_000);
+    breakers.handBack([3], 11_000);
+    expect(breakers.idle).toBe(false);
+    let s = parseExposition((await metrics.scrape()).body);
+    expect(value(s, 'storegate_webhook_endpoints_open')).toBe(2);
+    expect(value(s, 'storegate_webhook_deliveries_deferred_total')).toBe(3);
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    // Handed back together, in one write, then no longer the worker's to renew.
+    expect(deferred).toEqual([{ worker: 'w', ids: [1, 2, 3], until: 11_000, now: 1000 }]);
+    expect(settled).toEqual([1, 2, 3]);
+    expect(breakers.idle).toBe(true);
+    breakers.changed('https://a.test', { from: 'open', to: 'half-open', failures: 10 });
+    breakers.changed('https://a.test', { from: 'half-open', to: 'closed', failures: 0 });
+    s = parseExposition((await metrics.scrape()).body);
+    expect(value(s, 'storegate_webhook_endpoints_open')).toBe(1);
+    expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'open' })).toBe(2);
+    expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'half-open' })).toBe(1);
+    expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'closed' })).toBe(1);
+    expect(lines).toEqual([
+      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://a.test","from":"closed","failures":10,"reopen_in_ms":10000}',
+      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://b.test","from":"closed","failures":10,"reopen_in_ms":10000}',
+      'webhook endpoint circuit half-open: sending one probe delivery {"endpoint":"https://a.test"}',
+      'webhook endpoint circuit closed: deliveries resume {"endpoint":"https://a.test","from":"half-open"}',
+    ]);
   });
 });

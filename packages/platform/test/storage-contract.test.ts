@@ -16,11 +16,14 @@ import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
 import type {
   AppRow,
   ClaimedDelivery,
+  ClientCheck,
+  CodeRedemption,
   DeliveryOutcome,
   InstallationRow,
   NewApp,
   NewCode,
   NewTokenPair,
+  RefreshRotation,
   Repositories,
   ResourceRow,
   Storage,
@@ -207,6 +210,29 @@ async function issue(s: Storage, w: World): Promise<NewTokenPair> {
     await q.insertPair(p);
   });
   return p;
+}
+
+/** A client check that takes the app `app` for the client (the contract does not judge secrets). */
+function clientOf(app: AppRow): ClientCheck {
+  return {
+    lookupId: app.client_id,
+    check: (found) => {
+      if (found?.id !== app.id) throw new Error(`not the client ${app.client_id}`);
+      return found;
+    },
+  };
+}
+
+async function rotate(s: Storage, app: AppRow, r: RefreshRotation): Promise<{ scopes: string } | undefined> {
+  const { app: client, rotated } = await s.grants.rotateRefresh(clientOf(app), r);
+  expect(client.id).toBe(app.id);
+  return rotated;
+}
+
+async function redeem(s: Storage, app: AppRow, r: CodeRedemption) {
+  const { app: client, redeemed } = await s.grants.redeemCode(clientOf(app), r);
+  expect(client.id).toBe(app.id);
+  return redeemed;
 }
 
 type Owner = { appId: number } | { privateAppId: number };
@@ -1089,6 +1115,200 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect((await s.tokens.findPrivateToken(w.store.id, privateHash))?.store_id).toBe(w.store.id);
     });
 
+    it('rotateRefresh: a live token of this app rotates once, its successor pair stored with it; anything else changes nothing', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const rotation = (from: NewTokenPair, n: string, over: Partial<RefreshRotation> = {}): RefreshRotation => ({
+        storeId: from.storeId,
+        tokenHash: from.refreshHash,
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + 2 * HOUR,
+        refreshExpiresAt: NOW + 40 * DAY,
+        now: NOW + 1,
+        ...over,
+      });
+      const unchanged = async (from: NewTokenPair) =>
+        expect(await s.grants.run((q) => q.refreshByHash(from.storeId, from.refreshHash))).toMatchObject({
+          rotated_at: null,
+          revoked_at: null,
+        });
+      // Refused, nothing written: another app, another store, unknown, expired.
+      const other = await secondApp(s, w);
+      const elsewhere = await world(s);
+      for (const [app, over] of [
+        [other.app, {}],
+        [w.app, { storeId: elsewhere.store.id }],
+        [w.app, { tokenHash: 'refresh-unknown' }],
+        [w.app, { now: NOW + 30 * DAY }],
+      ] as const) {
+        const n = tag('n');
+        expect(await rotate(s, app, rotation(p, n, over))).toBeUndefined();
+        expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toBeUndefined();
+        await unchanged(p);
+      }
+      const n = tag('n');
+      expect(await rotate(s, w.app, rotation(p, n))).toEqual({ scopes: 'read_products' });
+      expect((await s.grants.run((q) => q.refreshByHash(p.storeId, p.refreshHash)))?.rotated_at).toBe(NOW + 1);
+      expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toEqual({
+        family_id: p.familyId,
+        installation_id: w.installation.id,
+        store_id: w.store.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        expires_at: NOW + 40 * DAY,
+        rotated_at: null,
+        revoked_at: null,
+      });
+      expect(await s.tokens.findAccessToken(p.storeId, `access-${n}`)).toEqual({
+        app_id: w.app.id,
+        store_id: w.store.id,
+        scopes: 'read_products',
+        expires_at: NOW + 2 * HOUR,
+        revoked_at: null,
+        used_at: null,
+      });
+      // Rotated already: the second presentation is the full grant's to judge.
+      expect(await rotate(s, w.app, rotation(p, tag('n')))).toBeUndefined();
+      // A revoked family, a revoked token: nothing.
+      const revokedFamily = await issue(s, w);
+      await s.grants.run((q) => q.revokeFamily(w.store.id, revokedFamily.familyId, NOW));
+      expect(await rotate(s, w.app, rotation(revokedFamily, tag('n')))).toBeUndefined();
+      expect((await s.grants.run((q) => q.refreshByHash(w.store.id, revokedFamily.refreshHash)))?.rotated_at).toBeNull();
+      const revokedToken = await issue(s, w);
+      await s.tokens.revokeInstallation(w.store.id, w.installation.id, NOW);
+      expect(await rotate(s, w.app, rotation(revokedToken, tag('n')))).toBeUndefined();
+    });
+
+    it('rotateRefresh: of concurrent rotations of one token exactly one stores a pair', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const results = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          rotate(s, w.app, {
+            storeId: p.storeId,
+            tokenHash: p.refreshHash,
+            accessHash: `access-${p.familyId}-${i}`,
+            refreshHash: `refresh-${p.familyId}-${i}`,
+            accessExpiresAt: NOW + HOUR,
+            refreshExpiresAt: NOW + DAY,
+            now: NOW + 1,
+          }),
+        ),
+      );
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+      const winner = results.findIndex((r) => r !== undefined);
+      for (let i = 0; i < 8; i++)
+        expect(await s.tokens.findAccessToken(p.storeId, `access-${p.familyId}-${i}`)).toEqual(
+          i === winner ? expect.anything() : undefined,
+        );
+    });
+
+    it('redeemCode: a live code for this app, redirect URI and verifier, of an installation holding exactly its scopes, is used once; anything else changes nothing', async () => {
+      const w = await world(s);
+      const redemption = (codeHash: string, n: string, over: Partial<CodeRedemption> = {}): CodeRedemption => ({
+        storeId: w.store.id,
+        codeHash,
+        familyId: `family-${n}`,
+        redirectUri: w.app.redirect_uri,
+        codeChallenge: 'challenge-1',
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + HOUR,
+        refreshExpiresAt: NOW + 30 * DAY,
+        now: NOW + 1,
+        ...over,
+      });
+      const code = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, code));
+      const other = await secondApp(s, w);
+      const elsewhere = await world(s);
+      for (const [app, over] of [
+        [other.app, {}],
+        [w.app, { storeId: elsewhere.store.id }],
+        [w.app, { codeHash: 'code-hash-unknown' }],
+        [w.app, { redirectUri: 'https://elsewhere.example.test/callback' }],
+        [w.app, { redirectUri: null }],
+        [w.app, { codeChallenge: 'challenge-2' }],
+        [w.app, { codeChallenge: null }],
+        [w.app, { now: NOW + MINUTE }],
+      ] as const) {
+        const n = tag('n');
+        expect(await redeem(s, app, redemption(code, n, over))).toBeUndefined();
+        expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toBeUndefined();
+        expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null, family_id: null });
+      }
+      const n = tag('n');
+      expect(await redeem(s, w.app, redemption(code, n))).toEqual({ scopes: 'read_products', installationId: w.installation.id });
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: NOW + 1, family_id: `family-${n}` });
+      expect(await s.grants.run((q) => q.refreshByHash(w.store.id, `refresh-${n}`))).toMatchObject({
+        family_id: `family-${n}`,
+        installation_id: w.installation.id,
+        app_id: w.app.id,
+        scopes: 'read_products',
+        expires_at: NOW + 30 * DAY,
+        revoked_at: null,
+      });
+      expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toMatchObject({ expires_at: NOW + HOUR, revoked_at: null });
+      // Used: a second redemption is the full grant's to judge (a replay).
+      expect(await redeem(s, w.app, redemption(code, tag('n')))).toBeUndefined();
+      // A code without a challenge needs no verifier.
+      const plain = tag('code-hash');
+      await s.tokens.insertCode({ ...newCode(w, plain), codeChallenge: null });
+      expect(await redeem(s, w.app, redemption(plain, tag('n'), { codeChallenge: null }))).toBeDefined();
+      // The installation's scopes changed, or it is uninstalled: nothing.
+      const changed = tag('code-hash');
+      await s.tokens.insertCode(newCode(w, changed));
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products,read_orders' });
+      expect(await redeem(s, w.app, redemption(changed, tag('n')))).toBeUndefined();
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products', uninstalledAt: NOW });
+      expect(await redeem(s, w.app, redemption(changed, tag('n')))).toBeUndefined();
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, changed))).toMatchObject({ used_at: null });
+    });
+
+    it('rotateRefresh and redeemCode run the client check on the app of its client_id first: refused, they change nothing', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const code = tag('code-hash');
+      await s.tokens.insertCode({ ...newCode(w, code), codeChallenge: null });
+      const seen: (AppRow | undefined)[] = [];
+      const refuse: ClientCheck = {
+        lookupId: w.app.client_id,
+        check: (app) => {
+          seen.push(app);
+          throw new Error('client refused');
+        },
+      };
+      const pairOf = (n: string) => ({
+        storeId: w.store.id,
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + HOUR,
+        refreshExpiresAt: NOW + DAY,
+        now: NOW + 1,
+      });
+      await expect(s.grants.rotateRefresh(refuse, { ...pairOf(tag('n')), tokenHash: p.refreshHash })).rejects.toThrow('client refused');
+      await expect(
+        s.grants.redeemCode(refuse, {
+          ...pairOf(tag('n')),
+          codeHash: code,
+          familyId: tag('family'),
+          redirectUri: w.app.redirect_uri,
+          codeChallenge: null,
+        }),
+      ).rejects.toThrow('client refused');
+      expect(seen.map((app) => app?.id)).toEqual([w.app.id, w.app.id]);
+      expect(await s.grants.run((q) => q.refreshByHash(w.store.id, p.refreshHash))).toMatchObject({ rotated_at: null });
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null });
+      // No app under the client_id (or none looked up): the check is handed nothing.
+      const unknown = { ...refuse, lookupId: 'client-unknown' };
+      await expect(s.grants.rotateRefresh(unknown, { ...pairOf(tag('n')), tokenHash: p.refreshHash })).rejects.toThrow();
+      await expect(
+        s.grants.rotateRefresh({ ...refuse, lookupId: undefined }, { ...pairOf(tag('n')), tokenHash: p.refreshHash }),
+      ).rejects.toThrow();
+      expect(seen.slice(2)).toEqual([undefined, undefined]);
+    });
+
     it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {
       const w = await world(s);
       const p = await issue(s, w);
@@ -1342,6 +1562,16 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await page.exists(qa, '>', ids[4]!)).toBe(false);
       expect(await page.exists(qa, '<', ids[1]!)).toBe(true);
       expect(await page.exists(qa, '<', ids[0]!)).toBe(false);
+
+      // A page and whether rows lie on the other side of its cursor, `from` included.
+      expect(await page.window(qa, 'after', ids[1]!, 2)).toEqual({ rows: [all[2], all[3]], behind: true });
+      expect(await page.window(qa, 'after', ids[0]! - 1, 10)).toEqual({ rows: all, behind: false });
+      expect(await page.window(qa, 'after', ids[4]!, 2)).toEqual({ rows: [], behind: true });
+      expect(await page.window(qa, 'before', ids[4]!, 2)).toEqual({ rows: [all[3], all[2]], behind: true });
+      expect(await page.window(qa, 'before', ids[4]! + 1, 10)).toEqual({ rows: [...all].reverse(), behind: false });
+      expect(await page.window(qa, 'before', ids[0]!, 2)).toEqual({ rows: [], behind: true });
+      expect(await page.window({ storeId: b.store.id }, 'after', ids[4]!, 10)).toEqual({ rows: [], behind: true });
+      expect((await page.window({ storeId: b.store.id }, 'before', ids[0]!, 10)).rows).toEqual([]);
 
       const bRows = await page.after({ storeId: b.store.id }, undefined, 100);
       expect(bRows.map((r) => r.sku)).toEqual(['sku-101', 'sku-102', 'sku-103']);

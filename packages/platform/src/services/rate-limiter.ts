@@ -2,7 +2,8 @@
 // When Redis is away the Admin API keeps serving: each node counts in its own memory until Redis
 // answers again, so the limit holds per node (looser across the cluster) instead of every call
 // failing.
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import { take, type BucketDecision, type BucketState } from '../domain/leaky-bucket.ts';
 import type { Clock } from '../domain/clock.ts';
 
@@ -87,6 +88,9 @@ const LONGEST_RECONNECT_WAIT_MS = 2_000;
 /** After a failure on an open connection (a timeout), how long before a request tries Redis again. */
 const RETRY_SHARED_AFTER_MS = 1_000;
 
+// ioredis is loaded by the first RedisRateLimiter: a node without --redis never holds it.
+const require = createRequire(import.meta.url);
+
 export class RedisRateLimiter implements RateLimiter {
   private readonly redis: Redis;
   private readonly local: MemoryRateLimiter;
@@ -104,7 +108,8 @@ export class RedisRateLimiter implements RateLimiter {
     private readonly prefix = 'storegate:rl:',
   ) {
     this.local = new MemoryRateLimiter(bucket, perSecond, clock);
-    this.redis = new Redis(url, {
+    const ioredis = require('ioredis') as typeof import('ioredis');
+    this.redis = new ioredis.Redis(url, {
       lazyConnect: false,
       // Fail at once while disconnected (the request takes a local bucket) instead of queueing.
       enableOfflineQueue: false,

@@ -3,18 +3,14 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
-import pg from 'pg';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
-import { DatabaseHealth, openPgPool } from './pg-pool.ts';
+import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
-
-// int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
-pg.types.setTypeParser(20, (v) => Number(v));
 
 export interface Db {
   kysely: Kysely<Database>;
@@ -35,6 +31,11 @@ export interface Db {
    * the connection's own timeout back.
    */
   withoutStatementTimeout<T>(work: (k: Kysely<Database>) => Promise<T>): Promise<T>;
+  /**
+   * Marks fixed statement texts as prepared once per connection (PostgreSQL: named statements;
+   * SQLite keeps every statement prepared already).
+   */
+  prepareStatements(texts: Iterable<string>): void;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -153,12 +154,15 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
-    // Checkpoints run on a worker thread (see wal-checkpointer.ts); this connection only steps in
-    // when the WAL passes ~40 MB.
+    // Checkpoints run on a worker thread while writes come (see wal-checkpointer.ts); this
+    // connection only steps in when the WAL passes ~40 MB.
     const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);
     if (checkpointer) sqlite.pragma('wal_autocheckpoint = 10000');
     let writes = 0;
-    const handle = countingHandle(sqlite, () => void writes++);
+    const handle = countingHandle(sqlite, () => {
+      writes++;
+      checkpointer?.wrote();
+    });
     const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
     return {
@@ -169,6 +173,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       poolStats: () => undefined,
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),
+      prepareStatements: () => {},
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -179,6 +184,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   }
   const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
   const health = new DatabaseHealth();
+  const names = new StatementNames();
   const { pool, raw } = openPgPool(
     {
       url: config.url,
@@ -187,6 +193,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       connectTimeoutMs: settings.connectTimeoutMs,
     },
     health,
+    names,
   );
   const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   const cleanups: (() => void)[] = [];
@@ -202,6 +209,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       waiting: raw.waitingCount,
     }),
     health,
+    prepareStatements: (texts) => names.add(texts),
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {
       const own = openPgPool(

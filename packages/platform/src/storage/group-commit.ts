@@ -8,13 +8,15 @@
 // alone; a failed COMMIT fails the whole batch. When the batch reaches the disk is decided by
 // the durability policy (durability.ts).
 //
-// PostgreSQL: one transaction per grant on the pool; the server groups its own commits.
+// PostgreSQL: one transaction per grant on the pool, and the usual grants as one statement each
+// (grant-steps.ts); the server groups its own commits.
 import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Durability } from './durability.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
-import type { GrantQueries, GrantStore } from './ports.ts';
+import type { AppRow, ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
+import { type GrantSteps, postgresGrantSteps, sqliteGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';
 import type { Database } from './schema.ts';
 
@@ -28,14 +30,43 @@ export class SqliteGroupCommit implements GrantStore {
   private queue: Pending[] = [];
   private flushing = false;
   private readonly queries: PreparedGrantQueries;
+  private readonly runner: SqliteRunner;
+  private readonly steps: GrantSteps;
 
   constructor(
     private readonly sqlite: SQLite.Database,
     private readonly durability: Durability,
-    prepared: PreparedStatements,
+    kysely: Kysely<Database>,
+    private readonly prepared: PreparedStatements,
     private readonly maxBatch = 256,
   ) {
-    this.queries = new PreparedGrantQueries(new SqliteRunner(sqlite), prepared);
+    this.runner = new SqliteRunner(sqlite);
+    this.queries = new PreparedGrantQueries(this.runner, prepared);
+    this.steps = sqliteGrantSteps(kysely, prepared);
+  }
+
+  get statements(): readonly string[] {
+    return this.steps.statements;
+  }
+
+  // The client's app is read inside the batch too: a read outside a transaction costs SQLite a
+  // read transaction of its own (WAL locks taken and released), several times the read itself.
+  rotateRefresh(client: ClientCheck, r: RefreshRotation) {
+    return this.run(async () => {
+      const app = client.check(await this.clientApp(client));
+      return { app, rotated: await this.steps.rotateRefresh(this.runner, app.id, r) };
+    });
+  }
+
+  redeemCode(client: ClientCheck, r: CodeRedemption) {
+    return this.run(async () => {
+      const app = client.check(await this.clientApp(client));
+      return { app, redeemed: await this.steps.redeemCode(this.runner, app.id, r) };
+    });
+  }
+
+  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
+    return client.lookupId === undefined ? undefined : this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
   }
 
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
@@ -105,10 +136,35 @@ export class SqliteGroupCommit implements GrantStore {
 }
 
 export class PerGrantTransactions implements GrantStore {
+  private readonly steps: GrantSteps;
+  private readonly runner: KyselyRunner;
+
   constructor(
     private readonly kysely: Kysely<Database>,
     private readonly prepared: PreparedStatements,
-  ) {}
+  ) {
+    this.steps = postgresGrantSteps(kysely);
+    this.runner = new KyselyRunner(kysely);
+  }
+
+  get statements(): readonly string[] {
+    return this.steps.statements;
+  }
+
+  // The client's app, then one statement committed on its own: no transaction around them.
+  async rotateRefresh(client: ClientCheck, r: RefreshRotation) {
+    const app = client.check(await this.clientApp(client));
+    return { app, rotated: await this.steps.rotateRefresh(this.runner, app.id, r) };
+  }
+
+  async redeemCode(client: ClientCheck, r: CodeRedemption) {
+    const app = client.check(await this.clientApp(client));
+    return { app, redeemed: await this.steps.redeemCode(this.runner, app.id, r) };
+  }
+
+  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
+    return client.lookupId === undefined ? undefined : this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
+  }
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
     return this.kysely.transaction().execute((trx) => work(new PreparedGrantQueries(new KyselyRunner(trx), this.prepared)));
   }

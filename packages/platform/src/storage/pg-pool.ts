@@ -7,7 +7,8 @@
 // - getting a connection and running a statement are bounded (connect timeout, statement_timeout
 //   on the server, and a client-side deadline a little later for a server that went silent).
 import type { PostgresPool, PostgresPoolClient } from 'kysely';
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { databaseFault, translateDatabaseError } from './database-faults.ts';
 import { DatabaseUnavailableError, type DatabaseFault } from '../domain/errors.ts';
 
@@ -68,8 +69,43 @@ export class DatabaseHealth {
 /** How long after statement_timeout the client gives up on a server that does not answer at all. */
 const CLIENT_DEADLINE_MARGIN_MS = 5_000;
 
-export function openPgPool(settings: PgPoolSettings, health: DatabaseHealth): { pool: PostgresPool; raw: pg.Pool } {
-  const raw = new pg.Pool({
+const require = createRequire(import.meta.url);
+let driver: typeof pg | undefined;
+
+/**
+ * The pg driver, loaded when the first pool opens: a node on SQLite never holds it (with its
+ * protocol and type parsers it is a few hundred kilobytes of code and heap for nothing).
+ */
+function pgDriver(): typeof pg {
+  if (!driver) {
+    driver = require('pg') as typeof pg;
+    // int8 (bigint) columns hold unix milliseconds and ids: return them as numbers, not strings.
+    driver.types.setTypeParser(20, (v) => Number(v));
+  }
+  return driver;
+}
+
+/**
+ * Statement texts the server should parse once per connection and keep (named prepared
+ * statements): the fixed hot-path queries. Any other text runs unnamed, so a query built with
+ * varying shape never piles up in the server's per-connection cache.
+ */
+export class StatementNames {
+  private readonly names = new Map<string, string>();
+  add(texts: Iterable<string>): void {
+    for (const text of texts) if (!this.names.has(text)) this.names.set(text, `sg_${this.names.size + 1}`);
+  }
+  of(text: string): string | undefined {
+    return this.names.get(text);
+  }
+}
+
+export function openPgPool(
+  settings: PgPoolSettings,
+  health: DatabaseHealth,
+  names: StatementNames = new StatementNames(),
+): { pool: PostgresPool; raw: pg.Pool } {
+  const raw = new (pgDriver().Pool)({
     connectionString: settings.url,
     max: settings.size,
     connectionTimeoutMillis: settings.connectTimeoutMs,
@@ -84,7 +120,7 @@ export function openPgPool(settings: PgPoolSettings, health: DatabaseHealth): { 
   raw.on('connect', (client) => {
     client.on('error', (err) => health.failed(databaseFault(err) ?? 'connection lost'));
   });
-  return { pool: new GuardedPool(raw, settings.size, health), raw };
+  return { pool: new GuardedPool(raw, settings.size, health, names), raw };
 }
 
 class GuardedPool implements PostgresPool {
@@ -92,6 +128,7 @@ class GuardedPool implements PostgresPool {
     private readonly raw: pg.Pool,
     private readonly size: number,
     private readonly health: DatabaseHealth,
+    private readonly names: StatementNames,
   ) {}
 
   async connect(): Promise<PostgresPoolClient> {
@@ -112,7 +149,10 @@ class GuardedPool implements PostgresPool {
     let broken: Error | undefined;
     const query = async (sql: string, parameters: readonly unknown[]) => {
       try {
-        const result = await client.query(sql, parameters as unknown[]);
+        const name = this.names.of(sql);
+        const result = await (name === undefined
+          ? client.query(sql, parameters as unknown[])
+          : client.query({ name, text: sql, values: parameters as unknown[] }));
         this.health.succeeded();
         return result;
       } catch (err) {

@@ -75,6 +75,10 @@ export function storageOn(db: Db): OpenStorage {
     deliveriesQueued: onQueued,
   });
   const base = repositories(executor(db.kysely, false, notify));
+  const grants = db.sqlite
+    ? new SqliteGroupCommit(db.sqlite, durability, db.kysely, prepared)
+    : new PerGrantTransactions(db.kysely, prepared);
+  db.prepareStatements([...Object.values(prepared).map((q) => q.compiled.sql), ...grants.statements]);
   const stamp = db.sqlite ? sqliteChangeStamp(db.sqlite, db.writes) : undefined;
   db.onClose(() => durability.close());
   return {
@@ -82,7 +86,7 @@ export function storageOn(db: Db): OpenStorage {
     stats: new SqlStorageStats(db),
     directory: new SqlAdminDirectory(db.kysely),
     ...base,
-    grants: db.sqlite ? new SqliteGroupCommit(db.sqlite, durability, prepared) : new PerGrantTransactions(db.kysely, prepared),
+    grants,
     deliveryQueue: new SqlDeliveryQueue(db, durability),
     async transaction<T>(work: (tx: Repositories) => Promise<T>): Promise<T> {
       let queued = false;

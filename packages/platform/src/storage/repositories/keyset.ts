@@ -12,8 +12,14 @@
 // PostgreSQL, store_id stays part of the order (so only an index led by (store_id, id) delivers
 // rows in that order, and every page is the same short range scan), and the condition still
 // routes the query to one partition in the partitioned layout (a range would read them all).
-// SQLite has no arrays; it gets the range `store_id >= s and store_id <= s`, planned alike.
-// The plans are checked in test/keyset-plans.test.ts, the routing in the storage contract.
+// SQLite goes wrong both ways too. Given a range (`store_id >= s and store_id <= s`) it seeks the
+// index on store_id alone and filters the id bound row by row, so a page in the middle of a big
+// store cost tens of times its first page; given `store_id = s`, its statistics of a big store can
+// make it walk the primary key from the id bound instead, as PostgreSQL did. Written
+// `likelihood(store_id = s, …)`, the same condition with the hint that it picks few rows, it seeks
+// the (store_id, id) index on both columns (the store, then the id bound) and reads it in order.
+// The plans are checked in test/keyset-plans.test.ts (PostgreSQL) and
+// test/keyset-plans-sqlite.test.ts, the routing in the storage contract.
 import { sql, type Kysely } from 'kysely';
 import type { KeysetQuery, KeysetSource } from '../ports.ts';
 
@@ -36,7 +42,7 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     query =
       this.x.dialect === 'postgres'
         ? query.where(sql<boolean>`store_id = any(${sql.val([q.storeId])}::bigint[])`)
-        : query.where('store_id', '>=', q.storeId).where('store_id', '<=', q.storeId);
+        : query.where(sql<boolean>`likelihood(store_id = ${sql.val(q.storeId)}, 0.000001)`);
     for (const [column, value] of Object.entries(q.where ?? {})) query = query.where(column as 'id', '=', value as number);
     const f = q.filters;
     if (f?.ids) query = query.where('id', 'in', f.ids.length > 0 ? f.ids : [0]);
@@ -56,6 +62,33 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
 
   async before(q: KeysetQuery, before: number, limit: number): Promise<R[]> {
     return (await this.base(q).where('id', '<', before).orderBy('store_id', 'desc').orderBy('id', 'desc').limit(limit).execute()) as R[];
+  }
+
+  async window(q: KeysetQuery, side: 'after' | 'before', from: number, limit: number): Promise<{ rows: R[]; behind: boolean }> {
+    // The page and a probe of one row on the other side, each the same bounded range scan as a
+    // page, joined by UNION ALL: one round trip where a page and a separate probe took two.
+    const forward = side === 'after';
+    const dir = forward ? 'asc' : 'desc';
+    const back = forward ? 'desc' : 'asc';
+    const page = this.base(q)
+      .where('id', forward ? '>' : '<', from)
+      .orderBy('store_id', dir)
+      .orderBy('id', dir)
+      .limit(limit);
+    const probe = this.base(q)
+      .where('id', forward ? '<=' : '>=', from)
+      .orderBy('store_id', back)
+      .orderBy('id', back)
+      .limit(1);
+    const k = this.x.k as unknown as Kysely<Record<'page' | 'probe', { id: number }>>;
+    const all = (await k
+      .selectFrom(probe.as('probe'))
+      .selectAll()
+      .unionAll(k.selectFrom(page.as('page')).selectAll())
+      .execute()) as unknown as (R & { id: number })[];
+    const rows = all.filter((r) => (forward ? r.id > from : r.id < from));
+    rows.sort(forward ? (a, b) => a.id - b.id : (a, b) => b.id - a.id);
+    return { rows, behind: rows.length !== all.length };
   }
 
   async exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean> {
