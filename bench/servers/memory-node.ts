@@ -76,7 +76,7 @@ export async function prepareDatabase(url: string, products: number, chains: num
         codeChallenge: null,
       });
       const pair = await services.oauth.exchangeCode({
-        appId: app.id,
+        client: services.apps.clientCheck(app.client_id, clientSecret),
         storeId: store.id,
         storeName: STORE,
         code,

@@ -16,6 +16,7 @@ import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
 import type {
   AppRow,
   ClaimedDelivery,
+  ClientCheck,
   CodeRedemption,
   DeliveryOutcome,
   InstallationRow,
@@ -209,6 +210,29 @@ async function issue(s: Storage, w: World): Promise<NewTokenPair> {
     await q.insertPair(p);
   });
   return p;
+}
+
+/** A client check that takes the app `app` for the client (the contract does not judge secrets). */
+function clientOf(app: AppRow): ClientCheck {
+  return {
+    lookupId: app.client_id,
+    check: (found) => {
+      if (found?.id !== app.id) throw new Error(`not the client ${app.client_id}`);
+      return found;
+    },
+  };
+}
+
+async function rotate(s: Storage, app: AppRow, r: RefreshRotation): Promise<{ scopes: string } | undefined> {
+  const { app: client, rotated } = await s.grants.rotateRefresh(clientOf(app), r);
+  expect(client.id).toBe(app.id);
+  return rotated;
+}
+
+async function redeem(s: Storage, app: AppRow, r: CodeRedemption) {
+  const { app: client, redeemed } = await s.grants.redeemCode(clientOf(app), r);
+  expect(client.id).toBe(app.id);
+  return redeemed;
 }
 
 type Owner = { appId: number } | { privateAppId: number };
@@ -1096,7 +1120,6 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const p = await issue(s, w);
       const rotation = (from: NewTokenPair, n: string, over: Partial<RefreshRotation> = {}): RefreshRotation => ({
         storeId: from.storeId,
-        appId: w.app.id,
         tokenHash: from.refreshHash,
         accessHash: `access-${n}`,
         refreshHash: `refresh-${n}`,
@@ -1113,19 +1136,19 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       // Refused, nothing written: another app, another store, unknown, expired.
       const other = await secondApp(s, w);
       const elsewhere = await world(s);
-      for (const over of [
-        { appId: other.app.id },
-        { storeId: elsewhere.store.id },
-        { tokenHash: 'refresh-unknown' },
-        { now: NOW + 30 * DAY },
-      ]) {
+      for (const [app, over] of [
+        [other.app, {}],
+        [w.app, { storeId: elsewhere.store.id }],
+        [w.app, { tokenHash: 'refresh-unknown' }],
+        [w.app, { now: NOW + 30 * DAY }],
+      ] as const) {
         const n = tag('n');
-        expect(await s.grants.rotateRefresh(rotation(p, n, over))).toBeUndefined();
+        expect(await rotate(s, app, rotation(p, n, over))).toBeUndefined();
         expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toBeUndefined();
         await unchanged(p);
       }
       const n = tag('n');
-      expect(await s.grants.rotateRefresh(rotation(p, n))).toEqual({ scopes: 'read_products' });
+      expect(await rotate(s, w.app, rotation(p, n))).toEqual({ scopes: 'read_products' });
       expect((await s.grants.run((q) => q.refreshByHash(p.storeId, p.refreshHash)))?.rotated_at).toBe(NOW + 1);
       expect(await s.grants.run((q) => q.refreshByHash(p.storeId, `refresh-${n}`))).toEqual({
         family_id: p.familyId,
@@ -1146,15 +1169,15 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         used_at: null,
       });
       // Rotated already: the second presentation is the full grant's to judge.
-      expect(await s.grants.rotateRefresh(rotation(p, tag('n')))).toBeUndefined();
+      expect(await rotate(s, w.app, rotation(p, tag('n')))).toBeUndefined();
       // A revoked family, a revoked token: nothing.
       const revokedFamily = await issue(s, w);
       await s.grants.run((q) => q.revokeFamily(w.store.id, revokedFamily.familyId, NOW));
-      expect(await s.grants.rotateRefresh(rotation(revokedFamily, tag('n')))).toBeUndefined();
+      expect(await rotate(s, w.app, rotation(revokedFamily, tag('n')))).toBeUndefined();
       expect((await s.grants.run((q) => q.refreshByHash(w.store.id, revokedFamily.refreshHash)))?.rotated_at).toBeNull();
       const revokedToken = await issue(s, w);
       await s.tokens.revokeInstallation(w.store.id, w.installation.id, NOW);
-      expect(await s.grants.rotateRefresh(rotation(revokedToken, tag('n')))).toBeUndefined();
+      expect(await rotate(s, w.app, rotation(revokedToken, tag('n')))).toBeUndefined();
     });
 
     it('rotateRefresh: of concurrent rotations of one token exactly one stores a pair', async () => {
@@ -1162,9 +1185,8 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const p = await issue(s, w);
       const results = await Promise.all(
         Array.from({ length: 8 }, (_, i) =>
-          s.grants.rotateRefresh({
+          rotate(s, w.app, {
             storeId: p.storeId,
-            appId: w.app.id,
             tokenHash: p.refreshHash,
             accessHash: `access-${p.familyId}-${i}`,
             refreshHash: `refresh-${p.familyId}-${i}`,
@@ -1186,7 +1208,6 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const w = await world(s);
       const redemption = (codeHash: string, n: string, over: Partial<CodeRedemption> = {}): CodeRedemption => ({
         storeId: w.store.id,
-        appId: w.app.id,
         codeHash,
         familyId: `family-${n}`,
         redirectUri: w.app.redirect_uri,
@@ -1202,23 +1223,23 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.tokens.insertCode(newCode(w, code));
       const other = await secondApp(s, w);
       const elsewhere = await world(s);
-      for (const over of [
-        { appId: other.app.id },
-        { storeId: elsewhere.store.id },
-        { codeHash: 'code-hash-unknown' },
-        { redirectUri: 'https://elsewhere.example.test/callback' },
-        { redirectUri: null },
-        { codeChallenge: 'challenge-2' },
-        { codeChallenge: null },
-        { now: NOW + MINUTE },
-      ]) {
+      for (const [app, over] of [
+        [other.app, {}],
+        [w.app, { storeId: elsewhere.store.id }],
+        [w.app, { codeHash: 'code-hash-unknown' }],
+        [w.app, { redirectUri: 'https://elsewhere.example.test/callback' }],
+        [w.app, { redirectUri: null }],
+        [w.app, { codeChallenge: 'challenge-2' }],
+        [w.app, { codeChallenge: null }],
+        [w.app, { now: NOW + MINUTE }],
+      ] as const) {
         const n = tag('n');
-        expect(await s.grants.redeemCode(redemption(code, n, over))).toBeUndefined();
+        expect(await redeem(s, app, redemption(code, n, over))).toBeUndefined();
         expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toBeUndefined();
         expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null, family_id: null });
       }
       const n = tag('n');
-      expect(await s.grants.redeemCode(redemption(code, n))).toEqual({ scopes: 'read_products', installationId: w.installation.id });
+      expect(await redeem(s, w.app, redemption(code, n))).toEqual({ scopes: 'read_products', installationId: w.installation.id });
       expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: NOW + 1, family_id: `family-${n}` });
       expect(await s.grants.run((q) => q.refreshByHash(w.store.id, `refresh-${n}`))).toMatchObject({
         family_id: `family-${n}`,
@@ -1230,19 +1251,62 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       });
       expect(await s.tokens.findAccessToken(w.store.id, `access-${n}`)).toMatchObject({ expires_at: NOW + HOUR, revoked_at: null });
       // Used: a second redemption is the full grant's to judge (a replay).
-      expect(await s.grants.redeemCode(redemption(code, tag('n')))).toBeUndefined();
+      expect(await redeem(s, w.app, redemption(code, tag('n')))).toBeUndefined();
       // A code without a challenge needs no verifier.
       const plain = tag('code-hash');
       await s.tokens.insertCode({ ...newCode(w, plain), codeChallenge: null });
-      expect(await s.grants.redeemCode(redemption(plain, tag('n'), { codeChallenge: null }))).toBeDefined();
+      expect(await redeem(s, w.app, redemption(plain, tag('n'), { codeChallenge: null }))).toBeDefined();
       // The installation's scopes changed, or it is uninstalled: nothing.
       const changed = tag('code-hash');
       await s.tokens.insertCode(newCode(w, changed));
       await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products,read_orders' });
-      expect(await s.grants.redeemCode(redemption(changed, tag('n')))).toBeUndefined();
+      expect(await redeem(s, w.app, redemption(changed, tag('n')))).toBeUndefined();
       await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_products', uninstalledAt: NOW });
-      expect(await s.grants.redeemCode(redemption(changed, tag('n')))).toBeUndefined();
+      expect(await redeem(s, w.app, redemption(changed, tag('n')))).toBeUndefined();
       expect(await s.grants.run((q) => q.codeByHash(w.store.id, changed))).toMatchObject({ used_at: null });
+    });
+
+    it('rotateRefresh and redeemCode run the client check on the app of its client_id first: refused, they change nothing', async () => {
+      const w = await world(s);
+      const p = await issue(s, w);
+      const code = tag('code-hash');
+      await s.tokens.insertCode({ ...newCode(w, code), codeChallenge: null });
+      const seen: (AppRow | undefined)[] = [];
+      const refuse: ClientCheck = {
+        lookupId: w.app.client_id,
+        check: (app) => {
+          seen.push(app);
+          throw new Error('client refused');
+        },
+      };
+      const pairOf = (n: string) => ({
+        storeId: w.store.id,
+        accessHash: `access-${n}`,
+        refreshHash: `refresh-${n}`,
+        accessExpiresAt: NOW + HOUR,
+        refreshExpiresAt: NOW + DAY,
+        now: NOW + 1,
+      });
+      await expect(s.grants.rotateRefresh(refuse, { ...pairOf(tag('n')), tokenHash: p.refreshHash })).rejects.toThrow('client refused');
+      await expect(
+        s.grants.redeemCode(refuse, {
+          ...pairOf(tag('n')),
+          codeHash: code,
+          familyId: tag('family'),
+          redirectUri: w.app.redirect_uri,
+          codeChallenge: null,
+        }),
+      ).rejects.toThrow('client refused');
+      expect(seen.map((app) => app?.id)).toEqual([w.app.id, w.app.id]);
+      expect(await s.grants.run((q) => q.refreshByHash(w.store.id, p.refreshHash))).toMatchObject({ rotated_at: null });
+      expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null });
+      // No app under the client_id (or none looked up): the check is handed nothing.
+      const unknown = { ...refuse, lookupId: 'client-unknown' };
+      await expect(s.grants.rotateRefresh(unknown, { ...pairOf(tag('n')), tokenHash: p.refreshHash })).rejects.toThrow();
+      await expect(
+        s.grants.rotateRefresh({ ...refuse, lookupId: undefined }, { ...pairOf(tag('n')), tokenHash: p.refreshHash }),
+      ).rejects.toThrow();
+      expect(seen.slice(2)).toEqual([undefined, undefined]);
     });
 
     it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {

@@ -1,15 +1,16 @@
 // Partner apps (client credentials), installations (grants) and private apps.
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import { isLocalHostname } from '../domain/ssrf.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import { InvalidClient, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
-import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
+import type { AppRow, ClientCheck, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
+import { ClientAuth } from './client-auth.ts';
 import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
 import type { Sealer } from './master-keys.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
@@ -59,13 +60,17 @@ export function checkPrivateApp(input: { name: string; scopes: string }): {
 }
 
 export class AppService {
+  private readonly clients: ClientAuth;
+
   constructor(
     private readonly storage: Storage,
     private readonly box: Sealer,
     private readonly config: Pick<Config, 'mode' | 'storeDomain' | 'shopRedactDelayMs'>,
     private readonly clock: Clock,
     private readonly outbox: WebhookOutbox,
-  ) {}
+  ) {
+    this.clients = new ClientAuth(box, clock);
+  }
 
   /**
    * Uninstalls an app from a store, in one transaction: the installation ends, every token of it
@@ -211,19 +216,13 @@ export class AppService {
 
   /** Client authentication (RFC 6749 section 2.3.1); the previous secret works until it expires after a rotation. */
   async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<AppRow> {
-    if (!clientId) throw new InvalidClient('client_id is required');
-    if (!clientSecret) throw new InvalidClient('client_secret is required');
-    const app = await this.findByClientId(clientId);
-    if (!app) throw new InvalidClient();
-    const candidates = [app.client_secret_enc];
-    if (app.previous_secret_enc && (app.previous_secret_expires_at ?? 0) > this.clock()) candidates.push(app.previous_secret_enc);
-    const given = Buffer.from(clientSecret);
-    const ok = candidates.some((enc) => {
-      const expected = Buffer.from(this.box.open(enc));
-      return expected.length === given.length && timingSafeEqual(expected, given);
-    });
-    if (!ok) throw new InvalidClient();
-    return app;
+    const client = this.clientCheck(clientId, clientSecret);
+    return client.check(client.lookupId === undefined ? undefined : await this.storage.apps.findByClientId(client.lookupId));
+  }
+
+  /** The same authentication as a check a grant runs on the app it looks up (see ClientAuth). */
+  clientCheck(clientId: string | undefined, clientSecret: string | undefined, then?: (app: AppRow) => void): ClientCheck {
+    return this.clients.presented(clientId, clientSecret, then);
   }
 
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {

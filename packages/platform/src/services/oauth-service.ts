@@ -6,7 +6,7 @@ import { checkCode, decideRefresh, decideReplay, isPkceVerifier, pkceChallenge }
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
-import type { GrantQueries, Storage } from '../storage/ports.ts';
+import type { AppRow, ClientCheck, GrantQueries, Storage } from '../storage/ports.ts';
 
 export interface TokenRecord {
   token_type: 'Bearer';
@@ -55,20 +55,24 @@ export class OAuthService {
 
   /** authorization_code grant: atomically single-use; a replay revokes what the code issued. */
   async exchangeCode(input: {
-    appId: number;
+    /** The client presenting the code: authenticated before anything else is judged. */
+    client: ClientCheck;
     storeId: number;
     storeName: string;
     code: string;
     redirectUri: string | undefined;
     codeVerifier: string | undefined;
   }): Promise<TokenRecord> {
-    if (!looksLike('code', input.code)) throw new InvalidGrant('authorization code is invalid');
+    if (!looksLike('code', input.code)) {
+      await this.authenticate(input.client);
+      throw new InvalidGrant('authorization code is invalid');
+    }
     const codeHash = hashToken(input.code);
     const now = this.clock();
     const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
     const verifier = input.codeVerifier;
-    const redeemed = await this.storage.grants.redeemCode({
-      ...this.pairRow(pair, input, now),
+    const { app, redeemed } = await this.storage.grants.redeemCode(input.client, {
+      ...this.pairRow(pair, input.storeId, now),
       codeHash,
       familyId: newFamilyId(now),
       redirectUri: input.redirectUri ?? null,
@@ -82,7 +86,7 @@ export class OAuthService {
       const row = await q.codeByHash(input.storeId, codeHash);
       // A code of another store is as unknown here as a code that does not exist.
       const check = checkCode(row && row.store_id === input.storeId ? row : undefined, {
-        appId: input.appId,
+        appId: app.id,
         redirectUri: input.redirectUri,
         codeVerifier: input.codeVerifier,
         now,
@@ -122,13 +126,19 @@ export class OAuthService {
    * refresh_token grant with rotation. A rotated token presented again gets the same successor pair
    * while neither of its tokens has been used; after that it revokes the family.
    */
-  async refresh(input: { appId: number; storeId: number; storeName: string; refreshToken: string }): Promise<TokenRecord> {
-    if (!looksLike('refresh', input.refreshToken)) throw new InvalidGrant('refresh token is invalid');
+  async refresh(input: { client: ClientCheck; storeId: number; storeName: string; refreshToken: string }): Promise<TokenRecord> {
+    if (!looksLike('refresh', input.refreshToken)) {
+      await this.authenticate(input.client);
+      throw new InvalidGrant('refresh token is invalid');
+    }
     const tokenHash = hashToken(input.refreshToken);
     const now = this.clock();
     // Derived, not drawn: a retry gets the same pair without the pair being stored anywhere.
     const successor = deriveSuccessorPair(this.box.derivationKey, input.refreshToken);
-    const rotated = await this.storage.grants.rotateRefresh({ ...this.pairRow(successor, input, now), tokenHash });
+    const { app, rotated } = await this.storage.grants.rotateRefresh(input.client, {
+      ...this.pairRow(successor, input.storeId, now),
+      tokenHash,
+    });
     if (rotated) return this.record(successor, now + this.config.accessTokenTtlSeconds * 1000, input, rotated.scopes);
     // Anything but a fresh token's rotation (a retry, a reuse, an expiry, a revocation): nothing was
     // changed; decided here in full.
@@ -137,7 +147,7 @@ export class OAuthService {
       for (let attempt = 0; attempt < 2; attempt++) {
         const found = await q.refreshByHash(input.storeId, tokenHash);
         const row = found && found.store_id === input.storeId ? found : undefined;
-        const decision = decideRefresh(row, { appId: input.appId, now });
+        const decision = decideRefresh(row, { appId: app.id, now });
         if (decision.action === 'reject') return { error: decision.reason };
         if (decision.action === 'check-successor') {
           const next = await q.successor(input.storeId, hashToken(successor.refreshToken), hashToken(successor.accessToken));
@@ -185,11 +195,15 @@ export class OAuthService {
     });
   }
 
+  /** The client's app as it is now, checked; for refusals that must not come before the client's own. */
+  private async authenticate(client: ClientCheck): Promise<AppRow> {
+    return client.check(client.lookupId === undefined ? undefined : await this.storage.apps.findByClientId(client.lookupId));
+  }
+
   /** The stored form of a new pair: its hashes and expiries. */
-  private pairRow(pair: { accessToken: string; refreshToken: string }, grant: { storeId: number; appId: number }, now: number) {
+  private pairRow(pair: { accessToken: string; refreshToken: string }, storeId: number, now: number) {
     return {
-      storeId: grant.storeId,
-      appId: grant.appId,
+      storeId,
       accessHash: hashToken(pair.accessToken),
       refreshHash: hashToken(pair.refreshToken),
       accessExpiresAt: now + this.config.accessTokenTtlSeconds * 1000,

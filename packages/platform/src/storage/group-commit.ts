@@ -14,7 +14,7 @@ import type SQLite from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import type { Durability } from './durability.ts';
 import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
-import type { CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
+import type { AppRow, ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
 import { type GrantSteps, postgresGrantSteps, sqliteGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';
@@ -37,7 +37,7 @@ export class SqliteGroupCommit implements GrantStore {
     private readonly sqlite: SQLite.Database,
     private readonly durability: Durability,
     kysely: Kysely<Database>,
-    prepared: PreparedStatements,
+    private readonly prepared: PreparedStatements,
     private readonly maxBatch = 256,
   ) {
     this.runner = new SqliteRunner(sqlite);
@@ -49,12 +49,24 @@ export class SqliteGroupCommit implements GrantStore {
     return this.steps.statements;
   }
 
-  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined> {
-    return this.run(() => this.steps.rotateRefresh(this.runner, r));
+  // The client's app is read inside the batch too: a read outside a transaction costs SQLite a
+  // read transaction of its own (WAL locks taken and released), several times the read itself.
+  rotateRefresh(client: ClientCheck, r: RefreshRotation) {
+    return this.run(async () => {
+      const app = client.check(await this.clientApp(client));
+      return { app, rotated: await this.steps.rotateRefresh(this.runner, app.id, r) };
+    });
   }
 
-  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined> {
-    return this.run(() => this.steps.redeemCode(this.runner, r));
+  redeemCode(client: ClientCheck, r: CodeRedemption) {
+    return this.run(async () => {
+      const app = client.check(await this.clientApp(client));
+      return { app, redeemed: await this.steps.redeemCode(this.runner, app.id, r) };
+    });
+  }
+
+  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
+    return client.lookupId === undefined ? undefined : this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
   }
 
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
@@ -139,13 +151,19 @@ export class PerGrantTransactions implements GrantStore {
     return this.steps.statements;
   }
 
-  // One statement each, committed on its own: no transaction around them.
-  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined> {
-    return this.steps.rotateRefresh(this.runner, r);
+  // The client's app, then one statement committed on its own: no transaction around them.
+  async rotateRefresh(client: ClientCheck, r: RefreshRotation) {
+    const app = client.check(await this.clientApp(client));
+    return { app, rotated: await this.steps.rotateRefresh(this.runner, app.id, r) };
   }
 
-  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined> {
-    return this.steps.redeemCode(this.runner, r);
+  async redeemCode(client: ClientCheck, r: CodeRedemption) {
+    const app = client.check(await this.clientApp(client));
+    return { app, redeemed: await this.steps.redeemCode(this.runner, app.id, r) };
+  }
+
+  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
+    return client.lookupId === undefined ? undefined : this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
   }
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {
     return this.kysely.transaction().execute((trx) => work(new PreparedGrantQueries(new KyselyRunner(trx), this.prepared)));

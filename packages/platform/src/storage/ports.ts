@@ -30,7 +30,7 @@ import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
-export type { CodeRedemption, GrantQueries, GrantStore, RefreshRotation, TokenRepository } from './ports/tokens.ts';
+export type { ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation, TokenRepository } from './ports/tokens.ts';
 import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
 

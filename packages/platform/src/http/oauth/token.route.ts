@@ -23,34 +23,41 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
   });
 }
 
-/** Authenticates the client and runs the grant; every refusal is an OAuth error. */
+/**
+ * Authenticates the client and runs the grant; every refusal is an OAuth error. The client is
+ * judged first, then what depends on it (the redirect URI it registered) and the parameters the
+ * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
+ * on it before changing anything.
+ */
 async function grant(req: FastifyRequest, params: Record<string, string>, services: Services): Promise<TokenRecord> {
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required');
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
   const { clientId, clientSecret } = clientCredentials(req, params);
-  const client = await services.apps.authenticateClient(clientId, clientSecret);
-  if (params.redirect_uri !== undefined && params.redirect_uri !== client.redirect_uri) {
-    throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
-  }
+  const client = services.apps.clientCheck(clientId, clientSecret, (app) => {
+    if (params.redirect_uri !== undefined && params.redirect_uri !== app.redirect_uri) {
+      throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
+    }
+    if (grantType === 'authorization_code') {
+      if (!params.code) throw new InvalidRequest('code is required');
+      if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
+    } else if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
+  });
   if (grantType === 'authorization_code') {
-    if (!params.code) throw new InvalidRequest('code is required');
-    if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
     return services.oauth.exchangeCode({
-      appId: client.id,
+      client,
       storeId: req.store!.id,
       storeName: req.store!.name,
-      code: params.code,
+      code: params.code ?? '',
       redirectUri: params.redirect_uri,
       codeVerifier: params.code_verifier,
     });
   }
-  if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
   return services.oauth.refresh({
-    appId: client.id,
+    client,
     storeId: req.store!.id,
     storeName: req.store!.name,
-    refreshToken: params.refresh_token,
+    refreshToken: params.refresh_token ?? '',
   });
 }
 

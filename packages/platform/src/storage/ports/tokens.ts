@@ -1,6 +1,16 @@
 // The ports of the token endpoint and of Admin API authentication: one grant's queries, the store
 // that runs a grant atomically, and the token lookups. Every method names the store of the request.
-import type { AccessTokenRow, CodeRow, NewCode, NewTokenPair, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from './rows.ts';
+import type {
+  AccessTokenRow,
+  AppRow,
+  CodeRow,
+  NewCode,
+  NewTokenPair,
+  PrivateTokenRow,
+  RefreshRow,
+  SuccessorRow,
+  TokenOwner,
+} from './rows.ts';
 
 /**
  * The queries of one token grant, run inside `GrantStore.run`. Each names the store the grant is
@@ -27,10 +37,18 @@ export interface GrantQueries {
   markAccessUsed(storeId: number, hash: string, now: number): Promise<boolean>;
 }
 
+/**
+ * The client presenting a grant: the client_id to look its app up by (undefined: no app can have
+ * it), and the check of the app found, which throws to refuse the grant before it changes anything.
+ */
+export interface ClientCheck {
+  lookupId: string | undefined;
+  check(app: AppRow | undefined): AppRow;
+}
+
 /** The new pair of a grant, and what the grant is checked against. */
 interface GrantPair {
   storeId: number;
-  appId: number;
   accessHash: string;
   refreshHash: string;
   accessExpiresAt: number;
@@ -59,19 +77,24 @@ export interface GrantStore {
    */
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
   /**
-   * The usual refresh in one atomic, durable step: when the token is unrotated, unrevoked,
-   * unexpired, of this app and its family is live, marks it rotated and stores the successor
-   * pair. Undefined when any of that does not hold; nothing was changed then, and the caller
-   * decides with `run` (a retry, a reuse, an expiry...).
+   * The usual refresh in one atomic, durable step, after the client's check passed on its app
+   * (looked up by client_id within the grant where that is cheaper; a refused check rejects with
+   * its error, nothing changed): when the token is unrotated, unrevoked, unexpired, of this app and
+   * its family is live, marks it rotated and stores the successor pair. `rotated` is undefined
+   * when any of that does not hold; nothing was changed then, and the caller decides with `run`
+   * (a retry, a reuse, an expiry...).
    */
-  rotateRefresh(r: RefreshRotation): Promise<{ scopes: string } | undefined>;
+  rotateRefresh(client: ClientCheck, r: RefreshRotation): Promise<{ app: AppRow; rotated: { scopes: string } | undefined }>;
   /**
-   * The usual code redemption in one atomic, durable step: when the code is unused, unexpired, of
+   * The usual code redemption in one atomic, durable step, after the client's check as above: when the code is unused, unexpired, of
    * this app, for this redirect URI, its PKCE challenge (if any) matches, and the installation is
    * active with exactly the code's scopes, marks it used and stores the new family and pair.
-   * Undefined when any of that does not hold; nothing was changed then.
+   * `redeemed` is undefined when any of that does not hold; nothing was changed then.
    */
-  redeemCode(r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined>;
+  redeemCode(
+    client: ClientCheck,
+    r: CodeRedemption,
+  ): Promise<{ app: AppRow; redeemed: { scopes: string; installationId: number } | undefined }>;
 }
 
 export interface TokenRepository {

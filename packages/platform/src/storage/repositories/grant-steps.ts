@@ -101,21 +101,21 @@ function sqliteStatements(k: Kysely<Database>) {
 export interface GrantSteps {
   /** The texts of its statements (to be prepared once per connection). */
   readonly statements: readonly string[];
-  rotateRefresh(run: QueryRunner, r: RefreshRotation): Promise<{ scopes: string } | undefined>;
-  redeemCode(run: QueryRunner, r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined>;
+  rotateRefresh(run: QueryRunner, appId: number, r: RefreshRotation): Promise<{ scopes: string } | undefined>;
+  redeemCode(run: QueryRunner, appId: number, r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined>;
 }
 
-const pairParams = (r: RefreshRotation | CodeRedemption) => ({
+const pairParams = (appId: number, r: RefreshRotation | CodeRedemption) => ({
   store: r.storeId,
-  app: r.appId,
+  app: appId,
   now: r.now,
   accessHash: r.accessHash,
   refreshHash: r.refreshHash,
   accessExpires: r.accessExpiresAt,
   refreshExpires: r.refreshExpiresAt,
 });
-const codeParams = (r: CodeRedemption) => ({
-  ...pairParams(r),
+const codeParams = (appId: number, r: CodeRedemption) => ({
+  ...pairParams(appId, r),
   hash: r.codeHash,
   family: r.familyId,
   redirect: r.redirectUri,
@@ -126,9 +126,9 @@ export function postgresGrantSteps(k: Kysely<Database>): GrantSteps {
   const q = postgresStatements(k);
   return {
     statements: Object.values(q).map((s) => s.compiled.sql),
-    rotateRefresh: (run, r) => run.first(q.rotateRefresh, { ...pairParams(r), hash: r.tokenHash }),
-    async redeemCode(run, r) {
-      const row = await run.first(q.redeemCode, codeParams(r));
+    rotateRefresh: (run, appId, r) => run.first(q.rotateRefresh, { ...pairParams(appId, r), hash: r.tokenHash }),
+    async redeemCode(run, appId, r) {
+      const row = await run.first(q.redeemCode, codeParams(appId, r));
       return row && { scopes: row.scopes, installationId: row.installation_id };
     },
   };
@@ -138,10 +138,11 @@ export function sqliteGrantSteps(k: Kysely<Database>, prepared: PreparedStatemen
   const q = sqliteStatements(k);
   const insertPair = async (
     run: QueryRunner,
+    appId: number,
     r: RefreshRotation | CodeRedemption,
     claimed: { family_id: string; installation_id: number; scopes: string },
   ) => {
-    const common = { family: claimed.family_id, installation: claimed.installation_id, store: r.storeId, app: r.appId };
+    const common = { family: claimed.family_id, installation: claimed.installation_id, store: r.storeId, app: appId };
     const row = { ...common, scopes: claimed.scopes, now: r.now };
     await run.run(prepared.insertAccess, { ...row, hash: r.accessHash, expires: r.accessExpiresAt });
     await run.run(prepared.insertRefresh, {
@@ -153,17 +154,17 @@ export function sqliteGrantSteps(k: Kysely<Database>, prepared: PreparedStatemen
   };
   return {
     statements: Object.values(q).map((s) => s.compiled.sql),
-    async rotateRefresh(run, r) {
-      const claimed = await run.first(q.claimRefresh, { store: r.storeId, hash: r.tokenHash, app: r.appId, now: r.now });
+    async rotateRefresh(run, appId, r) {
+      const claimed = await run.first(q.claimRefresh, { store: r.storeId, hash: r.tokenHash, app: appId, now: r.now });
       if (!claimed) return undefined;
-      await insertPair(run, r, claimed);
+      await insertPair(run, appId, r, claimed);
       return { scopes: claimed.scopes };
     },
-    async redeemCode(run, r) {
-      const claimed = await run.first(q.claimCode, codeParams(r));
+    async redeemCode(run, appId, r) {
+      const claimed = await run.first(q.claimCode, codeParams(appId, r));
       if (!claimed) return undefined;
       await run.run(prepared.insertFamily, { store: r.storeId, id: r.familyId, installation: claimed.installation_id, now: r.now });
-      await insertPair(run, r, { ...claimed, family_id: r.familyId });
+      await insertPair(run, appId, r, { ...claimed, family_id: r.familyId });
       return { scopes: claimed.scopes, installationId: claimed.installation_id };
     },
   };
