@@ -178,16 +178,15 @@ try {
       name: 'soak RSS at the end (MiB)',
       value: finalRss,
       unit: 'MiB',
+      // Under load, so not the idle target: the ratio to the bare server under the same load is the figure.
       ratio: finalRss / bareRss,
-      target: '< 100 MiB',
-      pass: finalRss < 100,
     },
     { name: 'soak RSS peak (MiB)', value: peak, unit: 'MiB', target: '< 200 MiB', pass: peak < 200 },
     {
       name: 'soak RSS slope, second half (MiB/min)',
       value: verdict.slope,
       unit: 'MiB/min',
-      target: `≤ ${SLOPE_LIMIT} MiB/min`,
+      target: `flat (≤ ${SLOPE_LIMIT}/min or ≤ ${STEP_LIMIT} MiB step)`,
       pass: !verdict.climbing,
     },
   ]);

@@ -106,6 +106,16 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
     expect(scans[0]!['Index Name']).toMatch(layout.index);
   }
 
+  function expectTwoStoreIndexRangeScans(plan: PlanNode[]): void {
+    const types = plan.map((n) => n['Node Type']);
+    for (const bad of ['Sort', 'Incremental Sort', 'Seq Scan', 'Bitmap Heap Scan', 'Merge Append']) expect(types).not.toContain(bad);
+    // The one Append is UNION ALL's; no partition is scanned beyond the store's own.
+    expect(types.filter((t) => t === 'Append')).toHaveLength(1);
+    const scans = plan.filter((n) => n['Node Type'] === 'Index Scan' || n['Node Type'] === 'Index Only Scan');
+    expect(scans).toHaveLength(2);
+    for (const scan of scans) expect(scan['Index Name']).toMatch(layout.index);
+  }
+
   for (const [label, storeId] of [
     ['the big store created last', BIG],
     ['a small store', SMALL],
@@ -123,6 +133,9 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
       expectStoreIndexRangeScan(await planOf(() => source.before(q, middle, 51)));
       expectStoreIndexRangeScan(await planOf(() => source.exists(q, '>', middle)));
       expectStoreIndexRangeScan(await planOf(() => source.exists(q, '<', middle)));
+      // A page after a cursor and the probe for the previous page: one statement, two range scans.
+      expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'after', middle, 51)));
+      expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'before', middle, 51)));
       const filtered: KeysetQuery = { storeId, filters: { sinceId: all[10]!, createdAtMin: 20, updatedAtMax: 5000 } };
       expectStoreIndexRangeScan(await planOf(() => source.after(filtered, undefined, 51)));
       expectStoreIndexRangeScan(await planOf(() => source.after(filtered, middle, 51)));

@@ -1563,6 +1563,16 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await page.exists(qa, '<', ids[1]!)).toBe(true);
       expect(await page.exists(qa, '<', ids[0]!)).toBe(false);
 
+      // A page and whether rows lie on the other side of its cursor, `from` included.
+      expect(await page.window(qa, 'after', ids[1]!, 2)).toEqual({ rows: [all[2], all[3]], behind: true });
+      expect(await page.window(qa, 'after', ids[0]! - 1, 10)).toEqual({ rows: all, behind: false });
+      expect(await page.window(qa, 'after', ids[4]!, 2)).toEqual({ rows: [], behind: true });
+      expect(await page.window(qa, 'before', ids[4]!, 2)).toEqual({ rows: [all[3], all[2]], behind: true });
+      expect(await page.window(qa, 'before', ids[4]! + 1, 10)).toEqual({ rows: [...all].reverse(), behind: false });
+      expect(await page.window(qa, 'before', ids[0]!, 2)).toEqual({ rows: [], behind: true });
+      expect(await page.window({ storeId: b.store.id }, 'after', ids[4]!, 10)).toEqual({ rows: [], behind: true });
+      expect((await page.window({ storeId: b.store.id }, 'before', ids[0]!, 10)).rows).toEqual([]);
+
       const bRows = await page.after({ storeId: b.store.id }, undefined, 100);
       expect(bRows.map((r) => r.sku)).toEqual(['sku-101', 'sku-102', 'sku-103']);
       // A cursor taken from store A reveals nothing of store A in store B's pages.

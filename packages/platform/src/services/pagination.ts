@@ -78,11 +78,13 @@ export async function linkedKeysetPage<R extends { id: number }, T>(
 
   if (before !== undefined) {
     // Backwards: the page just before `before`, returned in ascending order.
-    const rows = await source.before(query, before, req.limit + 1);
+    // Rows after this page exist exactly when a row at or after `before` does (none lies between
+    // the page's last row and `before`), which the same statement tells.
+    const { rows, behind } = await source.window(query, 'before', before, req.limit + 1);
     const hasBefore = rows.length > req.limit;
     const page = rows.slice(0, req.limit).reverse();
     const last = page.at(-1)?.id ?? before - 1;
-    const next = (await source.exists(query, '>', last)) ? enc('next', last) : '';
+    const next = behind ? enc('next', last) : '';
     const previous = hasBefore ? enc('prev', page[0]!.id) : null;
     const data = page.map(toJson);
     const envelope =
@@ -90,12 +92,17 @@ export async function linkedKeysetPage<R extends { id: number }, T>(
     return { envelope, next, previous };
   }
 
-  const rows = await source.after(query, after, req.limit + 1);
+  // One statement per page: limit + 1 rows tell whether a next page exists; after a cursor, rows
+  // before this page exist exactly when a row at or before the cursor's id does.
+  const { rows, behind } =
+    after === undefined
+      ? { rows: await source.after(query, undefined, req.limit + 1), behind: false }
+      : await source.window(query, 'after', after, req.limit + 1);
   const hasMore = rows.length > req.limit;
   const page = rows.slice(0, req.limit);
   const next = hasMore ? enc('next', page.at(-1)!.id) : '';
   const first = page[0]?.id ?? (after ?? 0) + 1;
-  const previous = after === undefined ? null : (await source.exists(query, '<', first)) ? enc('prev', first) : null;
+  const previous = behind ? enc('prev', first) : null;
   const data = page.map(toJson);
   if (req.convention === 'newer') return { envelope: { data, cursor: next, has_more: hasMore }, next, previous };
   return { envelope: { data, cursor: next, pre_cursor: previous }, next, previous };

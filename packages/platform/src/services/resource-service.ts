@@ -30,16 +30,8 @@ export class ResourceService {
    * unchanged. The cache key holds everything that shapes the page: its filters and fields too.
    */
   async listPage(def: ResourceDef, storeId: number, page: PageRequest, fields?: readonly string[]): Promise<RenderedPage> {
-    const key = [
-      storeId,
-      def.name,
-      page.convention,
-      page.limit,
-      page.cursor ?? '',
-      page.preCursor ?? '',
-      filterDigest(page.filters ?? {}),
-      fields?.join(',') ?? '*',
-    ].join('|');
+    const filters = page.filters === undefined ? '' : filterDigest(page.filters);
+    const key = `${storeId}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}|${filters}|${fields?.join(',') ?? '*'}`;
     const version = this.pageCache.snapshot();
     const hit = this.pageCache.get(key, version);
     if (hit !== undefined) return hit;

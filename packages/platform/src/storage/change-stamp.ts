@@ -11,6 +11,11 @@ import type SQLite from 'better-sqlite3';
 export function sqliteChangeStamp(sqlite: SQLite.Database, localWrites: () => number): () => string {
   const versionQuery = sqlite.prepare('pragma data_version').pluck();
   let dataVersion: number | undefined;
+  // The last stamp handed out, rebuilt only when one of its two numbers moved (it is asked for
+  // several times per request).
+  let stamp = '';
+  let stampVersion = -1;
+  let stampWrites = -1;
   return () => {
     if (dataVersion === undefined) {
       dataVersion = versionQuery.get() as number;
@@ -18,6 +23,12 @@ export function sqliteChangeStamp(sqlite: SQLite.Database, localWrites: () => nu
         dataVersion = undefined;
       });
     }
-    return `${dataVersion}:${localWrites()}`;
+    const writes = localWrites();
+    if (dataVersion !== stampVersion || writes !== stampWrites) {
+      stampVersion = dataVersion;
+      stampWrites = writes;
+      stamp = `${dataVersion}:${writes}`;
+    }
+    return stamp;
   };
 }

@@ -122,6 +122,11 @@ export interface KeysetSource<R> {
   before(q: KeysetQuery, before: number, limit: number): Promise<R[]>;
   /** Whether any row lies beyond `id` in the direction given. */
   exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean>;
+  /**
+   * In one statement: up to `limit` rows past `from` (`after`: id > from, ascending; `before`:
+   * id < from, descending), and whether any row lies on the other side, `from` included.
+   */
+  window(q: KeysetQuery, side: 'after' | 'before', from: number, limit: number): Promise<{ rows: R[]; behind: boolean }>;
 }
 
 export interface ResourceRepository {

@@ -193,21 +193,21 @@ export function setLinkHeader(
   const q = req.query as { limit?: number; page_size?: number; per_page?: number };
   const limit = q.limit ?? q.page_size ?? q.per_page ?? 50;
   const path = req.url.split('?')[0]!;
-  const base = storeBaseUrl(config, req.store!.name);
-  const url = (cursorParam: string, cursor: string) => {
-    // Our cursors are base64url with a dot, which form encoding leaves as they are: without
-    // filters the query string is written directly, byte for byte what URLSearchParams writes.
-    if (filters.length === 0 && FORM_SAFE.test(cursor)) return `${base}${path}?limit=${limit}&${cursorParam}=${cursor}`;
-    const qs = new URLSearchParams([['limit', String(limit)], ...filters, [cursorParam, cursor]]);
-    return `${base}${path}?${qs}`;
-  };
+  const base = `${storeBaseUrl(config, req.store!.name)}${path}`;
   const links: string[] = [];
   if (page.previous) {
     const older = API_VERSIONS[req.apiVersion!].pagination === 'older';
-    links.push(`<${url(older ? 'pre_cursor' : 'cursor', page.previous)}>; rel="previous"`);
+    links.push(`<${pageUrl(base, limit, filters, older ? 'pre_cursor' : 'cursor', page.previous)}>; rel="previous"`);
   }
-  if (page.next) links.push(`<${url('cursor', page.next)}>; rel="next"`);
+  if (page.next) links.push(`<${pageUrl(base, limit, filters, 'cursor', page.next)}>; rel="next"`);
   if (links.length > 0) reply.header('Link', links.join(', '));
+}
+
+function pageUrl(base: string, limit: number, filters: [string, string][], cursorParam: string, cursor: string): string {
+  // Our cursors are base64url with a dot, which form encoding leaves as they are: without
+  // filters the query string is written directly, byte for byte what URLSearchParams writes.
+  if (filters.length === 0 && FORM_SAFE.test(cursor)) return `${base}?limit=${limit}&${cursorParam}=${cursor}`;
+  return `${base}?${new URLSearchParams([['limit', String(limit)], ...filters, [cursorParam, cursor]])}`;
 }
 
 /** Characters application/x-www-form-urlencoded serialization leaves unescaped. */

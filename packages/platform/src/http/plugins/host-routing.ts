@@ -2,9 +2,9 @@
 // that store. A malformed Host is a 400, an unknown store or a route of the other area a 404.
 // Probes and metrics are the exception: load balancers and scrapers reach a node by its address
 // (an IP, any name, or no Host at all), so those routes take every Host.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { PlatformError } from '../../domain/errors.ts';
-import { routeHost } from '../../domain/store-host.ts';
+import { type HostRoute, routeHost } from '../../domain/store-host.ts';
 import type { StoreRow } from '../../services/account-service.ts';
 import type { Services } from '../../services/services.ts';
 
@@ -25,21 +25,38 @@ declare module 'fastify' {
 export function registerHostRouting(app: FastifyInstance, services: Pick<Services, 'accounts' | 'config'>): void {
   app.decorateRequest('store', undefined);
   const storeDomain = services.config.storeDomain;
+  // Parsed Host headers: a node sees few distinct ones, and parsing is the same work every time.
+  // Bounded (emptied when full), since the header is whatever the client sends.
+  const routes = new Map<string | undefined, HostRoute>();
+  const route = (host: string | undefined): HostRoute => {
+    let r = routes.get(host);
+    if (r === undefined) {
+      r = routeHost(host, storeDomain);
+      if (routes.size >= 1024) routes.clear();
+      routes.set(host, r);
+    }
+    return r;
+  };
+  // Callback style, no closure per request: this runs before every route but the probes.
   app.addHook('onRequest', (req, _reply, done) => {
     const area = req.routeOptions.config?.area ?? 'store';
     if (area === 'any-host') return done();
-    const route = routeHost(req.headers.host, storeDomain);
-    if (route.kind === 'invalid')
+    const r = route(req.headers.host);
+    if (r.kind === 'invalid')
       return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
-    if (route.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
+    if (r.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
     if (area === 'platform') return done(new PlatformError(404, 'NotFound', 'Not found'));
-    const found = (store: StoreRow | undefined) => {
-      if (!store) return done(new PlatformError(404, 'NotFound', 'No store with this name'));
-      req.store = store;
-      done();
-    };
-    const cached = services.accounts.cachedStore(route.storeName);
-    if (cached) return found(cached);
-    services.accounts.findStoreByName(route.storeName).then(found, done);
+    const cached = services.accounts.cachedStore(r.storeName);
+    if (cached) return found(req, cached, done);
+    services.accounts.findStoreByName(r.storeName).then((store) => found(req, store, done), done);
   });
+}
+
+function found(req: FastifyRequest, store: StoreRow | undefined, done: (err?: Error) => void): void {
+  if (!store) {
+    done(new PlatformError(404, 'NotFound', 'No store with this name'));
+    return;
+  }
+  req.store = store;
+  done();
 }

@@ -64,6 +64,33 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     return (await this.base(q).where('id', '<', before).orderBy('store_id', 'desc').orderBy('id', 'desc').limit(limit).execute()) as R[];
   }
 
+  async window(q: KeysetQuery, side: 'after' | 'before', from: number, limit: number): Promise<{ rows: R[]; behind: boolean }> {
+    // The page and a probe of one row on the other side, each the same bounded range scan as a
+    // page, joined by UNION ALL: one round trip where a page and a separate probe took two.
+    const forward = side === 'after';
+    const dir = forward ? 'asc' : 'desc';
+    const back = forward ? 'desc' : 'asc';
+    const page = this.base(q)
+      .where('id', forward ? '>' : '<', from)
+      .orderBy('store_id', dir)
+      .orderBy('id', dir)
+      .limit(limit);
+    const probe = this.base(q)
+      .where('id', forward ? '<=' : '>=', from)
+      .orderBy('store_id', back)
+      .orderBy('id', back)
+      .limit(1);
+    const k = this.x.k as unknown as Kysely<Record<'page' | 'probe', { id: number }>>;
+    const all = (await k
+      .selectFrom(probe.as('probe'))
+      .selectAll()
+      .unionAll(k.selectFrom(page.as('page')).selectAll())
+      .execute()) as unknown as (R & { id: number })[];
+    const rows = all.filter((r) => (forward ? r.id > from : r.id < from));
+    rows.sort(forward ? (a, b) => a.id - b.id : (a, b) => b.id - a.id);
+    return { rows, behind: rows.length !== all.length };
+  }
+
   async exists(q: KeysetQuery, op: '<' | '>', id: number): Promise<boolean> {
     // Ordered too, so that this probe is the same bounded range scan as a page.
     const dir = op === '>' ? 'asc' : 'desc';
