@@ -97,6 +97,7 @@ async function prepare(partitions: number | undefined, opened: Layout[]): Promis
 
 const rows: ReportRow[] = [];
 const layouts: Layout[] = [];
+let closed: PromiseSettledResult<void>[] = [];
 try {
   await prepare(undefined, layouts);
   if (benchDatabaseKind() === 'postgres') await prepare(PARTITIONS, layouts);
@@ -144,8 +145,8 @@ try {
   }
 } finally {
   // Every layout's database is dropped even when closing another one fails.
-  const closed = await Promise.allSettled(layouts.map((l) => l.close()));
-  const failed = closed.find((c) => c.status === 'rejected');
-  if (failed) throw failed.reason;
+  closed = await Promise.allSettled(layouts.map((l) => l.close()));
 }
+const failedClose = closed.find((c) => c.status === 'rejected');
+if (failedClose) throw failedClose.reason;
 report(rows);
