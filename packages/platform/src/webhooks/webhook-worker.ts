@@ -69,7 +69,7 @@ export class WebhookWorker {
     this.onDeliveriesQueued = options.onDeliveriesQueued;
     this.prune = options.prune;
     this.clock = options.clock ?? systemClock;
-    this.batchSize = options.batchSize ?? 100;
+    this.batchSize = options.batchSize ?? 250;
     this.pollMs = options.pollMs ?? 500;
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;

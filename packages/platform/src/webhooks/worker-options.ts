@@ -28,7 +28,7 @@ export interface WebhookWorkerOptions {
   clock?: Clock;
   /** [0, 1); jitter of the retry waits. */
   random?: () => number;
-  /** Rows claimed per query (default 100). */
+  /** Rows claimed per query at most (default 250; never more than the dispatcher has room for). */
   batchSize?: number;
   /** Requests in flight over all receivers (default 64). */
   maxInFlight?: number;

@@ -10,29 +10,32 @@
 // Every statement has one SQL text, whatever the batch (lists go in as one JSON array on SQLite,
 // as arrays on PostgreSQL), so it is compiled once and prepared once; a batch costs a fixed number
 // of statements, not a few per delivery (see delivery-outcomes.ts).
-import { CompiledQuery, type Kysely, sql } from 'kysely';
+import { CompiledQuery, type Kysely } from 'kysely';
 import type { Durability } from '../durability.ts';
-import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
 import type { Database } from '../schema.ts';
 import type { Db } from '../database.ts';
 import { fleetWide } from '../fleet-wide.ts';
+import {
+  assemble,
+  CLAIM_SQL,
+  type ClaimParams,
+  type ClaimedRow,
+  claimParams,
+  type EventRow,
+  loadParams,
+  type OwnerRow,
+} from './delivery-claim.ts';
 import { outcomeWrites, type Statement, type StatementResult, type WriteContext } from './delivery-outcomes.ts';
-
-type ClaimParams = { worker: string; now: number; leaseUntil: number; limit: number; excludeSubscriptions: readonly number[] };
 
 export class SqlDeliveryQueue implements DeliveryQueue {
   readonly singleProcess: boolean;
-  private readonly claimSql: string;
-  private readonly load: PreparedQuery<ClaimedDelivery>;
 
   constructor(
     private readonly db: Db,
     private readonly durability: Durability,
   ) {
     this.singleProcess = db.dialect === 'sqlite';
-    this.claimSql = claimStatement(db.dialect);
-    this.load = loadQuery(db.kysely, db.dialect);
   }
 
   private get k(): Kysely<Database> {
@@ -68,16 +71,22 @@ export class SqlDeliveryQueue implements DeliveryQueue {
 
   async deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number> {
     let deferred = 0;
+    // In slices, far below either database's limit on bound parameters.
     for (let i = 0; i < input.ids.length; i += 500) {
-      const res = await this.k
+      const query = this.k
         .updateTable('webhook_deliveries')
         .set({ claimed_by: null, claimed_until: null, next_attempt_at: input.until, updated_at: input.now })
         .where('id', 'in', input.ids.slice(i, i + 500))
         .where('claimed_by', '=', input.worker)
         .where('status', '=', 'pending')
-        .modifyEnd(fleetWide('webhook-claims-defer'))
-        .executeTakeFirst();
-      deferred += Number(res.numUpdatedRows);
+        .modifyEnd(fleetWide('webhook-claims-defer'));
+      const sqlite = this.idleSqlite;
+      if (sqlite) {
+        // Worker bookkeeping, like a claim: a hand-back lost in a crash only leaves the rows to be
+        // claimed (and handed back) again, so it does not wait for a sync.
+        const { sql: text, parameters } = query.compile();
+        deferred += this.durability.relaxed(() => sqlite.prepare(text).run(...parameters).changes);
+      } else deferred += Number((await query.executeTakeFirst()).numUpdatedRows);
     }
     return deferred;
   }
@@ -101,18 +110,26 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 
   async claim(input: ClaimParams): Promise<ClaimedDelivery[]> {
-    const params = claimParams(this.db.dialect, input);
+    const dialect = this.db.dialect;
+    const sql = CLAIM_SQL[dialect];
+    const params = claimParams(dialect, input);
     const sqlite = this.idleSqlite;
     if (sqlite) {
-      const ids = this.durability.relaxed(() => sqlite.prepare(this.claimSql).all(...params) as { id: number }[]);
-      if (ids.length === 0) return [];
-      return sqlite.prepare(this.load.compiled.sql).all(JSON.stringify(ids.map((r) => r.id))) as ClaimedDelivery[];
+      const claimed = this.durability.relaxed(() => sqlite.prepare(sql.claim).all(...params) as ClaimedRow[]);
+      if (claimed.length === 0) return [];
+      const load = loadParams(dialect, claimed);
+      return assemble(
+        claimed,
+        sqlite.prepare(sql.events).all(...load.events) as EventRow[],
+        sqlite.prepare(sql.owners).all(...load.owners) as OwnerRow[],
+      );
     }
-    const claimed = await this.k.executeQuery<{ id: number | string }>(CompiledQuery.raw(this.claimSql, params));
-    if (claimed.rows.length === 0) return [];
-    const ids = claimed.rows.map((r) => Number(r.id));
-    const list = this.db.dialect === 'sqlite' ? JSON.stringify(ids) : ids;
-    return (await this.k.executeQuery<ClaimedDelivery>(CompiledQuery.raw(this.load.compiled.sql, [list]))).rows;
+    const claimed = (await this.k.executeQuery<ClaimedRow>(CompiledQuery.raw(sql.claim, params))).rows;
+    if (claimed.length === 0) return [];
+    const load = loadParams(dialect, claimed);
+    const events = await this.k.executeQuery<EventRow>(CompiledQuery.raw(sql.events, load.events));
+    const owners = await this.k.executeQuery<OwnerRow>(CompiledQuery.raw(sql.owners, load.owners));
+    return assemble(claimed, events.rows, owners.rows);
   }
 
   async recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: WriteContext): Promise<void> {
@@ -149,93 +166,4 @@ const NOTHING: StatementResult = { ids: [], changes: 0 };
 async function runStatement(k: Kysely<Database>, s: Statement): Promise<StatementResult> {
   const res = await k.executeQuery<{ id?: number | string }>(CompiledQuery.raw(s.sql, s.params));
   return { ids: res.rows.map((r) => Number(r.id)), changes: Number(res.numAffectedRows ?? 0) };
-}
-
-/**
- * Claims up to `limit` due rows, oldest first, leaving out the given subscriptions; returns their
- * ids. One SQL text for every call: the subscriptions left out are a JSON array (SQLite) or an
- * array parameter (PostgreSQL).
- */
-function claimStatement(dialect: 'sqlite' | 'postgres'): string {
-  // `status = 'pending'` is written out so that SQLite can use the partial index.
-  if (dialect === 'sqlite') {
-    return `update webhook_deliveries set claimed_by = ?, claimed_until = ?
-      where id in (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= ? and (claimed_until is null or claimed_until < ?)
-          and subscription_id not in (select value from json_each(?))
-        order by next_attempt_at, id
-        limit ?
-      )
-      returning id /* fleet-wide: webhook-claim */`;
-  }
-  return `update webhook_deliveries set claimed_by = $1, claimed_until = $2
-    where id in (
-      select id from webhook_deliveries
-      where status = 'pending' and next_attempt_at <= $3 and (claimed_until is null or claimed_until < $3)
-        and not (subscription_id = any($4::bigint[]))
-      order by next_attempt_at, id
-      limit $5
-      for update skip locked
-    )
-    returning id /* fleet-wide: webhook-claim */`;
-}
-
-function claimParams(dialect: 'sqlite' | 'postgres', c: ClaimParams): unknown[] {
-  if (dialect === 'sqlite') return [c.worker, c.leaseUntil, c.now, c.now, JSON.stringify(c.excludeSubscriptions), c.limit];
-  return [c.worker, c.leaseUntil, c.now, [...c.excludeSubscriptions], c.limit];
-}
-
-/** What a claim loads for each delivery, for the ids given (one parameter: the list of ids). */
-function loadQuery(k: Kysely<Database>, dialect: 'sqlite' | 'postgres'): PreparedQuery<ClaimedDelivery> {
-  return defineQuery((p) =>
-    k
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_events as e', (j) => j.onRef('e.store_id', '=', 'd.store_id').onRef('e.id', '=', 'd.event_id'))
-      .innerJoin('stores as st', 'st.id', 'd.store_id')
-      .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
-      .leftJoin('apps as a', 'a.id', 'd.app_id')
-      .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 'd.store_id').onRef('i.app_id', '=', 'd.app_id'))
-      .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 'd.store_id').onRef('p.id', '=', 'd.private_app_id'))
-      .select([
-        'd.id',
-        'd.store_id',
-        'd.webhook_id',
-        'd.event_id',
-        'd.topic',
-        'd.subscription_id',
-        'd.attempts',
-        'd.app_id',
-        'd.private_app_id',
-        'e.payload',
-        'e.created_at as event_at',
-        'st.name as store_name',
-        's.id as sub_id',
-        's.address',
-        's.api_version',
-        's.disabled_at',
-        'a.client_secret_enc',
-        'a.privacy_webhook_url',
-        'a.previous_secret_enc',
-        'a.previous_secret_expires_at',
-        'i.id as installation_id',
-        'i.uninstalled_at',
-        'i.installed_at',
-        'i.scopes as installation_scopes',
-        'p.id as private_id',
-        'p.webhook_secret_enc',
-        'p.previous_webhook_secret_enc',
-        'p.previous_webhook_secret_expires_at',
-        'p.revoked_at',
-        'p.scopes as private_scopes',
-      ])
-      .where(
-        dialect === 'sqlite'
-          ? sql<boolean>`d.id in (select value from json_each(${p('ids')}))`
-          : sql<boolean>`d.id = any(${p('ids')}::bigint[])`,
-      )
-      .orderBy('d.next_attempt_at')
-      .orderBy('d.id')
-      .modifyEnd(fleetWide('webhook-claim-load')),
-  ) as PreparedQuery<ClaimedDelivery>;
 }
