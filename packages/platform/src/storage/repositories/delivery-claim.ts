@@ -18,18 +18,10 @@ export interface ClaimParams {
 }
 
 /** A delivery row as the claim returns it. */
-export interface ClaimedRow {
-  id: number;
-  store_id: number;
-  webhook_id: string;
-  event_id: string;
-  topic: string;
-  subscription_id: number;
-  attempts: number;
-  app_id: number | null;
-  private_app_id: number | null;
-  next_attempt_at: number;
-}
+export type ClaimedRow = Pick<
+  ClaimedDelivery,
+  'id' | 'store_id' | 'webhook_id' | 'event_id' | 'topic' | 'subscription_id' | 'attempts' | 'app_id' | 'private_app_id'
+> & { next_attempt_at: number };
 
 export interface EventRow {
   id: string;
