@@ -114,6 +114,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
       'partner-disabled-subscriptions',
       'webhook-claim',
       'webhook-claim-load',
+      'webhook-claims-defer',
       'webhook-claims-release',
       'webhook-claims-renew',
       'webhook-prune',
