@@ -5,11 +5,14 @@
 // - PostgreSQL: one statement, the inserts as data-modifying CTEs over the claim, committed on its
 //   own: one round trip per grant;
 // - SQLite: the claim (UPDATE … FROM … RETURNING), then the inserts, inside the group commit.
+// On PostgreSQL each grant also comes in a form for a client checked on a copy of its app kept in
+// memory: the same statement, which changes nothing unless the app row is still that copy, and
+// tells that case apart from a grant that is not the usual one.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineQuery, type QueryRunner } from '../prepared-query.ts';
-import type { CodeRedemption, RefreshRotation } from '../ports.ts';
+import type { AppRow, CodeRedemption, RefreshRotation } from '../ports.ts';
 import type { Database } from '../schema.ts';
-import type { PreparedStatements } from './prepared-statements.ts';
+import { APP_COLUMNS, type PreparedStatements } from './prepared-statements.ts';
 
 type Param = <T = string>(name: string) => T;
 const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: () => raw.compile(k) });
@@ -34,43 +37,85 @@ const REFRESH_COLUMNS = sql.raw(
   'token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at, access_expires_at, rotated_at',
 );
 
-function postgresStatements(k: Kysely<Database>) {
-  const pair = (p: Param, family: RawBuilder<unknown>) => ({
-    access: sql`insert into access_tokens (${ACCESS_COLUMNS})
+// The app as the client was checked on: its row must still hold every column the services see
+// (any change of the app, not only of the columns a check reads today, sends the grant back to a
+// fresh read). `apps` is one table, not split by store.
+const APP_VALUES = APP_COLUMNS.filter((c) => c !== 'id');
+const appParam = (column: string) => `app_${column}`;
+const checkedApp = (p: Param) =>
+  sql`select 1 from apps where id = ${p<number>('app')} and ${sql.join(
+    APP_VALUES.map((c) => sql`${sql.ref(c)} is not distinct from ${p(appParam(c))}`),
+    sql` and `,
+  )}`;
+
+/**
+ * A PostgreSQL grant in parts: the claim (given what else it must require), the CTEs that store
+ * what it claimed (the last one, `issued`, returning the new refresh token's row), and the columns
+ * of that row the grant answers with.
+ */
+interface GrantParts {
+  claim(p: Param, require: RawBuilder<unknown>): RawBuilder<unknown>;
+  store(p: Param): RawBuilder<unknown>;
+  answer: RawBuilder<unknown>;
+}
+
+const storePair = (p: Param, family: RawBuilder<unknown>) => sql`access as (insert into access_tokens (${ACCESS_COLUMNS})
       select ${text(p, 'accessHash')}, ${family}, installation_id, ${big(p, 'store')}, ${big(p, 'app')}, scopes,
-        ${big(p, 'accessExpires')}, null, ${big(p, 'now')}, null from claimed`,
-    refresh: sql`insert into refresh_tokens (${REFRESH_COLUMNS})
+        ${big(p, 'accessExpires')}, null, ${big(p, 'now')}, null from claimed
+    ), issued as (insert into refresh_tokens (${REFRESH_COLUMNS})
       select ${text(p, 'refreshHash')}, ${family}, installation_id, ${big(p, 'store')}, ${big(p, 'app')}, scopes,
-        ${big(p, 'refreshExpires')}, null, ${big(p, 'now')}, ${big(p, 'accessExpires')}, null from claimed`,
-  });
+        ${big(p, 'refreshExpires')}, null, ${big(p, 'now')}, ${big(p, 'accessExpires')}, null from claimed
+      returning installation_id, scopes)`;
+
+const REFRESH_GRANT: GrantParts = {
+  claim: (p, require) => sql`update refresh_tokens as r set rotated_at = ${big(p, 'now')} from token_families as f
+    where ${liveRefresh(p)} ${require}
+    returning r.family_id, r.installation_id, r.scopes`,
+  store: (p) => storePair(p, sql`family_id`),
+  answer: sql`scopes`,
+};
+
+const CODE_GRANT: GrantParts = {
+  claim: (p, require) => sql`update authorization_codes as c set used_at = ${big(p, 'now')}, family_id = ${text(p, 'family')}
+    from installations as i
+    where ${liveCode(p)} ${require}
+    returning c.installation_id, c.scopes`,
+  store: (p) => sql`family as (
+      insert into token_families (id, installation_id, store_id, created_at, revoked_at)
+      select ${text(p, 'family')}, installation_id, ${big(p, 'store')}, ${big(p, 'now')}, null from claimed
+    ), ${storePair(p, text(p, 'family'))}`,
+  answer: sql`installation_id, scopes`,
+};
+
+/** The grant as one statement: a row when it was the usual grant, none otherwise. */
+const plainGrant = <R>(k: Kysely<Database>, g: GrantParts) =>
+  defineQuery<R>((p) => compilable(k, sql<R>`with claimed as (${g.claim(p, sql``)}), ${g.store(p)} select ${g.answer} from issued`));
+
+/** The answer of a checked grant: the grant's columns are null when it was not the usual one. */
+type CheckedRow<R> = { app_unchanged: boolean } & { [K in keyof R]: R[K] | null };
+
+/**
+ * The grant as one statement that also requires the app row to be the copy the client was checked
+ * on (`app_*` parameters): always one row, whose `app_unchanged` tells a changed or missing app
+ * (nothing changed) from a grant that is simply not the usual one.
+ */
+const checkedGrant = <R>(k: Kysely<Database>, g: GrantParts) =>
+  defineQuery<CheckedRow<R>>((p) =>
+    compilable(
+      k,
+      sql<CheckedRow<R>>`with checked_app as (${checkedApp(p)}),
+        claimed as (${g.claim(p, sql`and exists (select from checked_app)`)}), ${g.store(p)}
+        select exists (select from checked_app) as app_unchanged, issued.*
+        from (select) as one left join (select ${g.answer} from issued) as issued on true`,
+    ),
+  );
+
+function postgresStatements(k: Kysely<Database>) {
   return {
-    rotateRefresh: defineQuery<{ scopes: string }>((p) => {
-      const { access, refresh } = pair(p, sql`family_id`);
-      return compilable(
-        k,
-        sql<{ scopes: string }>`with claimed as (
-          update refresh_tokens as r set rotated_at = ${big(p, 'now')} from token_families as f
-          where ${liveRefresh(p)}
-          returning r.family_id, r.installation_id, r.scopes
-        ), access as (${access})
-        ${refresh} returning scopes`,
-      );
-    }),
-    redeemCode: defineQuery<{ scopes: string; installation_id: number }>((p) => {
-      const { access, refresh } = pair(p, text(p, 'family'));
-      return compilable(
-        k,
-        sql<{ scopes: string; installation_id: number }>`with claimed as (
-          update authorization_codes as c set used_at = ${big(p, 'now')}, family_id = ${text(p, 'family')} from installations as i
-          where ${liveCode(p)}
-          returning c.installation_id, c.scopes
-        ), family as (
-          insert into token_families (id, installation_id, store_id, created_at, revoked_at)
-          select ${text(p, 'family')}, installation_id, ${big(p, 'store')}, ${big(p, 'now')}, null from claimed
-        ), access as (${access})
-        ${refresh} returning installation_id, scopes`,
-      );
-    }),
+    rotateRefresh: plainGrant<{ scopes: string }>(k, REFRESH_GRANT),
+    redeemCode: plainGrant<{ scopes: string; installation_id: number }>(k, CODE_GRANT),
+    rotateRefreshChecked: checkedGrant<{ scopes: string }>(k, REFRESH_GRANT),
+    redeemCodeChecked: checkedGrant<{ scopes: string; installation_id: number }>(k, CODE_GRANT),
   };
 }
 
@@ -122,14 +167,39 @@ const codeParams = (appId: number, r: CodeRedemption) => ({
   challenge: r.codeChallenge,
 });
 
-export function postgresGrantSteps(k: Kysely<Database>): GrantSteps {
+/**
+ * A grant run for a client checked on a copy of its app: `appChanged` when the app row is no
+ * longer that copy (or is gone), and nothing was changed; else what the plain grant answers.
+ */
+export type CheckedGrant<T> = { appChanged: true } | { appChanged: false; granted: T | undefined };
+
+export interface CheckedGrantSteps extends GrantSteps {
+  rotateRefreshChecked(run: QueryRunner, app: AppRow, r: RefreshRotation): Promise<CheckedGrant<{ scopes: string }>>;
+  redeemCodeChecked(run: QueryRunner, app: AppRow, r: CodeRedemption): Promise<CheckedGrant<{ scopes: string; installationId: number }>>;
+}
+
+const appParams = (app: AppRow) => Object.fromEntries(APP_VALUES.map((c) => [appParam(c), app[c]]));
+
+export function postgresGrantSteps(k: Kysely<Database>): CheckedGrantSteps {
   const q = postgresStatements(k);
+  const code = (row: { scopes: string; installation_id: number }) => ({ scopes: row.scopes, installationId: row.installation_id });
   return {
     statements: Object.values(q).map((s) => s.compiled.sql),
     rotateRefresh: (run, appId, r) => run.first(q.rotateRefresh, { ...pairParams(appId, r), hash: r.tokenHash }),
     async redeemCode(run, appId, r) {
       const row = await run.first(q.redeemCode, codeParams(appId, r));
-      return row && { scopes: row.scopes, installationId: row.installation_id };
+      return row && code(row);
+    },
+    async rotateRefreshChecked(run, app, r) {
+      const row = await run.first(q.rotateRefreshChecked, { ...pairParams(app.id, r), ...appParams(app), hash: r.tokenHash });
+      if (!row?.app_unchanged) return { appChanged: true };
+      return { appChanged: false, granted: row.scopes === null ? undefined : { scopes: row.scopes } };
+    },
+    async redeemCodeChecked(run, app, r) {
+      const row = await run.first(q.redeemCodeChecked, { ...codeParams(app.id, r), ...appParams(app) });
+      if (!row?.app_unchanged) return { appChanged: true };
+      const { scopes, installation_id } = row;
+      return { appChanged: false, granted: scopes === null || installation_id === null ? undefined : code({ scopes, installation_id }) };
     },
   };
 }
