@@ -1309,6 +1309,94 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(seen.slice(2)).toEqual([undefined, undefined]);
     });
 
+    it.runIf(target.dialect === 'postgres' || target.file)(
+      'rotateRefresh and redeemCode check the client on its app as it is now, though another node changed it since this node last read it',
+      async () => {
+        // The node under test, and another node on the same database (its own connections).
+        const recorded = target.dialect === 'postgres' ? recordingStorage((config as { url: string }).url) : undefined;
+        const node = recorded ? recorded.storage : s;
+        const other = openStorage(config);
+        try {
+          const w = await world(s);
+          const seen: (AppRow | undefined)[] = [];
+          // Accepts the app while it holds this secret and redirect URI, as the token endpoint's check does.
+          const client = (secret: string, redirectUri = w.app.redirect_uri, lookupId = w.app.client_id): ClientCheck => ({
+            lookupId,
+            check: (app) => {
+              seen.push(app);
+              if (!app || app.client_secret_enc !== secret || app.redirect_uri !== redirectUri) throw new Error('client refused');
+              return app;
+            },
+          });
+          const rotation = (p: NewTokenPair): RefreshRotation => {
+            const n = tag('n');
+            return {
+              storeId: w.store.id,
+              accessHash: `access-${n}`,
+              refreshHash: `refresh-${n}`,
+              accessExpiresAt: NOW + HOUR,
+              refreshExpiresAt: NOW + DAY,
+              now: NOW + 1,
+              tokenHash: p.refreshHash,
+            };
+          };
+          const rotatedAt = async (p: NewTokenPair) => (await s.grants.run((q) => q.refreshByHash(w.store.id, p.refreshHash)))?.rotated_at;
+          const secret = w.app.client_secret_enc;
+
+          // The first grant reads the app; the next is checked on what it read, the grant then one
+          // statement on PostgreSQL.
+          expect((await node.grants.rotateRefresh(client(secret), rotation(await issue(s, w)))).rotated).toBeDefined();
+          const queriesBefore = recorded?.queries.length ?? 0;
+          expect((await node.grants.rotateRefresh(client(secret), rotation(await issue(s, w)))).rotated).toBeDefined();
+          if (recorded) expect(recorded.queries.slice(queriesBefore).map((q) => q.sql)).toHaveLength(1);
+
+          // The secret replaced on the other node: the old one is refused, and nothing changes.
+          await other.apps.updateSecrets(w.app.id, { current: 'sealed-second', previous: null, previousExpiresAt: null });
+          const held = await issue(s, w);
+          await expect(node.grants.rotateRefresh(client(secret), rotation(held))).rejects.toThrow('client refused');
+          expect(seen.at(-1)).toMatchObject({ id: w.app.id, client_secret_enc: 'sealed-second' });
+          expect(await rotatedAt(held)).toBeNull();
+          // Replaced once more: this node's last read refuses the newest secret, the app as it is now takes it.
+          await other.apps.updateSecrets(w.app.id, { current: 'sealed-third', previous: null, previousExpiresAt: null });
+          expect((await node.grants.rotateRefresh(client('sealed-third'), rotation(held))).rotated).toBeDefined();
+          expect(await rotatedAt(held)).toBe(NOW + 1);
+
+          // The redirect URI changed on the other node: a code presented with the old one is refused, unused.
+          const code = tag('code-hash');
+          await s.tokens.insertCode({ ...newCode(w, code), codeChallenge: null });
+          const redemption = (): CodeRedemption => ({
+            ...rotation(held),
+            codeHash: code,
+            familyId: tag('family'),
+            redirectUri: w.app.redirect_uri,
+            codeChallenge: null,
+          });
+          await other.apps.updateUrls(w.app.id, w.app.app_url, 'https://moved.example/callback');
+          await expect(node.grants.redeemCode(client('sealed-third'), redemption())).rejects.toThrow('client refused');
+          expect(await s.grants.run((q) => q.codeByHash(w.store.id, code))).toMatchObject({ used_at: null });
+          await other.apps.updateUrls(w.app.id, w.app.app_url, 'https://moved-again.example/callback');
+          const moved = client('sealed-third', 'https://moved-again.example/callback');
+          expect((await node.grants.redeemCode(moved, redemption())).redeemed).toMatchObject({ installationId: w.installation.id });
+
+          // The app gone from under its client_id: refused as unknown, nothing changed.
+          const last = await issue(s, w);
+          expect((await node.grants.rotateRefresh(moved, rotation(await issue(s, w)))).rotated).toBeDefined();
+          await other.db.kysely
+            .updateTable('apps')
+            .set({ client_id: tag('client-renamed') })
+            .where('id', '=', w.app.id)
+            .execute();
+          await expect(node.grants.rotateRefresh(moved, rotation(last))).rejects.toThrow('client refused');
+          expect(seen.at(-1)).toBeUndefined();
+          expect(await rotatedAt(last)).toBeNull();
+          if (target.partitions) expect(await unroutedQueries((config as { url: string }).url, recorded!.queries)).toEqual([]);
+        } finally {
+          await other.close();
+          await recorded?.close();
+        }
+      },
+    );
+
     it('claimRefresh once; revokeAccess ends one access token; revokeFamily is folded into every token of the family', async () => {
       const w = await world(s);
       const p = await issue(s, w);
