@@ -7,7 +7,8 @@ import { ALL_SCOPES, allows, covers, describeScope, formatScopes, parseScopes, S
 import { RESOURCE_DEFS } from '../src/domain/resources.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
-import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken, pooledRandomBytes } from '../src/domain/tokens.ts';
+import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../src/domain/tokens.ts';
+import { pooledRandomBytes } from '../src/domain/random.ts';
 import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 import { checkWebhookAddress, isNonPublicAddress } from '../src/domain/ssrf.ts';
 

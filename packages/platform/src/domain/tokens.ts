@@ -1,22 +1,7 @@
 // Opaque random tokens with readable prefixes (`sg_at_`, `sg_rt_`...), so that secret scanners can
 // recognise leaked ones; only their SHA-256 hashes are stored.
-import { createHmac, hash, randomFillSync } from 'node:crypto';
-
-// Random bytes come from the CSPRNG in 4 KB refills handed out in slices (each slice is used once):
-// one system call per ~100 tokens instead of one per token.
-const POOL_SIZE = 4096;
-let pool = Buffer.allocUnsafe(0);
-let offset = 0;
-export function pooledRandomBytes(n: number): Buffer {
-  if (n > POOL_SIZE) return randomFillSync(Buffer.allocUnsafe(n));
-  if (offset + n > pool.length) {
-    pool = randomFillSync(Buffer.allocUnsafe(POOL_SIZE));
-    offset = 0;
-  }
-  const out = Buffer.from(pool.subarray(offset, offset + n));
-  offset += n;
-  return out;
-}
+import { createHmac, hash } from 'node:crypto';
+import { pooledRandomBytes } from './random.ts';
 
 export const TOKEN_PREFIX = {
   access: 'sg_at_',

@@ -2,7 +2,6 @@
 // matching active subscription inside the change's own transaction. A rollback takes them with it;
 // a commit makes them durable before anyone is told (storage then wakes this process's worker;
 // other processes find the rows when they poll).
-import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import type { ResourceName } from '../domain/resources.ts';
 import { storedScopes } from '../domain/scopes.ts';
@@ -15,13 +14,14 @@ import {
   type WebhookTopic,
 } from '../domain/webhook-topics.ts';
 import type { Repositories } from '../storage/ports.ts';
+import { pooledRandomBytes } from '../domain/random.ts';
 
 export function newWebhookId(): string {
-  return `wh_${randomBytes(16).toString('base64url')}`;
+  return `wh_${pooledRandomBytes(16).toString('base64url')}`;
 }
 
 function newEventId(): string {
-  return `evt_${randomBytes(16).toString('base64url')}`;
+  return `evt_${pooledRandomBytes(16).toString('base64url')}`;
 }
 
 export interface ResourceChange {

@@ -49,7 +49,17 @@ export function durabilityFor(kysely: Kysely<Database>, sqlite: SQLite.Database 
     return new Promise((resolve, reject) => fdatasync(fd, (err) => (err ? reject(err) : resolve())));
   };
   const flush = coalescedFlush(syncWal);
-  const setSynchronous = (value: string) => sqlite.pragma(`synchronous = ${value}`);
+  // Every change of the setting goes through here, so the current one is known without asking
+  // SQLite; the two statements are prepared once (a pragma() call would parse its text each time,
+  // and this runs twice per transaction).
+  const pragmas = new Map<string, SQLite.Statement>();
+  let synchronous = DEFAULT_SYNCHRONOUS;
+  const setSynchronous = (value: 'NORMAL' | typeof DEFAULT_SYNCHRONOUS) => {
+    let stmt = pragmas.get(value);
+    if (!stmt) pragmas.set(value, (stmt = sqlite.prepare(`PRAGMA synchronous = ${value}`)));
+    stmt.run();
+    synchronous = value;
+  };
   const unsynced = <T>(work: () => Promise<T>): Promise<T> =>
     // Holding Kysely's connection from the pragma to the commit keeps every other user of the
     // (single) connection out, so nothing else commits unsynced in between.
@@ -79,8 +89,7 @@ export function durabilityFor(kysely: Kysely<Database>, sqlite: SQLite.Database 
     relaxed(work) {
       // Inside another window (a batch between its statements) the setting is NORMAL already and
       // must stay so until that window closes it.
-      const before = sqlite.pragma('synchronous', { simple: true }) as number;
-      if (before <= 1) return work();
+      if (synchronous === 'NORMAL') return work();
       setSynchronous('NORMAL');
       try {
         return work();

@@ -17,6 +17,7 @@ import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
 import { SqlIdempotencyRepository } from './repositories/idempotency-repository.ts';
 import type { Executor } from './repositories/executor.ts';
+import { outboxStatements } from './repositories/outbox-statements.ts';
 import { preparedStatements, type PreparedStatements } from './repositories/prepared-statements.ts';
 import { SqlResourceRepository } from './repositories/resource-repository.ts';
 import { SqlRevealRepository } from './repositories/reveal-repository.ts';
@@ -61,6 +62,7 @@ export function openStorage(config: DatabaseConfig, options: StorageOptions = {}
 export function storageOn(db: Db): OpenStorage {
   const durability = durabilityFor(db.kysely, db.sqlite);
   const prepared: PreparedStatements = preparedStatements(db.kysely);
+  const outbox = outboxStatements(db.kysely, db.dialect);
   let listeners = queuedListeners.get(db);
   if (!listeners) queuedListeners.set(db, (listeners = new Set()));
   const notify = () => {
@@ -72,13 +74,14 @@ export function storageOn(db: Db): OpenStorage {
     // Outside a transaction SQLite runs hot queries synchronously on its one connection.
     runner: db.sqlite && !inTransaction ? new SqliteRunner(db.sqlite) : new KyselyRunner(k),
     prepared,
+    outbox,
     deliveriesQueued: onQueued,
   });
   const base = repositories(executor(db.kysely, false, notify));
   const grants = db.sqlite
     ? new SqliteGroupCommit(db.sqlite, durability, db.kysely, prepared)
     : new PerGrantTransactions(db.kysely, prepared);
-  db.prepareStatements([...Object.values(prepared).map((q) => q.compiled.sql), ...grants.statements]);
+  db.prepareStatements([...[...Object.values(prepared), ...Object.values(outbox)].map((q) => q.compiled.sql), ...grants.statements]);
   const stamp = db.sqlite ? sqliteChangeStamp(db.sqlite, db.writes) : undefined;
   db.onClose(() => durability.close());
   return {

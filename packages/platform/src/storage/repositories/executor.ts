@@ -4,6 +4,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { QueryRunner } from '../prepared-query.ts';
 import type { Database } from '../schema.ts';
+import type { OutboxStatements } from './outbox-statements.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 
 export interface Executor {
@@ -14,6 +15,8 @@ export interface Executor {
   readonly runner: QueryRunner;
   /** The hot-path queries, compiled once for this database. */
   readonly prepared: PreparedStatements;
+  /** The outbox's statements, compiled once for this database. */
+  readonly outbox: OutboxStatements;
   /** Webhook deliveries were queued: the workers of this process are woken once this commits. */
   deliveriesQueued(): void;
 }

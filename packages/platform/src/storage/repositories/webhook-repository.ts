@@ -143,22 +143,10 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   recipients(storeId: number, topic: WebhookTopic, uninstalledAppId?: number): Promise<Recipient[]> {
-    let q = this.k
-      .selectFrom('webhook_subscriptions as s')
-      .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
-      .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 's.store_id').onRef('p.id', '=', 's.private_app_id'))
-      .select(['s.id', 's.app_id', 's.private_app_id'])
-      .select((eb) => eb.fn.coalesce('i.scopes', 'p.scopes').as('scopes'))
-      .where('s.store_id', '=', storeId)
-      .where('s.topic', '=', topic)
-      .where('s.disabled_at', 'is', null);
-    if (uninstalledAppId !== undefined) q = q.where('s.app_id', '=', uninstalledAppId);
-    else {
-      q = q
-        .where((eb) => eb.or([eb('s.app_id', 'is', null), eb.and([eb('i.id', 'is not', null), eb('i.uninstalled_at', 'is', null)])]))
-        .where((eb) => eb.or([eb('s.private_app_id', 'is', null), eb.and([eb('p.id', 'is not', null), eb('p.revoked_at', 'is', null)])]));
-    }
-    return q.orderBy('s.id').execute();
+    const { outbox, runner } = this.x;
+    return uninstalledAppId === undefined
+      ? runner.all(outbox.recipients, { store: storeId, topic })
+      : runner.all(outbox.appRecipients, { store: storeId, topic, app: uninstalledAppId });
   }
 
   async insertEvent(
@@ -166,35 +154,22 @@ export class SqlWebhookRepository implements WebhookRepository {
     deliveries: NewDelivery[],
   ): Promise<void> {
     if (deliveries.length === 0) return;
+    const { outbox, runner } = this.x;
     const now = event.now;
-    const due = event.dueAt ?? now;
-    await this.k
-      .insertInto('webhook_events')
-      .values({ id: event.id, store_id: event.storeId, topic: event.topic, payload: event.payload, created_at: now })
-      .execute();
-    await this.k
-      .insertInto('webhook_deliveries')
-      .values(
-        deliveries.map((d) => ({
-          webhook_id: d.webhookId,
-          event_id: event.id,
-          subscription_id: d.subscriptionId,
-          store_id: event.storeId,
-          app_id: d.appId,
-          private_app_id: d.privateAppId,
-          topic: event.topic,
-          status: 'pending' as const,
-          attempts: 0,
-          next_attempt_at: due,
-          claimed_by: null,
-          claimed_until: null,
-          last_status: null,
-          last_error: null,
-          created_at: now,
-          updated_at: now,
-        })),
-      )
-      .execute();
+    await runner.run(outbox.insertEvent, { id: event.id, store: event.storeId, topic: event.topic, payload: event.payload, now });
+    const common = { event: event.id, store: event.storeId, topic: event.topic, due: event.dueAt ?? now, now };
+    await runner.run(
+      outbox.insertDeliveries,
+      this.x.dialect === 'sqlite'
+        ? { ...common, rows: JSON.stringify(deliveries.map((d) => [d.webhookId, d.subscriptionId, d.appId, d.privateAppId])) }
+        : {
+            ...common,
+            webhookIds: deliveries.map((d) => d.webhookId),
+            subscriptionIds: deliveries.map((d) => d.subscriptionId),
+            appIds: deliveries.map((d) => d.appId),
+            privateAppIds: deliveries.map((d) => d.privateAppId),
+          },
+    );
     this.x.deliveriesQueued();
   }
 
