@@ -178,7 +178,13 @@ export interface CheckedGrantSteps extends GrantSteps {
   redeemCodeChecked(run: QueryRunner, app: AppRow, r: CodeRedemption): Promise<CheckedGrant<{ scopes: string; installationId: number }>>;
 }
 
-const appParams = (app: AppRow) => Object.fromEntries(APP_VALUES.map((c) => [appParam(c), app[c]]));
+// Built once per app row read (the same row serves many grants), not once per grant.
+const appParamsByRow = new WeakMap<AppRow, Record<string, unknown>>();
+function appParams(app: AppRow): Record<string, unknown> {
+  let params = appParamsByRow.get(app);
+  if (!params) appParamsByRow.set(app, (params = Object.fromEntries(APP_VALUES.map((c) => [appParam(c), app[c]]))));
+  return params;
+}
 
 export function postgresGrantSteps(k: Kysely<Database>): CheckedGrantSteps {
   const q = postgresStatements(k);
