@@ -4,7 +4,8 @@
 // subscription and owner). Joining all of it per delivery would read the same event payload and
 // the same owner once for every delivery; a batch of deliveries mostly shares a few of each.
 // Each SQL text is the same for every claim (lists go in as one JSON array on SQLite, as arrays on
-// PostgreSQL), so it is compiled and planned once.
+// PostgreSQL), so it is compiled and planned once. On PostgreSQL the events read also names its ids
+// as `id = any(array)`, for the planner's sake (see delivery-outcomes.ts).
 import type { ClaimedDelivery } from '../ports.ts';
 
 type Dialect = 'sqlite' | 'postgres';
@@ -86,6 +87,7 @@ export const CLAIM_SQL = {
       returning ${RETURNED} /* fleet-wide: webhook-claim */`,
     events: `select e.id, e.store_id, e.payload, e.created_at as event_at
       from unnest($1::bigint[], $2::text[]) as v (store_id, id) join webhook_events e on e.store_id = v.store_id and e.id = v.id
+      where e.id = any($2::text[])
       /* fleet-wide: webhook-claim-load */`,
     owners: `select ${OWNER_COLUMNS}
       from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) as v (store_id, subscription_id, app_id, private_app_id)

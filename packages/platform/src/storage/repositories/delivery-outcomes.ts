@@ -24,6 +24,11 @@ export interface WriteContext {
 
 type Dialect = 'sqlite' | 'postgres';
 
+// On PostgreSQL each set-based statement also names its rows as `id = any(array)`: the planner
+// estimates that from the array's length, whereas it cannot see how many rows an unnest() join
+// brings. Without it, on a table that grew faster than its statistics were refreshed (a backlog
+// committed at once), it chose to read every pending row once per row of the batch (seconds for a
+// batch of 500, so outcomes fell behind the sends and the claims' leases ran out).
 const SQL = {
   sqlite: {
     attempts: `insert into webhook_attempts (store_id, delivery_id, attempted_at, status_code, latency_ms, response_body, error)
@@ -49,7 +54,7 @@ const SQL = {
         last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at),
         claimed_by = null, claimed_until = null, updated_at = $7
       from unnest($1::bigint[], $2::text[], $3::int[], $4::int[], $5::text[], $6::bigint[]) as v (id, status, attempts, last_status, error, next)
-      where d.store_id = $8 and d.id = v.id and d.claimed_by = $9 and d.status = 'pending'
+      where d.store_id = $8 and d.id = any($1::bigint[]) and d.id = v.id and d.claimed_by = $9 and d.status = 'pending'
       returning d.id`,
     healthy: `update webhook_subscriptions set dead_streak = 0 where store_id = $1 and id = any($2::bigint[]) and dead_streak > 0`,
   },

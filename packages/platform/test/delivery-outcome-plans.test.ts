@@ -1,0 +1,111 @@
+// The plan PostgreSQL picks for the worker's set-based writes on a delivery table that grew faster
+// than its statistics were refreshed: a backlog committed at once, then claimed, as the webhooks
+// benchmark does it. Recording a batch of outcomes must read only the batch's rows. Joined with
+// unnest() alone, the planner read every pending row and compared it with every row of the batch
+// (seconds per batch of 500, so outcomes fell behind the sends); that plan fails here.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLAIM_SQL } from '../src/storage/repositories/delivery-claim.ts';
+import { outcomeWrites } from '../src/storage/repositories/delivery-outcomes.ts';
+import type { DeliveryOutcome } from '../src/storage/ports.ts';
+import { openDatabase } from '../src/storage/database.ts';
+import { storageOn } from '../src/storage/sql-storage.ts';
+import { freshPostgresUrl } from './harness.ts';
+
+const ROWS = 20_000;
+const BATCH = 500;
+const STORE = 1;
+const WORKER = 'w_plans';
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodes = (plan: PlanNode): PlanNode[] => [plan, ...(plan.Plans ?? []).flatMap(nodes)];
+
+/** The rows each scan of `table` returned, over all its loops. */
+function rowsRead(plan: PlanNode, table: string): number[] {
+  return nodes(plan)
+    .filter((n) => n['Relation Name'] === table && n['Node Type'] !== 'ModifyTable')
+    .map((n) => (n['Actual Rows'] ?? 0) * (n['Actual Loops'] ?? 1));
+}
+
+describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL with stale statistics', () => {
+  let schema: Awaited<ReturnType<typeof freshPostgresUrl>>;
+  let client: pg.Client;
+
+  beforeAll(async () => {
+    schema = await freshPostgresUrl();
+    const storage = storageOn(openDatabase({ dialect: 'postgres', url: schema.url }, { poolSize: 1 }));
+    await storage.migrate();
+    await storage.close();
+    client = new pg.Client({ connectionString: schema.url });
+    await client.connect();
+    // Statistics stay as the migration left them (no analyze of the rows below), as they are
+    // between a bulk commit and the next autovacuum.
+    for (const table of ['webhook_deliveries', 'webhook_events'])
+      await client.query(`alter table ${table} set (autovacuum_enabled = false)`);
+    await client.query(
+      `insert into webhook_events (id, store_id, topic, payload, created_at)
+       select 'evt_' || g, ${STORE}, 'products/create', '{}', 1 from generate_series(1, ${ROWS / 8}) g`,
+    );
+    await client.query(
+      `insert into webhook_deliveries (webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status,
+         attempts, next_attempt_at, claimed_by, claimed_until, created_at, updated_at)
+       select 'wh_' || g, 'evt_' || (1 + g / 8), g % 8, ${STORE}, null, 1, 'products/create', 'pending', 0, g, null, null, 1, 1
+       from generate_series(1, ${ROWS}) g`,
+    );
+    // Claimed, as the worker does before it sends: every row gets a second version.
+    await client.query(`update webhook_deliveries set claimed_by = $1, claimed_until = 9e12`, [WORKER]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await client?.end();
+    await schema?.drop();
+  });
+
+  async function explain(text: string, params: unknown[]): Promise<PlanNode> {
+    await client.query('begin');
+    try {
+      const res = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (analyze, format json) ${text}`, params);
+      return res.rows[0]!['QUERY PLAN'][0]!.Plan;
+    } finally {
+      await client.query('rollback');
+    }
+  }
+
+  it('recording a batch of outcomes reads only the batch’s delivery rows', async () => {
+    const { rows } = await client.query<{ id: string }>('select id from webhook_deliveries order by id limit $1 offset 7000', [BATCH]);
+    const batch: DeliveryOutcome[] = rows.map((r) => ({
+      id: Number(r.id),
+      storeId: STORE,
+      subscriptionId: 1,
+      attempts: 0,
+      attempt: { attemptedAt: 5, status: 200, latencyMs: 3, responseBody: null, error: null },
+      next: { status: 'delivered' },
+    }));
+    const steps = outcomeWrites('postgres', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
+    let step = steps.next({ ids: [], changes: 0 });
+    let checked = 0;
+    while (!step.done) {
+      const { sql, params } = step.value;
+      if (/^\s*update webhook_deliveries/.test(sql)) {
+        const plan = await explain(sql, params);
+        expect(rowsRead(plan, 'webhook_deliveries').every((n) => n <= BATCH)).toBe(true);
+        checked++;
+      }
+      step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length });
+    }
+    expect(checked).toBe(1);
+  });
+
+  it('loading the events of a claim reads only those events', async () => {
+    const ids = Array.from({ length: BATCH / 8 }, (_, i) => `evt_${1000 + i}`);
+    const plan = await explain(CLAIM_SQL.postgres.events, [ids.map(() => STORE), ids]);
+    expect(rowsRead(plan, 'webhook_events').every((n) => n <= ids.length)).toBe(true);
+  });
+});
