@@ -2,7 +2,8 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
+import { WriteLockingSqliteDialect } from './sqlite-dialect.ts';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
@@ -163,7 +164,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       writes++;
       checkpointer?.wrote();
     });
-    const kysely = new Kysely<Database>({ dialect: new SqliteDialect({ database: handle }) });
+    const kysely = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
     return {
       kysely,
