@@ -1,8 +1,9 @@
-// The circuit breaker of an endpoint (pure, on a test clock) and the dispatcher that applies it
-// with the per-endpoint cap, driven by sends the test settles by hand: no timers, no sleeps.
+// The circuit breaker (pure, on a test clock) and the dispatcher that keeps one per owner at each
+// endpoint with the per-endpoint and per-owner caps, driven by sends the test settles by hand: no
+// timers, no sleeps.
 import { describe, expect, it } from 'vitest';
 import { type BreakerChange, CircuitBreaker, type EndpointVerdict, verdictOf } from '../src/webhooks/circuit-breaker.ts';
-import { OriginDispatcher } from '../src/webhooks/origin-dispatcher.ts';
+import { type Endpoint, OriginDispatcher } from '../src/webhooks/origin-dispatcher.ts';
 
 const SETTINGS = { failures: 3, coolDownMs: 1000, maxCoolDownMs: 5000 };
 
@@ -91,17 +92,20 @@ describe('circuit breaker', () => {
 interface TestJob {
   id: number;
   origin: string;
+  owner: string;
   subscriptionId: number;
 }
 
 /** A dispatcher whose sends stay open until the test settles them. */
-function harness(options: { perOrigin: number; maxInFlight: number }) {
+function harness(options: { perOrigin: number; maxInFlight: number; perOwner?: number; maxBreakers?: number }) {
   const c = clock();
   const open = new Map<number, (v: EndpointVerdict) => void>();
   const sent: TestJob[] = [];
   const handedBack: { ids: number[]; until: number }[] = [];
-  const changes: { origin: string; change: BreakerChange }[] = [];
+  const changes: { origin: string; owner: string; change: BreakerChange }[] = [];
+  const forgotten: Endpoint[] = [];
   const d = new OriginDispatcher<TestJob>({
+    perOwner: options.perOrigin,
     ...options,
     breaker: SETTINGS,
     clock: c.fn,
@@ -111,7 +115,8 @@ function harness(options: { perOrigin: number; maxInFlight: number }) {
         open.set(job.id, resolve);
       }),
     handBack: (jobs, until) => handedBack.push({ ids: jobs.map((j) => j.id), until }),
-    onBreakerChange: (origin, change) => changes.push({ origin, change }),
+    onBreakerChange: (endpoint, change) => changes.push({ ...endpoint, change }),
+    onBreakerForgotten: (endpoint) => forgotten.push(endpoint),
     onJobDone: () => {},
   });
   let next = 1;
@@ -121,12 +126,13 @@ function harness(options: { perOrigin: number; maxInFlight: number }) {
     sent,
     handedBack,
     changes,
-    enqueue(origin: string, subscriptionId: number, n = 1): number[] {
+    forgotten,
+    enqueue(origin: string, subscriptionId: number, n = 1, owner = 'A'): number[] {
       const ids: number[] = [];
       for (let i = 0; i < n; i++) {
         const id = next++;
         ids.push(id);
-        d.enqueue({ id, origin, subscriptionId });
+        d.enqueue({ id, origin, owner, subscriptionId });
       }
       return ids;
     },
@@ -177,7 +183,7 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
     expect(h.handedBack).toHaveLength(0);
     await h.settle(ids[2]!, 'failure');
     const reopenAt = h.c.now + SETTINGS.coolDownMs;
-    expect(h.changes).toEqual([{ origin: HANG, change: { from: 'closed', to: 'open', failures: 3, reopenAt } }]);
+    expect(h.changes).toEqual([{ origin: HANG, owner: 'A', change: { from: 'closed', to: 'open', failures: 3, reopenAt } }]);
     // Two more were sent as the first two failures freed their slots; the third opened the breaker
     // and the other five went back at once.
     expect(h.sent).toHaveLength(5);
@@ -235,5 +241,120 @@ describe('dispatcher: per-endpoint cap and breaker', () => {
     expect(h.handedBack).toEqual([{ ids: due.slice(1), until: h.c.now + 2000 }]);
     expect(h.sent).toHaveLength(4);
     expect(h.d.buffered).toBe(0);
+  });
+});
+
+const SHARED = 'http://127.0.0.1:1003';
+
+describe('dispatcher: owners sharing an endpoint', () => {
+  it("one owner's failures open its own breaker: another owner's deliveries to the same origin go out at once, before and after", async () => {
+    const h = harness({ perOrigin: 4, perOwner: 2, maxInFlight: 8 });
+    // X: one write fanned out to several subscriptions of a failing path.
+    const x = h.enqueue(SHARED, 1, 6, 'X');
+    for (const id of x.slice(0, 3)) await h.settle(id, 'failure');
+    const reopenAt = h.c.now + SETTINGS.coolDownMs;
+    expect(h.changes).toEqual([{ origin: SHARED, owner: 'X', change: { from: 'closed', to: 'open', failures: 3, reopenAt } }]);
+    // Two more went out as the first failures freed X's slots; the third failure opened it.
+    expect(h.handedBack).toEqual([{ ids: x.slice(4), until: reopenAt }]);
+    // Y, another store's app on a healthy path of the same origin: sent at once, the clock unmoved.
+    const y = h.enqueue(SHARED, 2, 3, 'Y');
+    expect(h.inFlight()).toEqual(expect.arrayContaining(y.slice(0, 2)));
+    expect(h.d.inFlightTo(SHARED, 'Y')).toBe(2);
+    for (const id of y) {
+      expect(h.inFlight()).toContain(id);
+      await h.settle(id, 'success');
+    }
+    expect(h.sent.filter((j) => j.owner === 'Y').map((j) => j.id)).toEqual(y);
+    // X's next deliveries go back unsent; Y's keep going, and nothing of Y was handed back.
+    const x2 = h.enqueue(SHARED, 1, 1, 'X');
+    const y2 = h.enqueue(SHARED, 2, 1, 'Y');
+    expect(h.handedBack.at(-1)).toEqual({ ids: x2, until: reopenAt });
+    expect(h.inFlight()).toContain(y2[0]);
+    expect(h.handedBack.flatMap((b) => b.ids).some((id) => y.includes(id) || y2.includes(id))).toBe(false);
+    expect(h.changes.every((c) => c.owner === 'X')).toBe(true);
+    expect(h.d.openEndpoints()).toEqual([{ origin: SHARED, owner: 'X', state: 'open' }]);
+    // Y's successes do not close X's breaker: only X's own probe does, after its cool-down.
+    h.c.now = reopenAt;
+    const probe = h.enqueue(SHARED, 1, 2, 'X');
+    expect(h.changes.at(-1)).toEqual({ origin: SHARED, owner: 'X', change: { from: 'open', to: 'half-open', failures: 3 } });
+    expect(h.inFlight()).toContain(probe[0]);
+    expect(h.inFlight()).not.toContain(probe[1]);
+    // While X's probe is out, Y still sends up to its own cap.
+    const y3 = h.enqueue(SHARED, 2, 2, 'Y');
+    expect(h.d.inFlightTo(SHARED, 'Y')).toBe(2);
+    expect(h.inFlight()).toEqual(expect.arrayContaining([y2[0]!, y3[0]!]));
+  });
+
+  it('a hanging owner holds at most its own cap; the other owners share the rest; the origin never has more than its cap', async () => {
+    const h = harness({ perOrigin: 4, perOwner: 2, maxInFlight: 16 });
+    // X's sends never settle.
+    h.enqueue(SHARED, 1, 20, 'X');
+    expect(h.d.inFlightTo(SHARED, 'X')).toBe(2);
+    const others = ['Y', 'Z', 'W'].flatMap((owner, i) => h.enqueue(SHARED, 10 + i, 10, owner));
+    const delivered = new Set<number>();
+    while (delivered.size < others.length) {
+      expect(h.d.inFlightTo(SHARED)).toBeLessThanOrEqual(4);
+      for (const owner of ['X', 'Y', 'Z', 'W']) expect(h.d.inFlightTo(SHARED, owner)).toBeLessThanOrEqual(2);
+      const id = h.inFlight().find((i) => others.includes(i));
+      expect(id, "another owner's delivery in flight").toBeDefined();
+      await h.settle(id!, 'success');
+      delivered.add(id!);
+    }
+    expect(h.d.inFlightTo(SHARED, 'X')).toBe(2);
+    expect(h.sent.filter((j) => j.owner === 'X')).toHaveLength(2);
+    // X's full lane keeps its subscription out of the next claims; the others' are still claimed.
+    h.enqueue(SHARED, 1, 2, 'X');
+    expect(h.d.saturatedSubscriptions()).toEqual([1]);
+  });
+
+  it("free slots of an origin go to its owners in turn: one owner's backlog never keeps another's waiting behind it", async () => {
+    const h = harness({ perOrigin: 2, perOwner: 2, maxInFlight: 8 });
+    h.enqueue(SHARED, 1, 6, 'A');
+    h.enqueue(SHARED, 2, 3, 'B');
+    h.enqueue(SHARED, 3, 3, 'C');
+    // Settle the oldest in flight, one at a time: each freed slot goes to the next owner in turn
+    // (B and C joined the turn behind A, which was already in it).
+    while (h.inFlight().length > 0) await h.settle(h.inFlight()[0]!, 'success');
+    expect(h.sent.map((j) => j.owner).join('')).toBe('AAABCABCABCA');
+  });
+
+  it('probes rotate across owners: each open breaker sends its own one probe, in turn with the others', async () => {
+    const h = harness({ perOrigin: 1, perOwner: 1, maxInFlight: 8 });
+    for (const owner of ['X', 'Z']) for (const id of h.enqueue(SHARED, owner === 'X' ? 1 : 2, 3, owner)) await h.settle(id, 'failure');
+    expect(h.d.openEndpoints().map((e) => e.owner)).toEqual(['X', 'Z']);
+    h.c.now += SETTINGS.coolDownMs;
+    const x = h.enqueue(SHARED, 1, 2, 'X');
+    const z = h.enqueue(SHARED, 2, 2, 'Z');
+    // The origin's one slot: X's probe; Z's waits its turn, not behind X's other delivery.
+    expect(h.inFlight()).toEqual([x[0]]);
+    await h.settle(x[0]!, 'failure');
+    expect(h.inFlight()).toEqual([z[0]]);
+    expect(h.handedBack.at(-1)).toEqual({ ids: [x[1]], until: h.c.now + 2000 });
+    await h.settle(z[0]!, 'success');
+    expect(h.inFlight()).toEqual([z[1]]);
+    expect(h.changes.filter((c) => c.change.to === 'half-open').map((c) => c.owner)).toEqual(['X', 'Z']);
+    expect(h.d.openEndpoints()).toEqual([{ origin: SHARED, owner: 'X', state: 'open' }]);
+  });
+
+  it('breakers kept are bounded: the oldest with nothing in memory are forgotten', async () => {
+    const h = harness({ perOrigin: 3, perOwner: 1, maxInFlight: 8, maxBreakers: 3 });
+    for (let i = 0; i < 5; i++) for (const id of h.enqueue(SHARED, i, 3, `O${i}`)) await h.settle(id, 'failure');
+    expect(h.d.openEndpoints().map((e) => e.owner)).toEqual(['O2', 'O3', 'O4']);
+    expect(h.forgotten).toEqual([
+      { origin: SHARED, owner: 'O0' },
+      { origin: SHARED, owner: 'O1' },
+    ]);
+    // A forgotten owner's next delivery goes out as to a healthy endpoint.
+    const again = h.enqueue(SHARED, 0, 1, 'O0');
+    expect(h.inFlight()).toEqual(again);
+  });
+
+  it('the per-owner cap is an integer from 1 to the per-endpoint cap', () => {
+    const base = { perOrigin: 4, maxInFlight: 8, breaker: SETTINGS, clock: clock().fn, send: async () => 'success' as const };
+    const rest = { onJobDone: () => {}, handBack: () => {} };
+    for (const perOwner of [0, 5, 1.5])
+      expect(() => new OriginDispatcher<TestJob>({ ...base, ...rest, perOwner })).toThrow(
+        `requests in flight per owner of an endpoint: expected an integer from 1 to 4, got ${perOwner}`,
+      );
   });
 });

@@ -434,8 +434,9 @@ describe('PlatformMetrics reads dependencies and storage at scrape time', () => 
       metrics,
       onHandedBack: (ids) => (settled = [...settled, ...ids]),
     });
-    breakers.changed('https://a.test', { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
-    breakers.changed('https://b.test', { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
+    const a = { origin: 'https://a.test', owner: '1/app/2' };
+    breakers.changed(a, { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
+    breakers.changed({ origin: 'https://b.test', owner: '3/private/4' }, { from: 'closed', to: 'open', failures: 10, reopenAt: 11_000 });
     breakers.handBack([1, 2], 11_000);
     breakers.handBack([3], 11_000);
     expect(breakers.idle).toBe(false);
@@ -448,18 +449,23 @@ describe('PlatformMetrics reads dependencies and storage at scrape time', () => 
     expect(deferred).toEqual([{ worker: 'w', ids: [1, 2, 3], until: 11_000, now: 1000 }]);
     expect(settled).toEqual([1, 2, 3]);
     expect(breakers.idle).toBe(true);
-    breakers.changed('https://a.test', { from: 'open', to: 'half-open', failures: 10 });
-    breakers.changed('https://a.test', { from: 'half-open', to: 'closed', failures: 0 });
+    breakers.changed(a, { from: 'open', to: 'half-open', failures: 10 });
+    breakers.changed(a, { from: 'half-open', to: 'closed', failures: 0 });
     s = parseExposition((await metrics.scrape()).body);
     expect(value(s, 'storegate_webhook_endpoints_open')).toBe(1);
     expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'open' })).toBe(2);
     expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'half-open' })).toBe(1);
     expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'closed' })).toBe(1);
     expect(lines).toEqual([
-      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://a.test","from":"closed","failures":10,"reopen_in_ms":10000}',
-      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://b.test","from":"closed","failures":10,"reopen_in_ms":10000}',
-      'webhook endpoint circuit half-open: sending one probe delivery {"endpoint":"https://a.test"}',
-      'webhook endpoint circuit closed: deliveries resume {"endpoint":"https://a.test","from":"half-open"}',
+      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://a.test","owner":"1/app/2","from":"closed","failures":10,"reopen_in_ms":10000}',
+      'webhook endpoint circuit opened: its deliveries wait without being sent {"endpoint":"https://b.test","owner":"3/private/4","from":"closed","failures":10,"reopen_in_ms":10000}',
+      'webhook endpoint circuit half-open: sending one probe delivery {"endpoint":"https://a.test","owner":"1/app/2"}',
+      'webhook endpoint circuit closed: deliveries resume {"endpoint":"https://a.test","owner":"1/app/2","from":"half-open"}',
     ]);
+    // A breaker the dispatcher forgot (too many kept) is no longer counted as open, and is no transition.
+    breakers.forgotten({ origin: 'https://b.test', owner: '3/private/4' });
+    s = parseExposition((await metrics.scrape()).body);
+    expect(value(s, 'storegate_webhook_endpoints_open')).toBe(0);
+    expect(value(s, 'storegate_webhook_breaker_transitions_total', { to: 'closed' })).toBe(1);
   });
 });

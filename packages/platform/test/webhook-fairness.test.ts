@@ -72,6 +72,8 @@ describe.each(DIALECTS)('endpoint fairness on %s', (dialect) => {
     const w = await testWorker(t, {
       clock: t.clock.fn,
       perOrigin: CAP,
+      // Each endpoint here has one owner, which may use the whole of its cap.
+      perOwner: CAP,
       maxInFlight: 8,
       pollMs: 20,
       pruneEveryMs: 0,

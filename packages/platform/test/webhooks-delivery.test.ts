@@ -274,7 +274,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook delivery on %s', (dialect) => 
       // The cap is what this test is about: on a loaded machine a 250 ms answer can go past the
       // 300 ms timeout often enough in a row to open the endpoint's breaker, which would then hold
       // the slow deliveries back for its cool-down.
-      const w = await worker({ perOrigin: 3, maxInFlight: 8, breaker: { failures: 1000 } });
+      const w = await worker({ perOrigin: 3, perOwner: 3, maxInFlight: 8, breaker: { failures: 1000 } });
       await w.start();
       await until(() => rx.on('/fast').length === 30, 3000, 'every fast delivery');
       // All 30 fast ones arrived while the slow receiver (3 at a time, 250 ms each) was still at it.

@@ -23,9 +23,14 @@ export type AttemptResult = 'delivered' | 'retry' | 'dead' | 'error';
 export interface DeliveryMetrics {
   attemptStarted(): void;
   attemptFinished(result: AttemptResult): void;
-  /** An endpoint's circuit breaker changed state; `notClosed` endpoints of this process are now open or half-open. */
+  /**
+   * A circuit breaker (one owner's deliveries to one endpoint) changed state; `notClosed` breakers
+   * of this process are now open or half-open.
+   */
   breakerChanged?(to: 'open' | 'half-open' | 'closed', notClosed: number): void;
-  /** Deliveries handed back unsent because their endpoint's breaker is open. */
+  /** Breakers open or half-open now, after some were forgotten without a change of state. */
+  breakersNotClosed?(notClosed: number): void;
+  /** Deliveries handed back unsent because their owner's breaker at their endpoint is open. */
   deliveriesDeferred?(count: number): void;
 }
 
@@ -99,18 +104,18 @@ export class PlatformMetrics implements DeliveryMetrics {
   });
   private readonly endpointsOpen = new Gauge({
     name: 'storegate_webhook_endpoints_open',
-    help: 'Webhook endpoints (origins) whose circuit breaker in this process is open or half-open (probing)',
+    help: 'Circuit breakers of this process (one per owner at each webhook endpoint origin) open or half-open (probing)',
     registers: [this.registry],
   });
   private readonly breakerTransitions = new Counter({
     name: 'storegate_webhook_breaker_transitions_total',
-    help: "Changes of state of the webhook endpoints' circuit breakers in this process, by the state entered: open, half-open, closed",
+    help: 'Changes of state of the webhook circuit breakers (owner at an endpoint) in this process, by the state entered: open, half-open, closed',
     labelNames: ['to'] as const,
     registers: [this.registry],
   });
   private readonly deferred = new Counter({
     name: 'storegate_webhook_deliveries_deferred_total',
-    help: "Webhook deliveries handed back unsent (no attempt counted) because their endpoint's circuit breaker was open",
+    help: "Webhook deliveries handed back unsent (no attempt counted) because their owner's circuit breaker at their endpoint was open",
     registers: [this.registry],
   });
   private readonly pending = new Gauge({
@@ -204,6 +209,10 @@ export class PlatformMetrics implements DeliveryMetrics {
 
   breakerChanged(to: 'open' | 'half-open' | 'closed', notClosed: number): void {
     this.breakerTransitions.inc({ to });
+    this.endpointsOpen.set(notClosed);
+  }
+
+  breakersNotClosed(notClosed: number): void {
     this.endpointsOpen.set(notClosed);
   }
 

@@ -21,14 +21,27 @@ export interface Job {
   webhookId: string;
   topic: string;
   address: string;
-  /** Scheme, host and port of the address: the unit of per-receiver fairness. */
+  /** Scheme, host and port of the address: what the cap that protects a receiver counts. */
   origin: string;
+  /** Whose delivery it is (`ownerOf`): the unit of fairness and failure within an origin. */
+  owner: string;
   event: SignedEvent;
 }
 
 export type CancelledOutcome = Extract<DeliveryOutcome, { cancelled: string }>;
 
 type Decision = { cancelled: string } | { address: string; apiVersion: string; secretEnc: string; previousEnc: string | undefined };
+
+/**
+ * The tenant a delivery belongs to: an app or a private app, in one store (`<store id>/app/<app
+ * id>`, `<store id>/private/<private app id>`). An app installed in many stores is a tenant per
+ * store: its installations fail and are throttled apart.
+ */
+export function ownerOf(r: Pick<ClaimedDelivery, 'store_id' | 'app_id' | 'private_app_id' | 'subscription_id'>): string {
+  if (r.app_id !== null) return `${r.store_id}/app/${r.app_id}`;
+  if (r.private_app_id !== null) return `${r.store_id}/private/${r.private_app_id}`;
+  return `${r.store_id}/subscription/${r.subscription_id}`;
+}
 
 /**
  * Whether a claimed delivery may be sent, judged from the state of its subscription and owner at
@@ -158,7 +171,15 @@ export class DeliveryJobs {
         );
         events.set(key, event);
       }
-      jobs.push({ ...base, webhookId: r.webhook_id, topic: r.topic, address: d.address, origin: this.originOf(d.address), event });
+      jobs.push({
+        ...base,
+        webhookId: r.webhook_id,
+        topic: r.topic,
+        address: d.address,
+        origin: this.originOf(d.address),
+        owner: ownerOf(r),
+        event,
+      });
     }
     return { jobs, cancelled };
   }

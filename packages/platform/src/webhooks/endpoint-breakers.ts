@@ -1,13 +1,14 @@
-// What the worker does around its endpoints' circuit breakers: one log line and a metric per change
-// of state, and the deliveries of an open endpoint handed back to the database, due again when the
-// breaker reopens, without an attempt counted (they were not sent). The breakers live in the
-// worker process: each worker learns on its own that an endpoint is down, so with several workers
-// a dead endpoint gets at most one probe per worker per cool-down.
+// What the worker does around its circuit breakers (one per owner at each endpoint): one log line
+// and a metric per change of state, and the deliveries of an open breaker handed back to the
+// database, due again when the breaker reopens, without an attempt counted (they were not sent).
+// The breakers live in the worker process: each worker learns on its own that an owner's endpoint
+// is down, so with several workers it gets at most one probe per worker per cool-down.
 import type { Clock } from '../domain/clock.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import type { BreakerChange, BreakerState } from './circuit-breaker.ts';
 import type { DatabaseOutage } from './database-outage.ts';
+import type { Endpoint } from './origin-dispatcher.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 
 export interface EndpointBreakersOptions {
@@ -34,22 +35,32 @@ export class EndpointBreakers {
     return this.waiting.size === 0 && !this.flushing;
   }
 
-  /** Logs the change (the endpoint by its origin only: no path, query or credentials) and counts it. */
-  changed(origin: string, change: BreakerChange): void {
+  /**
+   * Logs the change (the endpoint by its origin only: no path, query or credentials; the owner by
+   * its store and app ids) and counts it.
+   */
+  changed(endpoint: Endpoint, change: BreakerChange): void {
     const { logger, metrics, clock } = this.options;
-    if (change.to === 'closed') this.states.delete(origin);
-    else this.states.set(origin, change.to);
+    const key = `${endpoint.origin} ${endpoint.owner}`;
+    if (change.to === 'closed') this.states.delete(key);
+    else this.states.set(key, change.to);
     metrics?.breakerChanged?.(change.to, this.states.size);
+    const fields = { endpoint: endpoint.origin, owner: endpoint.owner };
     if (change.to === 'open') {
       logger.warn(
-        { endpoint: origin, from: change.from, failures: change.failures, reopen_in_ms: Math.max(0, (change.reopenAt ?? 0) - clock()) },
+        { ...fields, from: change.from, failures: change.failures, reopen_in_ms: Math.max(0, (change.reopenAt ?? 0) - clock()) },
         'webhook endpoint circuit opened: its deliveries wait without being sent',
       );
     } else if (change.to === 'half-open') {
-      logger.info({ endpoint: origin }, 'webhook endpoint circuit half-open: sending one probe delivery');
+      logger.info(fields, 'webhook endpoint circuit half-open: sending one probe delivery');
     } else {
-      logger.info({ endpoint: origin, from: change.from }, 'webhook endpoint circuit closed: deliveries resume');
+      logger.info({ ...fields, from: change.from }, 'webhook endpoint circuit closed: deliveries resume');
     }
+  }
+
+  /** A breaker the dispatcher no longer remembers (too many of them): no longer counted as open. */
+  forgotten(endpoint: Endpoint): void {
+    if (this.states.delete(`${endpoint.origin} ${endpoint.owner}`)) this.options.metrics?.breakersNotClosed?.(this.states.size);
   }
 
   /** Frees the claims of `ids` and makes them due at `until`. */

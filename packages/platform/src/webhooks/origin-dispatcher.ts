@@ -1,52 +1,92 @@
-// Sends jobs with bounded concurrency, overall and per endpoint, each endpoint with its own queue
-// and its own circuit breaker. An endpoint is an origin (scheme, host, port): that is what holds
-// connections and fails as a whole when a server hangs, whatever the paths. A slow or dead receiver
-// therefore holds at most its cap of the requests in flight while every other receiver keeps
-// going; once its queue is long its subscriptions are left out of the next claims so it cannot fill
-// the memory buffer either; and once it has failed often enough in a row its breaker opens: its
-// jobs are handed back to wait in the database (holding no slot and no buffer) until a single
-// probe finds it answering again. While the probe is out the others wait in its queue, which holds
-// no slot.
+// Sends jobs with bounded concurrency overall, per endpoint and per owner within an endpoint, and
+// judges failures per owner within an endpoint.
+//
+// An endpoint is an origin (scheme, host and port): that is what holds connections and fails as a
+// whole when a server hangs, whatever the paths, so the cap that protects a receiver is per origin.
+// One origin often serves many tenants, though (a hosted app platform, a shared ingestion service),
+// and each tenant's paths can fail on their own. So within an origin every owner (one app or
+// private app in one store) has its own lane: its own queue, its own cap of requests in flight and
+// its own circuit breaker. Free slots of the origin go to the lanes in turn (the lane that sent last
+// goes to the back), so a backlog or a hanging path of one owner holds at most that owner's cap of
+// the origin's slots and never keeps another owner's deliveries waiting behind it; and only the
+// failing owner's breaker opens, its jobs handed back to wait in the database (holding no slot and
+// no buffer) until a probe of its own finds it answering again. While its probe is out its other
+// jobs wait in its queue, which holds no slot.
+//
+// There is no breaker of the origin as a whole, fed by the failures of several owners: the owners
+// of one origin are different tenants, and a receiver that fails some of them may well serve the
+// others, so two tenants' failures would freeze a third. A receiver that is down for everyone is
+// still protected: it never sees more than the origin's cap of requests at once, and each owner's
+// breaker opens after its own run of failures, so what it sees from then on is one probe per owner
+// per cool-down.
 import type { Clock } from '../domain/clock.ts';
 import { type BreakerChange, type BreakerSettings, CircuitBreaker, type EndpointVerdict } from './circuit-breaker.ts';
 
 /** What the dispatcher needs to know about a job: where it goes and whose it is. */
 export interface Routable {
   origin: string;
+  /** Whose delivery it is: one app or private app in one store. Failures are judged per origin and owner. */
+  owner: string;
   subscriptionId: number;
+}
+
+/** What a breaker guards: one owner's deliveries to one origin. */
+export interface Endpoint {
+  origin: string;
+  owner: string;
+}
+
+/** One owner's jobs for one origin. */
+interface Lane<J> {
+  owner: string;
+  /** The key of its breaker. */
+  key: string;
+  inflight: number;
+  queue: J[];
+  /** Subscriptions with jobs here, to leave out of claims while the lane or its origin is full. */
+  subscriptions: Set<number>;
 }
 
 interface OriginQueue<J> {
   inflight: number;
-  queue: J[];
-  /** Subscriptions with jobs here, to leave out of claims while the origin is saturated. */
-  subscriptions: Set<number>;
-}
-
-/** An endpoint that has failed lately. */
-interface Troubled {
-  breaker: CircuitBreaker;
+  /** Jobs queued or in flight over its lanes. */
+  held: number;
+  /** By owner, in the order they get the origin's next free slot. */
+  lanes: Map<string, Lane<J>>;
 }
 
 export interface DispatcherOptions<J> {
-  /** Requests in flight per origin. */
+  /** Requests in flight per origin: what protects the receiver, whoever the deliveries belong to. */
   perOrigin: number;
+  /** Requests in flight per owner within one origin (at most `perOrigin`). */
+  perOwner: number;
   /** Requests in flight over all origins. */
   maxInFlight: number;
   /** Sends one job; the job counts as buffered until this settles. Says what the attempt showed of the endpoint. */
   send: (job: J) => Promise<EndpointVerdict>;
   /** Called after each job has settled and its slot was handed on. */
   onJobDone: () => void;
-  /** When each endpoint's breaker opens and how long it stays open. */
+  /** When each breaker opens and how long it stays open. */
   breaker: BreakerSettings;
   clock: Clock;
   /**
-   * Takes jobs of an endpoint whose breaker is open out of the dispatcher: the caller makes them
-   * due again at `until` (they no longer count as buffered).
+   * Takes jobs of an owner whose breaker is open out of the dispatcher: the caller makes them due
+   * again at `until` (they no longer count as buffered).
    */
   handBack: (jobs: J[], until: number) => void;
-  /** Each change of an endpoint breaker's state. */
-  onBreakerChange?: (origin: string, change: BreakerChange) => void;
+  /** Each change of a breaker's state. */
+  onBreakerChange?: (endpoint: Endpoint, change: BreakerChange) => void;
+  /** A breaker that was not closed forgotten to keep their number bounded (see `maxBreakers`). */
+  onBreakerForgotten?: (endpoint: Endpoint) => void;
+  /** Breakers remembered at most (default 10,000). */
+  maxBreakers?: number;
+}
+
+const breakerKey = (origin: string, owner: string) => `${origin} ${owner}`;
+
+function endpointOf(key: string): Endpoint {
+  const space = key.indexOf(' ');
+  return { origin: key.slice(0, space), owner: key.slice(space + 1) };
 }
 
 export class OriginDispatcher<J extends Routable> {
@@ -54,8 +94,15 @@ export class OriginDispatcher<J extends Routable> {
   readonly capacity: number;
   /** Jobs held in memory for one origin before its subscriptions are left out of claims. */
   private readonly perOriginBuffer: number;
+  /** Jobs held in memory for one owner within an origin before its subscriptions are left out of claims. */
+  private readonly perOwnerBuffer: number;
+  private readonly maxBreakers: number;
   private readonly origins = new Map<string, OriginQueue<J>>();
-  private readonly troubled = new Map<string, Troubled>();
+  /**
+   * Breakers of the (origin, owner) pairs that have failed lately, oldest first. One that is closed
+   * with no failure counted is dropped: it has nothing to remember.
+   */
+  private readonly breakers = new Map<string, CircuitBreaker>();
   private inflight = 0;
   private held = 0;
 
@@ -64,8 +111,14 @@ export class OriginDispatcher<J extends Routable> {
       throw new RangeError(
         `requests in flight per endpoint: expected an integer from 1 to ${options.maxInFlight}, got ${options.perOrigin}`,
       );
+    if (!(Number.isInteger(options.perOwner) && options.perOwner >= 1 && options.perOwner <= options.perOrigin))
+      throw new RangeError(
+        `requests in flight per owner of an endpoint: expected an integer from 1 to ${options.perOrigin}, got ${options.perOwner}`,
+      );
     this.capacity = options.maxInFlight * 4;
     this.perOriginBuffer = options.perOrigin * 8;
+    this.perOwnerBuffer = options.perOwner * 8;
+    this.maxBreakers = options.maxBreakers ?? 10_000;
   }
 
   /** Jobs queued or in flight. */
@@ -79,15 +132,21 @@ export class OriginDispatcher<J extends Routable> {
   }
 
   /**
-   * Subscriptions whose origin already holds its full buffer: the next claim leaves them out. An
-   * endpoint whose breaker is open is not left out: what a claim brings for it goes straight back
-   * with a later due time, so its backlog leaves the due range at the cost of one write per
-   * delivery, where leaving it out would have every claim step over a backlog that keeps growing.
+   * Subscriptions whose lane, or whose origin as a whole, already holds its full buffer: the next
+   * claim leaves them out. An owner new to a full origin is not left out (it has no subscription
+   * here yet), so it gets its turn. A lane whose breaker is open is not left out either: what a
+   * claim brings for it goes straight back with a later due time, so its backlog leaves the due
+   * range at the cost of one write per claim, where leaving it out would have every claim step over
+   * a backlog that keeps growing.
    */
   saturatedSubscriptions(): number[] {
-    return [...this.origins.values()]
-      .filter((o) => o.queue.length + o.inflight >= this.perOriginBuffer)
-      .flatMap((o) => [...o.subscriptions]);
+    const out: number[] = [];
+    for (const o of this.origins.values()) {
+      const full = o.held >= this.perOriginBuffer;
+      for (const lane of o.lanes.values())
+        if (full || lane.queue.length + lane.inflight >= this.perOwnerBuffer) out.push(...lane.subscriptions);
+    }
+    return out;
   }
 
   /** Jobs sent and not settled yet. */
@@ -95,91 +154,163 @@ export class OriginDispatcher<J extends Routable> {
     return this.inflight;
   }
 
-  /** Jobs of one origin sent and not settled yet. */
-  inFlightTo(origin: string): number {
-    return this.origins.get(origin)?.inflight ?? 0;
+  /** Jobs of one origin sent and not settled yet (of one owner there, when given). */
+  inFlightTo(origin: string, owner?: string): number {
+    const o = this.origins.get(origin);
+    if (owner === undefined) return o?.inflight ?? 0;
+    return o?.lanes.get(owner)?.inflight ?? 0;
   }
 
-  /** The breaker state of each endpoint that is not closed. */
-  openEndpoints(): Map<string, 'open' | 'half-open'> {
-    const open = new Map<string, 'open' | 'half-open'>();
-    for (const [origin, t] of this.troubled) if (t.breaker.state !== 'closed') open.set(origin, t.breaker.state);
+  /** The state of each breaker that is not closed. */
+  openEndpoints(): (Endpoint & { state: 'open' | 'half-open' })[] {
+    const open: (Endpoint & { state: 'open' | 'half-open' })[] = [];
+    for (const [key, b] of this.breakers) if (b.state !== 'closed') open.push({ ...endpointOf(key), state: b.state });
     return open;
   }
 
   /** Takes every job not yet sent out of the queues (a stopping worker hands them back). */
   dropQueued(): J[] {
     const dropped: J[] = [];
-    for (const [origin, q] of this.origins) {
-      dropped.push(...q.queue.splice(0));
-      if (q.inflight === 0) this.origins.delete(origin);
+    for (const [origin, o] of this.origins) {
+      for (const lane of o.lanes.values()) {
+        o.held -= lane.queue.length;
+        dropped.push(...lane.queue.splice(0));
+        this.forgetIfDone(origin, o, lane);
+      }
     }
     this.held -= dropped.length;
     return dropped;
   }
 
   enqueue(job: J): void {
-    let q = this.origins.get(job.origin);
-    if (!q) this.origins.set(job.origin, (q = { inflight: 0, queue: [], subscriptions: new Set() }));
-    q.subscriptions.add(job.subscriptionId);
-    q.queue.push(job);
+    let o = this.origins.get(job.origin);
+    if (!o) this.origins.set(job.origin, (o = { inflight: 0, held: 0, lanes: new Map() }));
+    let lane = o.lanes.get(job.owner);
+    if (!lane) {
+      lane = { owner: job.owner, key: breakerKey(job.origin, job.owner), inflight: 0, queue: [], subscriptions: new Set() };
+      o.lanes.set(job.owner, lane);
+    }
+    const breaker = this.breakers.get(lane.key);
+    if (breaker?.gate() === 'wait') {
+      // Its owner's breaker is open: back to the database at once, holding nothing here.
+      this.forgetIfDone(job.origin, o, lane);
+      this.options.handBack([job], breaker.reopenAt);
+      return;
+    }
+    lane.subscriptions.add(job.subscriptionId);
+    lane.queue.push(job);
+    o.held++;
     this.held++;
-    this.pump(job.origin, q);
+    this.pump(job.origin, o);
   }
 
-  private pump(origin: string, q: OriginQueue<J>): void {
-    const troubled = this.troubled.get(origin);
-    while (q.queue.length > 0) {
-      const gate = troubled?.breaker.gate() ?? 'send';
-      if (gate === 'hold') return;
-      if (gate === 'wait') {
-        const jobs = q.queue.splice(0);
-        this.held -= jobs.length;
-        this.forgetIfDone(origin, q);
-        this.options.handBack(jobs, troubled!.breaker.reopenAt);
-        return;
-      }
-      if (q.inflight >= this.options.perOrigin || this.inflight >= this.options.maxInFlight) return;
-      const job = q.queue.shift()!;
-      if (gate === 'probe') this.options.onBreakerChange?.(origin, troubled!.breaker.startProbe());
-      this.start(origin, q, job, gate === 'probe');
+  /** Starts jobs of the origin's lanes in turn while the origin and the worker have free slots. */
+  private pump(origin: string, o: OriginQueue<J>): void {
+    while (o.inflight < this.options.perOrigin && this.inflight < this.options.maxInFlight) {
+      const lane = this.nextLane(origin, o);
+      if (!lane) return;
+      const job = lane.queue.shift()!;
+      // To the back of the turn: every other lane with something to send goes before it again.
+      o.lanes.delete(lane.owner);
+      o.lanes.set(lane.owner, lane);
+      const breaker = this.breakers.get(lane.key);
+      const probe = breaker?.gate() === 'probe';
+      if (probe) this.options.onBreakerChange?.({ origin, owner: lane.owner }, breaker!.startProbe());
+      this.start(origin, o, lane, job, probe);
     }
   }
 
-  private start(origin: string, q: OriginQueue<J>, job: J, probe: boolean): void {
-    q.inflight++;
+  /** The first lane in turn that may send now: something queued, below its cap, its breaker letting it. */
+  private nextLane(origin: string, o: OriginQueue<J>): Lane<J> | undefined {
+    let emptied: Lane<J>[] | undefined;
+    let next: Lane<J> | undefined;
+    for (const lane of o.lanes.values()) {
+      if (lane.queue.length === 0 || lane.inflight >= this.options.perOwner) continue;
+      const breaker = this.breakers.get(lane.key);
+      const gate = breaker?.gate() ?? 'send';
+      if (gate === 'hold') continue;
+      if (gate === 'wait') {
+        // Not expected (a lane's queue goes back when its breaker opens), but never sent.
+        this.handBackLane(o, lane, breaker!.reopenAt);
+        (emptied ??= []).push(lane);
+        continue;
+      }
+      next = lane;
+      break;
+    }
+    // Lanes emptied by a hand-back are dropped once the turn is over.
+    for (const lane of emptied ?? []) this.forgetIfDone(origin, o, lane);
+    return next;
+  }
+
+  private start(origin: string, o: OriginQueue<J>, lane: Lane<J>, job: J, probe: boolean): void {
+    o.inflight++;
+    lane.inflight++;
     this.inflight++;
     void this.options
       .send(job)
       .catch((): EndpointVerdict => 'neutral')
       .then((verdict) => {
-        q.inflight--;
+        o.inflight--;
+        lane.inflight--;
         this.inflight--;
+        o.held--;
         this.held--;
-        this.judge(origin, verdict, probe);
-        this.pump(origin, q);
+        this.judge(origin, o, lane, verdict, probe);
+        this.pump(origin, o);
         // A free global slot may unblock another origin's queue.
         if (this.inflight < this.options.maxInFlight)
-          for (const [o, other] of this.origins) if (other.queue.length > 0) this.pump(o, other);
-        this.forgetIfDone(origin, q);
+          for (const [other, q] of this.origins) if (q !== o && q.held > q.inflight) this.pump(other, q);
+        this.forgetIfDone(origin, o, lane);
         this.options.onJobDone();
       });
   }
 
-  /** Hands an attempt's verdict to the endpoint's breaker (made at its first failure). */
-  private judge(origin: string, verdict: EndpointVerdict, probe: boolean): void {
-    let troubled = this.troubled.get(origin);
-    if (!troubled) {
+  /** Hands an attempt's verdict to its owner's breaker at the origin (made at its first failure). */
+  private judge(origin: string, o: OriginQueue<J>, lane: Lane<J>, verdict: EndpointVerdict, probe: boolean): void {
+    let breaker = this.breakers.get(lane.key);
+    if (!breaker) {
       if (verdict !== 'failure') return;
-      troubled = { breaker: new CircuitBreaker(this.options.breaker, this.options.clock) };
-      this.troubled.set(origin, troubled);
+      breaker = new CircuitBreaker(this.options.breaker, this.options.clock);
+      this.remember(lane.key, breaker);
     }
-    const change = troubled.breaker.record(verdict, probe);
-    if (change) this.options.onBreakerChange?.(origin, change);
-    if (troubled.breaker.idle) this.troubled.delete(origin);
+    const change = breaker.record(verdict, probe);
+    if (change) {
+      this.options.onBreakerChange?.({ origin, owner: lane.owner }, change);
+      // Opened: what waits in this owner's queue goes back now, without a send.
+      if (change.to === 'open') this.handBackLane(o, lane, breaker.reopenAt);
+    }
+    if (breaker.idle) this.breakers.delete(lane.key);
   }
 
-  private forgetIfDone(origin: string, q: OriginQueue<J>): void {
-    if (q.inflight === 0 && q.queue.length === 0 && this.origins.get(origin) === q) this.origins.delete(origin);
+  private handBackLane(o: OriginQueue<J>, lane: Lane<J>, until: number): void {
+    if (lane.queue.length === 0) return;
+    const jobs = lane.queue.splice(0);
+    o.held -= jobs.length;
+    this.held -= jobs.length;
+    this.options.handBack(jobs, until);
+  }
+
+  /**
+   * Keeps a new breaker, first forgetting the oldest ones with nothing in memory when there are
+   * too many. A forgotten breaker costs only a few attempts more: its owner's next delivery goes
+   * out as if the endpoint were healthy, and a run of failures opens it again.
+   */
+  private remember(key: string, breaker: CircuitBreaker): void {
+    if (this.breakers.size >= this.maxBreakers) {
+      for (const [old, b] of this.breakers) {
+        if (this.breakers.size < this.maxBreakers) break;
+        const endpoint = endpointOf(old);
+        if (this.origins.get(endpoint.origin)?.lanes.has(endpoint.owner) || b.state === 'half-open') continue;
+        this.breakers.delete(old);
+        if (b.state !== 'closed') this.options.onBreakerForgotten?.(endpoint);
+      }
+    }
+    this.breakers.set(key, breaker);
+  }
+
+  private forgetIfDone(origin: string, o: OriginQueue<J>, lane: Lane<J>): void {
+    if (lane.inflight === 0 && lane.queue.length === 0 && o.lanes.get(lane.owner) === lane) o.lanes.delete(lane.owner);
+    if (o.lanes.size === 0 && this.origins.get(origin) === o) this.origins.delete(origin);
   }
 }

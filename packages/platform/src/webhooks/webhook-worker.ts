@@ -93,6 +93,7 @@ export class WebhookWorker {
     });
     this.dispatcher = new OriginDispatcher<Job>({
       perOrigin,
+      perOwner: options.perOwner ?? defaultPerOwner(perOrigin),
       maxInFlight: options.maxInFlight ?? 64,
       send: (job) => this.deliver(job),
       breaker: { ...DEFAULT_BREAKER, ...options.breaker },
@@ -102,7 +103,8 @@ export class WebhookWorker {
           jobs.map((j) => j.id),
           until,
         ),
-      onBreakerChange: (origin, change) => this.breakers.changed(origin, change),
+      onBreakerChange: (endpoint, change) => this.breakers.changed(endpoint, change),
+      onBreakerForgotten: (endpoint) => this.breakers.forgotten(endpoint),
       onJobDone: () => {
         // Half the buffer drained: claim more now rather than at the next poll.
         if (this.dispatcher.buffered < this.dispatcher.capacity / 2) this.wake();
@@ -307,9 +309,18 @@ export class WebhookWorker {
     if (!this.prune || this.pruneEveryMs <= 0 || this.clock() - this.lastPrune < this.pruneEveryMs) return;
     this.lastPrune = this.clock();
     const pruned = await this.prune();
-    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) > 0)
-      this.logger.info(pruned, 'pruned the webhook delivery log and expired idempotency keys');
+    const credentials = Object.values(pruned.credentials ?? {}).reduce((sum, n) => sum + n, 0);
+    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) + credentials > 0)
+      this.logger.info(pruned, 'pruned the webhook delivery log, expired idempotency keys and credentials past their last use');
   }
+}
+
+/**
+ * Half the per-endpoint cap: one owner whose paths hang holds at most half of an endpoint's slots,
+ * and the other owners of that endpoint always have the other half.
+ */
+export function defaultPerOwner(perOrigin: number): number {
+  return Math.max(1, Math.floor(perOrigin / 2));
 }
 
 /** Whether `work` settles within `timeoutMs` (always, without a timeout). */

@@ -1,6 +1,7 @@
 // What the composition root hands the delivery worker; each optional setting says its default.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
+import type { CredentialPruneCounts } from '../domain/credential-retention.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
@@ -14,6 +15,8 @@ export interface PruneResult {
   events: number;
   /** Idempotency keys past their window, when the round prunes those too. */
   idempotencyKeys?: number;
+  /** Codes, tokens, token families, sessions and reveals past their last use, when the round prunes those too. */
+  credentials?: CredentialPruneCounts;
 }
 
 export interface WebhookWorkerOptions {
@@ -23,7 +26,7 @@ export interface WebhookWorkerOptions {
   onDeliveriesQueued: (listener: () => void) => () => void;
   box: SecretBox;
   config: Pick<Config, 'mode' | 'storeDomain' | 'webhooks' | 'webhookClaimLeaseMs'> & Partial<Pick<Config, 'webhookEndpointConcurrency'>>;
-  /** Deletes old rows of the delivery log (and expired idempotency keys); without it the worker prunes nothing. */
+  /** Deletes old rows of the delivery log (and expired idempotency keys and credentials); without it the worker prunes nothing. */
   prune?: () => Promise<PruneResult>;
   clock?: Clock;
   /** [0, 1); jitter of the retry waits. */
@@ -37,7 +40,13 @@ export interface WebhookWorkerOptions {
    * holds at most this many of the `maxInFlight` (default `config.webhookEndpointConcurrency`, else 8).
    */
   perOrigin?: number;
-  /** When an endpoint's circuit breaker opens and for how long (default `DEFAULT_BREAKER`). */
+  /**
+   * Requests in flight per owner (an app or private app in one store) within one endpoint, from 1
+   * to `perOrigin` (default half of `perOrigin`, at least 1): what one owner's hanging paths can
+   * hold of an endpoint shared with other owners.
+   */
+  perOwner?: number;
+  /** When an owner's circuit breaker at an endpoint opens and for how long (default `DEFAULT_BREAKER`). */
   breaker?: Partial<BreakerSettings>;
   /** How often to look for due rows when nothing woke the worker (default 500 ms). */
   pollMs?: number;

@@ -1,0 +1,154 @@
+// Tenants sharing one receiving origin, with a real worker and a real receiver on 127.0.0.1: one
+// owner's failing path opens that owner's circuit breaker only. Another store's app on a healthy
+// path of the same origin keeps getting its deliveries at once, with no cool-down waited out. The
+// worker runs on the frozen test clock, so a delivery handed back until a cool-down ends would
+// never come due: the test waits for each delivery to be settled one way or the other, then looks
+// at which way, and never measures time.
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '../src/domain/scopes.ts';
+import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
+import { createTestPlatform, DIALECTS, testWorker, type TestPlatform } from './harness.ts';
+import { Receiver, until } from './webhook-receiver.ts';
+
+const FAILING_SUBSCRIPTIONS = 10;
+
+describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
+  let t: TestPlatform;
+  let receiver: Receiver;
+
+  beforeAll(async () => {
+    t = await createTestPlatform(dialect, { webhooks: { timeoutMs: 5000, retrySchedule: [60_000, 60_000], disableAfterDead: 5 } });
+    receiver = await Receiver.start();
+    // One server for everyone: the /fail paths are broken, every other path answers.
+    receiver.handler = (req, res) => {
+      res.statusCode = req.url?.startsWith('/fail') ? 503 : 200;
+      res.end(res.statusCode === 200 ? 'ok' : 'down');
+    };
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await t.close();
+  });
+
+  async function newStore(): Promise<number> {
+    const suffix = randomBytes(3).toString('hex');
+    const store = await t.services.accounts.createStore({
+      name: `tenant${suffix}`,
+      ownerEmail: `o${suffix}@x.test`,
+      ownerPassword: 'tenant-test-password',
+    });
+    return store.id;
+  }
+
+  async function subscribe(storeId: number, owner: { appId: number } | { privateAppId: number }, address: string): Promise<void> {
+    await t.db.kysely
+      .insertInto('webhook_subscriptions')
+      .values({
+        store_id: storeId,
+        owner: 'appId' in owner ? `app:${owner.appId}` : `private:${owner.privateAppId}`,
+        app_id: 'appId' in owner ? owner.appId : null,
+        private_app_id: 'privateAppId' in owner ? owner.privateAppId : null,
+        topic: 'products/create',
+        address,
+        api_version: '2026-01',
+        created_at: 0,
+        updated_at: 0,
+        disabled_at: null,
+        disabled_reason: null,
+      })
+      .execute();
+  }
+
+  /** One product write in the store: one products/create event to every subscription. */
+  async function productWrite(storeId: number): Promise<void> {
+    const outbox = new WebhookOutbox(t.services.clock);
+    await t.platform.storage.transaction((tx) =>
+      outbox.enqueue(tx, { storeId, topic: 'products/create', payload: { id: '1', title: 'p' } }),
+    );
+  }
+
+  const deliveriesOf = (storeId: number) =>
+    t.db.kysely
+      .selectFrom('webhook_deliveries')
+      .select(['id', 'status', 'attempts', 'claimed_by', 'next_attempt_at'])
+      .where('store_id', '=', storeId)
+      .orderBy('id')
+      .execute();
+
+  it("a private app's failing path opens its own breaker; another store's app on a healthy path of the same origin is delivered at once", async () => {
+    // Owner X: a private app whose subscriptions all point at a broken path of the origin.
+    const storeX = await newStore();
+    const privateApp = await t.services.apps.createPrivateApp({ storeId: storeX, name: 'broken', scopes: 'read_products' });
+    for (let i = 0; i < FAILING_SUBSCRIPTIONS; i++) await subscribe(storeX, { privateAppId: privateApp.id }, receiver.url(`/fail/${i}`));
+    // Owner Y: a public app installed in another store, on a healthy path of the same origin.
+    const storeY = await newStore();
+    const { app } = await t.services.apps.createApp({
+      name: 'Healthy',
+      appUrl: 'http://localhost:3000/',
+      redirectUri: 'http://localhost:3000/cb',
+      scopes: 'read_products',
+    });
+    await t.services.apps.grant(storeY, app.id, ['read_products'] as Scope[]);
+    await subscribe(storeY, { appId: app.id }, receiver.url('/ok'));
+
+    const lines: { msg: string; obj: Record<string, unknown> }[] = [];
+    const log = (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> });
+    const w = await testWorker(t, {
+      clock: t.clock.fn,
+      pollMs: 20,
+      pruneEveryMs: 0,
+      random: () => 0.5,
+      breaker: { failures: FAILING_SUBSCRIPTIONS, coolDownMs: 10_000, maxCoolDownMs: 300_000 },
+      logger: { info: log, warn: log, error: log },
+    });
+    await w.start();
+    try {
+      // One product write of X's store: every one of its deliveries fails, and that opens a breaker.
+      await productWrite(storeX);
+      const opened = () => lines.filter((l) => l.msg.startsWith('webhook endpoint circuit opened'));
+      await until(() => opened().length === 1, 20_000, "X's breaker to open");
+      await until(async () => (await deliveriesOf(storeX)).every((r) => r.attempts === 1 && r.claimed_by === null), 20_000, 'X settled');
+      expect(receiver.received.filter((r) => r.path.startsWith('/fail'))).toHaveLength(FAILING_SUBSCRIPTIONS);
+
+      // Y's write: its delivery is either sent or handed back until a cool-down that the frozen
+      // clock never reaches. Wait for whichever happens, then require the first.
+      await productWrite(storeY);
+      await until(
+        async () => {
+          const [row] = await deliveriesOf(storeY);
+          return row !== undefined && (row.status !== 'pending' || (row.claimed_by === null && Number(row.next_attempt_at) > t.clock.now));
+        },
+        20_000,
+        "Y's delivery settled",
+      );
+      const [yRow] = await deliveriesOf(storeY);
+      expect(yRow).toMatchObject({ status: 'delivered', attempts: 1 });
+      expect(receiver.on('/ok')).toHaveLength(1);
+      // The breaker that opened is X's: named by the origin alone and X's owner.
+      expect(opened()[0]!.obj).toMatchObject({
+        endpoint: `http://127.0.0.1:${receiver.port}`,
+        owner: `${storeX}/private/${privateApp.id}`,
+      });
+      // Only X's breaker is open; nothing was opened, probed or handed back on Y's account.
+      expect(opened()).toHaveLength(1);
+      expect(
+        lines.filter((l) => l.msg.startsWith('webhook endpoint circuit') && l.obj.owner !== `${storeX}/private/${privateApp.id}`),
+      ).toEqual([]);
+
+      // X's next write while its breaker is open goes back unsent; Y's next write still goes out.
+      await productWrite(storeX);
+      await productWrite(storeY);
+      await until(async () => (await deliveriesOf(storeY)).every((r) => r.status === 'delivered'), 20_000, "Y's second delivery");
+      expect(receiver.on('/ok')).toHaveLength(2);
+      await until(
+        async () => (await deliveriesOf(storeX)).filter((r) => r.attempts === 0 && r.claimed_by === null).length === FAILING_SUBSCRIPTIONS,
+        20_000,
+        "X's second write handed back",
+      );
+      expect(receiver.received.filter((r) => r.path.startsWith('/fail'))).toHaveLength(FAILING_SUBSCRIPTIONS);
+    } finally {
+      await w.stop();
+    }
+  });
+});
