@@ -5,6 +5,7 @@
 // never come due: the test waits for each delivery to be settled one way or the other, then looks
 // at which way, and never measures time.
 import { randomBytes } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../src/domain/scopes.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
@@ -18,7 +19,7 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
   let receiver: Receiver;
 
   beforeAll(async () => {
-    t = await createTestPlatform(dialect, { webhooks: { timeoutMs: 5000, retrySchedule: [60_000, 60_000], disableAfterDead: 5 } });
+    t = await createTestPlatform(dialect, { webhooks: { timeoutMs: 120_000, retrySchedule: [60_000, 60_000], disableAfterDead: 5 } });
     receiver = await Receiver.start();
     // One server for everyone: the /fail paths are broken, every other path answers.
     receiver.handler = (req, res) => {
@@ -149,6 +150,43 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
       expect(receiver.received.filter((r) => r.path.startsWith('/fail'))).toHaveLength(FAILING_SUBSCRIPTIONS);
     } finally {
       await w.stop();
+    }
+  });
+
+  it("a private app's hanging path holds at most its own share of the origin's slots; another store's app is delivered while it hangs", async () => {
+    const hanging = await Receiver.start();
+    const held: ServerResponse[] = [];
+    let active = 0;
+    let maxActive = 0;
+    hanging.handler = (req, res) => {
+      if (!req.url?.startsWith('/hang')) return void res.end('ok');
+      active++;
+      maxActive = Math.max(maxActive, active);
+      res.on('close', () => active--);
+      held.push(res);
+    };
+    const storeX = await newStore();
+    const privateApp = await t.services.apps.createPrivateApp({ storeId: storeX, name: 'hanging', scopes: 'read_products' });
+    for (let i = 0; i < FAILING_SUBSCRIPTIONS; i++) await subscribe(storeX, { privateAppId: privateApp.id }, hanging.url(`/hang/${i}`));
+    const storeY = await newStore();
+    const y = await t.services.apps.createPrivateApp({ storeId: storeY, name: 'healthy', scopes: 'read_products' });
+    await subscribe(storeY, { privateAppId: y.id }, hanging.url('/ok'));
+    // The timeout is far longer than the test: a slot X holds is never freed by it.
+    const w = await testWorker(t, { clock: t.clock.fn, perOrigin: 4, pollMs: 20, pruneEveryMs: 0, random: () => 0.5 });
+    await w.start();
+    try {
+      await productWrite(storeX);
+      await until(() => active >= 2, 20_000, "X's requests to hang");
+      await productWrite(storeY);
+      await until(() => hanging.on('/ok').length === 1, 20_000, "Y's delivery while X hangs");
+      // X never had more than its half of the origin's 4 slots, and still holds them.
+      expect(maxActive).toBe(2);
+      expect(active).toBe(2);
+      await until(async () => (await deliveriesOf(storeY))[0]?.status === 'delivered', 20_000, "Y's delivery recorded");
+    } finally {
+      for (const res of held) res.destroy();
+      await w.stop();
+      await hanging.close();
     }
   });
 });
