@@ -79,6 +79,14 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
   describe('authorize: errors after the redirect_uri is trusted go back to the app', () => {
     const cases: [string, Record<string, string | undefined>, string, string | null][] = [
       ['missing state', { state: undefined }, 'invalid_request', null],
+      // The state is signed as sent: only letters, digits and -._~, so no signed string can be re-split.
+      ['state with & and =', { state: 'x&shop=other.localhost' }, 'invalid_request', 'x&shop=other.localhost'],
+      ['state with %', { state: 'a%26b' }, 'invalid_request', 'a%26b'],
+      ['state with a space', { state: 'a b' }, 'invalid_request', 'a b'],
+      ['state with +, / and :', { state: 'a+b/c:d' }, 'invalid_request', 'a+b/c:d'],
+      ['state with a letter outside ASCII', { state: 'caf\u00e9' }, 'invalid_request', 'caf\u00e9'],
+      ['state with a control character', { state: 'a\u0001b' }, 'invalid_request', 'a\u0001b'],
+      ['state longer than 1024 characters', { state: 'a'.repeat(1025) }, 'invalid_request', 'a'.repeat(1025)],
       ['unknown scope', { scope: 'read_products read_secrets' }, 'invalid_scope', 'st-123'],
       ['empty scope', { scope: ' ' }, 'invalid_scope', 'st-123'],
       ['missing scope', { scope: undefined }, 'invalid_scope', 'st-123'],
@@ -106,9 +114,35 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
         expect(url.searchParams.get('error')).toBe(error);
         expect(url.searchParams.get('state')).toBe(state);
         expect(url.searchParams.get('code')).toBeNull();
+        expect(url.searchParams.get('hmac')).toBeNull();
+        if (name.startsWith('state '))
+          expect(url.searchParams.get('error_description')).toBe(
+            'state must be 1 to 1024 URL-safe characters: letters, digits and "-", ".", "_", "~"',
+          );
         expect(await countRows(t)).toEqual(before);
       });
     }
+
+    it('a state changed to one with & and = in the consent form is refused the same way, and nothing is granted', async () => {
+      const page = await t.app.inject({ method: 'GET', url: authorizeUrl(f), headers: { host: f.host, cookie: jar.header() } });
+      expect(page.statusCode).toBe(200);
+      jar.take(page);
+      const before = await countRows(t);
+      const fields: Record<string, string> = {};
+      for (const m of page.body.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]!] = m[2]!;
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/admin/oauth/authorize',
+        headers: { host: f.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+        payload: formBody({ ...fields, state: 'x&shop=other.localhost', decision: 'install' }),
+      });
+      expect(res.statusCode).toBe(303);
+      const url = new URL(res.headers.location as string);
+      expect(url.searchParams.get('error')).toBe('invalid_request');
+      expect(url.searchParams.get('code')).toBeNull();
+      expect(url.searchParams.get('hmac')).toBeNull();
+      expect(await countRows(t)).toEqual(before);
+    });
   });
 
   describe('consent POST', () => {

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkCode, decideRefresh, decideReplay, pkceChallenge } from '../src/domain/grants.ts';
-import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
+import { canonicalQuery, signQuery, signedQueryString, UnsafeSignedValueError, verifyQueryString } from '../src/domain/query-signature.ts';
 import { ALL_SCOPES, allows, covers, describeScope, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
 import { RESOURCE_DEFS } from '../src/domain/resources.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
@@ -13,6 +13,9 @@ import { hashPassword, verifyPassword } from '../src/domain/password.ts';
 import { checkWebhookAddress, isNonPublicAddress } from '../src/domain/ssrf.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
+const escaping = JSON.parse(readFileSync(new URL('../../../test-vectors/query-escaping.json', import.meta.url), 'utf8')) as {
+  query_hmac: Array<{ note: string; secret: string; query: string; canonical: string; hmac: string }>;
+};
 
 describe('query signature (seed §5.4)', () => {
   for (const v of vectors.query_hmac) {
@@ -31,8 +34,28 @@ describe('query signature (seed §5.4)', () => {
     expect(verifyQueryString(v.query, v.secret)).toBe(false);
   });
   it('signs what it sends: signedQueryString verifies', () => {
-    const qs = signedQueryString({ shop: 'demo.localhost', timestamp: '1700000000', state: 'a b&c' }, 's3');
+    const qs = signedQueryString({ shop: 'demo.localhost', timestamp: '1700000000', state: 'Az09-._~' }, 's3');
     expect(verifyQueryString(qs, 's3')).toBe(true);
+  });
+  for (const v of escaping.query_hmac) {
+    it(`escapes %, & (and = in names) before joining: ${v.note}`, () => {
+      expect(canonicalQuery(new URLSearchParams(v.query).entries())).toBe(v.canonical);
+      expect(verifyQueryString(`${v.query}&hmac=${v.hmac}`, v.secret)).toBe(true);
+    });
+  }
+  it('a signed string cannot be re-split: a state holding & and = does not sign a launch for another shop', () => {
+    const [redirect, resplit] = escaping.query_hmac;
+    expect(verifyQueryString(`${resplit!.query}&hmac=${redirect!.hmac}`, redirect!.secret)).toBe(false);
+    // Joined raw, both would have been the one string below, and one hmac would have verified both.
+    const raw = 'code=c&shop=bravo.localhost&state=x&shop=alpha.localhost&timestamp=1700000000';
+    expect(canonicalQuery(new URLSearchParams(redirect!.query).entries())).not.toBe(raw);
+    expect(canonicalQuery(new URLSearchParams(resplit!.query).entries())).not.toBe(raw);
+  });
+  it('never signs a name or value holding % or &, or a name holding =', () => {
+    const unsafe: Record<string, string>[] = [{ state: 'a&shop=b' }, { state: '100%' }, { 'a=b': 'c' }, { 'a&b': 'c' }, { 'a%': 'c' }];
+    for (const params of unsafe)
+      expect(() => signedQueryString({ shop: 'demo.localhost', ...params }, 's3')).toThrow(UnsafeSignedValueError);
+    expect(signedQueryString({ shop: 'demo.localhost', redirect: 'https://a.b/c?x=1' }, 's3')).toContain('hmac=');
   });
 });
 

@@ -102,6 +102,17 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     expect(typeof body.store_id).toBe('string');
   });
 
+  it('signs a state of every URL-safe character, up to 1024 of them, as sent', async () => {
+    const f = await createFixture(t);
+    const jar = await login(t, f);
+    for (const state of ['ABCXYZabcxyz0189-._~', 'v1.eyJuIjoiYWJjIn0.c2ln', 'a'.repeat(1024)]) {
+      const url = await consent(t, f, { state }, jar);
+      expect(url.searchParams.get('state')).toBe(state);
+      expect(url.searchParams.get('code')).toMatch(/^sg_ac_/);
+      expect(verifyQueryString(url.search.slice(1), f.clientSecret)).toBe(true);
+    }
+  });
+
   it('accepts a JSON body and HTTP Basic client credentials', async () => {
     const f = await createFixture(t);
     const json = await tokenRequest(

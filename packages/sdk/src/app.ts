@@ -108,7 +108,10 @@ export interface StoregateApp {
     /** `Set-Cookie` value that removes the state cookie after the callback. */
     clearStateCookie(): string;
   };
-  /** Verifies the App-URL request (shop, timestamp, hmac). */
+  /**
+   * Verifies the App-URL request (shop, timestamp, hmac). Any other parameter, or one of these
+   * twice, is refused with `ParameterError` (`PARAMETER_UNEXPECTED`, `PARAMETER_INVALID`).
+   */
   verifyInstallRequest(request: RequestOrQuery): Promise<InstallRequest>;
   /** Verifies a webhook with the app's secrets, header names and clock. */
   verifyWebhook<T = unknown>(input: WebhookInput): Promise<WebhookEvent<T>>;
@@ -122,6 +125,31 @@ export interface StoregateApp {
   isValidShop(shop: string): boolean;
   /** The session storage in use. */
   readonly sessions: SessionStorage;
+}
+
+/** Every parameter the platform sends on an App-URL request (Install or Open in the store admin). */
+const LAUNCH_PARAMS = ['hmac', 'shop', 'timestamp'] as const;
+
+/**
+ * Refuses an App-URL request that carries a parameter the platform never sends there, or one of its
+ * parameters twice, before the hmac is checked: a signature made for another message (such as the
+ * redirect with the code, whose `state` the app chose) must not pass for a launch, and a repeated
+ * name would be read one way by the signature and another by the app.
+ */
+function requireLaunchParams(pairs: ReadonlyArray<readonly [string, string]>): void {
+  const seen = new Set<string>();
+  for (const [name] of pairs) {
+    if (!(LAUNCH_PARAMS as readonly string[]).includes(name)) {
+      const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
+      throw new ParameterError(
+        'PARAMETER_UNEXPECTED',
+        name,
+        `query parameter "${shown}" is not part of an App-URL request, which carries only ${LAUNCH_PARAMS.join(', ')}: refused before the hmac is checked`,
+      );
+    }
+    if (seen.has(name)) throw new ParameterError('PARAMETER_INVALID', name, `query parameter "${name}" appears more than once`);
+    seen.add(name);
+  }
 }
 
 function isWebRequest(input: WebhookInput): input is Request {
@@ -256,6 +284,7 @@ export function createApp(config: AppConfig): StoregateApp {
 
   async function verifyInstallRequest(request: RequestOrQuery): Promise<InstallRequest> {
     const { query } = readRequestInput(request);
+    requireLaunchParams(queryPairs(query));
     const params = await verifyQuery(query, c.clientSecrets, { timestampToleranceSeconds: c.timestampToleranceSeconds, now });
     const shop = requireParam(params, 'shop');
     if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);

@@ -4,7 +4,7 @@
 /** Every stable error code, by family. */
 export const ERROR_CODES = {
   config: ['CONFIG_INVALID'],
-  request: ['PARAMETER_MISSING', 'PARAMETER_INVALID'],
+  request: ['PARAMETER_MISSING', 'PARAMETER_INVALID', 'PARAMETER_UNEXPECTED'],
   hmac: ['HMAC_MISSING', 'HMAC_INVALID'],
   timestamp: ['TIMESTAMP_MISSING', 'TIMESTAMP_OUT_OF_RANGE'],
   shop: ['SHOP_INVALID'],
@@ -57,14 +57,18 @@ export class ConfigError extends StoregateError {
   }
 }
 
-/** A required request parameter is missing or malformed. `parameter` names it. */
+/** A required request parameter is missing or malformed, or one is there that must not be. `parameter` names it. */
 export class ParameterError extends StoregateError {
   readonly parameter: string;
-  constructor(code: 'PARAMETER_MISSING' | 'PARAMETER_INVALID', parameter: string, message?: string) {
+  constructor(code: 'PARAMETER_MISSING' | 'PARAMETER_INVALID' | 'PARAMETER_UNEXPECTED', parameter: string, message?: string) {
     super(
       code,
       message ??
-        (code === 'PARAMETER_MISSING' ? `query parameter "${parameter}" is missing` : `query parameter "${parameter}" is malformed`),
+        (code === 'PARAMETER_MISSING'
+          ? `query parameter "${parameter}" is missing`
+          : code === 'PARAMETER_UNEXPECTED'
+            ? `query parameter "${parameter}" is not expected here`
+            : `query parameter "${parameter}" is malformed`),
     );
     this.parameter = parameter;
   }

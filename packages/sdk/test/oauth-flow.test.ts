@@ -387,4 +387,34 @@ describe('verifyInstallRequest (the signed App-URL request)', () => {
       code: 'SHOP_INVALID',
     });
   });
+  it('refuses any parameter the platform does not send on a launch, even signed, and a repeated one', async () => {
+    const { app, platform } = setup();
+    const timestamp = '1700000000';
+    // A signed redirect with a code is not a launch, whatever its state holds.
+    const redirect = await platform.redirectQuery(SHOP, 'x&shop=other.localhost');
+    await expect(app.verifyInstallRequest(redirect)).rejects.toMatchObject({ code: 'PARAMETER_UNEXPECTED', parameter: 'code' });
+    const extras: Record<string, string>[] = [{ host: 'ZGVtbw' }, { state: 's' }, { locale: 'en' }, { hmac_v: '1' }];
+    for (const extra of extras) {
+      const params = { shop: SHOP, timestamp, ...extra };
+      const query = `${new URLSearchParams(params)}&hmac=${await signQuery(params, SECRET)}`;
+      await expect(app.verifyInstallRequest(query), JSON.stringify(extra)).rejects.toMatchObject({
+        code: 'PARAMETER_UNEXPECTED',
+        parameter: Object.keys(extra)[0],
+      });
+    }
+    const twice = `shop=${SHOP}&shop=${SHOP}&timestamp=${timestamp}`;
+    await expect(app.verifyInstallRequest(`${twice}&hmac=${await signQuery(twice, SECRET)}`)).rejects.toMatchObject({
+      code: 'PARAMETER_INVALID',
+      parameter: 'shop',
+    });
+  });
+  it('refuses a launch re-split from a redirect signed with the raw parameters joined unescaped', async () => {
+    const { app } = setup();
+    const { createHmac } = await import('node:crypto');
+    const message = `code=sg_ac_1&shop=other.localhost&state=x&shop=${SHOP}&timestamp=1700000000`;
+    const hmac = createHmac('sha256', SECRET).update(message).digest('hex');
+    const forged = new URLSearchParams({ code: 'sg_ac_1&shop=other.localhost&state=x', shop: SHOP, timestamp: '1700000000', hmac });
+    await expect(app.verifyInstallRequest(forged.toString())).rejects.toMatchObject({ code: 'PARAMETER_UNEXPECTED' });
+    await expect(app.verifyInstallRequest(forged)).rejects.toMatchObject({ code: 'PARAMETER_UNEXPECTED' });
+  });
 });

@@ -8,6 +8,10 @@ const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signature
   query_hmac: Array<{ secret: string; query: string; canonical: string; hmac: string }>;
 };
 
+const escaping = JSON.parse(readFileSync(new URL('../../../test-vectors/query-escaping.json', import.meta.url), 'utf8')) as {
+  query_hmac: Array<{ note: string; secret: string; query: string; canonical: string; hmac: string }>;
+};
+
 describe('query hmac known answers (shared/vectors/signatures.json)', () => {
   for (const v of vectors.query_hmac) {
     it(`canonicalises and signs ${v.query.slice(0, 40)}…`, async () => {
@@ -34,6 +38,60 @@ describe('query hmac known answers (shared/vectors/signatures.json)', () => {
     await expect(verifyQuery(`https://app.example/cb?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
     await expect(verifyQuery(`/cb?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
     await expect(verifyQuery(`?${raw}`, v.secret)).resolves.toMatchObject({ code: 'c' });
+  });
+});
+
+describe('escaping before joining (test-vectors/query-escaping.json)', () => {
+  for (const v of escaping.query_hmac) {
+    it(v.note, async () => {
+      expect(canonicalQuery(v.query)).toBe(v.canonical);
+      expect(await signQuery(v.query, v.secret)).toBe(v.hmac);
+      await expect(verifyQuery(`${v.query}&hmac=${v.hmac}`, v.secret)).resolves.toBeTypeOf('object');
+      expect(await webCryptoHmacEngine().sign(v.secret, [v.canonical], 'hex')).toBe(v.hmac);
+    });
+  }
+
+  it('a redirect whose state holds & and = cannot be re-split into a launch for another shop', async () => {
+    const secret = 'shh-secret';
+    const redirect = { code: 'c', shop: 'bravo.localhost', state: 'x&shop=alpha.localhost', timestamp: '1700000000' };
+    const hmac = await signQuery(redirect, secret);
+    await expect(verifyQuery({ ...redirect, hmac }, secret)).resolves.toMatchObject({ shop: 'bravo.localhost' });
+    const resplit = { code: 'c&shop=bravo.localhost&state=x', shop: 'alpha.localhost', timestamp: '1700000000', hmac };
+    await expect(verifyQuery(resplit, secret)).rejects.toMatchObject({ code: 'HMAC_INVALID' });
+    // A signature made the old way (joined raw) verifies neither.
+    const { createHmac } = await import('node:crypto');
+    const legacy = createHmac('sha256', secret)
+      .update('code=c&shop=bravo.localhost&state=x&shop=alpha.localhost&timestamp=1700000000')
+      .digest('hex');
+    await expect(verifyQuery({ ...resplit, hmac: legacy }, secret)).rejects.toMatchObject({ code: 'HMAC_INVALID' });
+  });
+
+  it('the joined string names one set of parameters only: it reads back as exactly the parameters signed', () => {
+    const unescapeEntry = (text: string) =>
+      text.replace(/%(25|26|3D)/g, (_m, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
+    const readBack = (canonical: string): Record<string, string> => {
+      const out: Record<string, string> = {};
+      if (canonical === '') return out;
+      for (const entry of canonical.split('&')) {
+        const eq = entry.indexOf('=');
+        out[unescapeEntry(entry.slice(0, eq))] = unescapeEntry(entry.slice(eq + 1));
+      }
+      return out;
+    };
+    const tricky = fc.string({ unit: fc.constantFrom('a', 'b', '&', '=', '%', '2', '5', '6', '3', 'D', ',', ' '), maxLength: 10 });
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          tricky.filter((n) => n !== 'hmac'),
+          tricky,
+          { maxKeys: 5 },
+        ),
+        (params) => {
+          expect(readBack(canonicalQuery(params))).toEqual({ ...params });
+        },
+      ),
+      { numRuns: 300, seed: 20261126 },
+    );
   });
 });
 

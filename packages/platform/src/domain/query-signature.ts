@@ -1,15 +1,52 @@
 // The `hmac` query parameter that signs the platform's redirects to apps (the install redirect and
 // the App URL request), so an app can tell they come from the platform: hex HMAC-SHA256, keyed
-// with the client secret, over the other parameters sorted by name and joined as raw (decoded)
+// with the client secret, over the other parameters sorted by name and joined as decoded
 // `name=value` pairs with `&`.
+//
+// The joined string must name one set of parameters only, or a signed message could be re-read as
+// another: with raw joining, `state=x&shop=b` is both one parameter and two. So before joining, `%`
+// and `&` are escaped in names and values (`%25`, `%26`) and `=` in names (`%3D`), as the largest
+// platform of this family does, and repeated names become one entry whose values are separated by
+// `,` (the SDK reads them the same way). A message without those characters is signed exactly as
+// it always was; and the platform never signs a name or value that holds `%` or `&` at all (it
+// refuses to), so clients of the family that join the raw values still compute the same string.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
+function escapeName(name: string): string {
+  if (!/[%&=]/.test(name)) return name;
+  return name.replace(/%/g, '%25').replace(/&/g, '%26').replace(/=/g, '%3D');
+}
+
+function escapeValue(value: string): string {
+  if (value.indexOf('%') === -1 && value.indexOf('&') === -1) return value;
+  return value.replace(/%/g, '%25').replace(/&/g, '%26');
+}
+
+/** The string that is signed: every parameter but `hmac`, escaped, sorted by name, joined. */
 export function canonicalQuery(params: Iterable<[string, string]>): string {
-  return [...params]
-    .filter(([name]) => name !== 'hmac')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, value]) => `${name}=${value}`)
+  const grouped = new Map<string, string>();
+  for (const [name, value] of params) {
+    if (name === 'hmac') continue;
+    const seen = grouped.get(name);
+    grouped.set(name, seen === undefined ? escapeValue(value) : `${seen},${escapeValue(value)}`);
+  }
+  return [...grouped.keys()]
+    .sort()
+    .map((name) => `${escapeName(name)}=${grouped.get(name) as string}`)
     .join('&');
+}
+
+/** A name or value the platform would sign although it holds `%`, `&` (or, in a name, `=`). */
+export class UnsafeSignedValueError extends Error {
+  constructor(name: string) {
+    super(`refusing to sign query parameter "${name}": signed names and values must not contain "%" or "&"`);
+  }
+}
+
+function assertSignable(params: Record<string, string>): void {
+  for (const [name, value] of Object.entries(params)) {
+    if (/[%&=]/.test(name) || /[%&]/.test(value)) throw new UnsafeSignedValueError(name);
+  }
 }
 
 export function signQuery(params: Record<string, string>, secret: string): string {
@@ -18,8 +55,13 @@ export function signQuery(params: Record<string, string>, secret: string): strin
     .digest('hex');
 }
 
-/** Returns the params with `hmac` appended, as a URL query string. */
+/**
+ * Returns the params with `hmac` appended, as a URL query string. Throws
+ * {@link UnsafeSignedValueError} for a name or value holding `%` or `&` (a name also `=`): callers
+ * validate what they sign, so this is a guard, never a way to refuse input.
+ */
 export function signedQueryString(params: Record<string, string>, secret: string): string {
+  assertSignable(params);
   const search = new URLSearchParams(params);
   search.set('hmac', signQuery(params, secret));
   return search.toString();

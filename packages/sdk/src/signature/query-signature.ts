@@ -87,17 +87,32 @@ export function queryPairs(query: QueryInput): Array<[string, string]> {
   return pairs;
 }
 
+function escapeName(name: string): string {
+  if (!/[%&=]/.test(name)) return name;
+  return name.replace(/%/g, '%25').replace(/&/g, '%26').replace(/=/g, '%3D');
+}
+
+function escapeValue(value: string): string {
+  if (value.indexOf('%') === -1 && value.indexOf('&') === -1) return value;
+  return value.replace(/%/g, '%25').replace(/&/g, '%26');
+}
+
 /**
  * The string the platform signs: every parameter except `hmac`, ordered by name, joined as
- * `name=value` with `&`, names and values decoded (not percent-encoded).
+ * `name=value` with `&`, names and values decoded (not percent-encoded), with only `%` and `&`
+ * escaped (`%25`, `%26`) in names and values and `=` in names (`%3D`). The escaping makes the
+ * string name one set of parameters only: without it `a=1&b=2` could be one parameter `a` whose
+ * value is `1&b=2`, and a signature given for one message would verify another. Parameters without
+ * those characters (all the platform sends) are joined exactly as they are.
  *
  * Repeated names (`ids=1&ids=2`) are joined into one entry whose values are separated by `,` in the
  * order they were sent (`ids=1,2`), as the best-known platform of this family does. The order of
- * values is kept because it can carry meaning; the sort is by name only, and stable.
+ * values is kept because it can carry meaning; the sort is by name (before escaping) only, and stable.
  *
  * @example
  * ```ts
  * canonicalQuery('shop=a.localhost&code=c&hmac=ff'); // 'code=c&shop=a.localhost'
+ * canonicalQuery('state=x%26shop%3Db'); // 'state=x%26shop=b'
  * ```
  */
 export function canonicalQuery(query: QueryInput | Array<[string, string]>, excluded = 'hmac'): string {
@@ -106,13 +121,13 @@ export function canonicalQuery(query: QueryInput | Array<[string, string]>, excl
   for (const [name, value] of pairs) {
     if (name === excluded) continue;
     const seen = grouped.get(name);
-    grouped.set(name, seen === undefined ? value : `${seen},${value}`);
+    grouped.set(name, seen === undefined ? escapeValue(value) : `${seen},${escapeValue(value)}`);
   }
   const names = [...grouped.keys()].sort();
   let out = '';
   for (const name of names) {
     if (out !== '') out += '&';
-    out += `${name}=${grouped.get(name) as string}`;
+    out += `${escapeName(name)}=${grouped.get(name) as string}`;
   }
   return out;
 }

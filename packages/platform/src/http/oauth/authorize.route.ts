@@ -56,19 +56,16 @@ function checkResponseType(p: Record<string, unknown>): void {
   if (str(p.response_type) !== 'code') throw new UnsupportedResponseType();
 }
 
-/** Whether `s` holds a C0 control character (U+0000 to U+001F) or DEL (U+007F). */
-function hasControlCharacter(s: string): boolean {
-  for (let i = 0; i < s.length; i++) {
-    const code = s.charCodeAt(i);
-    if (code <= 0x1f || code === 0x7f) return true;
-  }
-  return false;
-}
+// The state comes back in the signed redirect exactly as sent, so it is held to the characters
+// that read the same raw and percent-encoded (RFC 3986 unreserved): a `&` or `=` in a signed value
+// could make the signed string read as other parameters, and `%` or anything else would sign
+// differently for clients of the family that sign the encoded query.
+const STATE = /^[A-Za-z0-9._~-]{1,1024}$/;
 
 function checkState(p: Record<string, unknown>): string {
   const state = str(p.state);
   if (!state) throw new InvalidRequest('state is required');
-  if (state.length > 1024 || hasControlCharacter(state)) throw new InvalidRequest('state must be at most 1024 printable characters');
+  if (!STATE.test(state)) throw new InvalidRequest('state must be 1 to 1024 URL-safe characters: letters, digits and "-", ".", "_", "~"');
   return state;
 }
 
