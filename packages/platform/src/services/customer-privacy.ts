@@ -1,20 +1,19 @@
 // A merchant's privacy requests about one customer: "Request data for apps" sends
 // customers/data_request, "Redact customer" sends customers/redact, each to every app installed in
 // the store that holds read_customers and has a privacy webhook address. Redaction also replaces
-// what identifies the customer in the platform's own records, in the same transaction as the event,
-// so the store and the apps forget the customer together.
+// what identifies the customer in the platform's own records (the customer, its orders, and every
+// stored webhook body about either, which the events list and queued deliveries read), in the same
+// transaction as the event, so the store and the apps forget the customer together.
 import { randomInt } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
+import { isRedactedEmail, redactedEmail, redactedEventPayload } from '../domain/customer-redaction.ts';
 import { ConflictError, NotFoundError } from '../domain/errors.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { mayReceive } from '../domain/webhook-topics.ts';
 import type { Repositories, Storage } from '../storage/ports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
-
-/** The domain of the placeholder email a redacted customer keeps (reserved: it can never receive mail). */
-export const REDACTED_EMAIL_DOMAIN = 'redacted.invalid';
 
 /** An installed app, as the merchant sees it before sending a privacy request. */
 export interface PrivacyAudienceApp {
@@ -30,6 +29,8 @@ export interface PrivacyRequestResult {
   apps: number;
   /** The data request's id (customers/data_request only). */
   dataRequestId?: string;
+  /** How many stored webhook bodies about the customer were rewritten (customers/redact only). */
+  events?: number;
 }
 
 export class CustomerPrivacy {
@@ -45,7 +46,7 @@ export class CustomerPrivacy {
     const row = await this.storage.resources.get('customers', storeId, customerId);
     if (!row) throw new NotFoundError(`No customer with id ${customerId} in this store`);
     const email = String(row.email);
-    return { id: customerId, email, phone: (row.phone as string | null) ?? null, redacted: email.endsWith(`@${REDACTED_EMAIL_DOMAIN}`) };
+    return { id: customerId, email, phone: (row.phone as string | null) ?? null, redacted: isRedactedEmail(email) };
   }
 
   /** Every installed app, and whether a customer privacy request would reach it. */
@@ -77,22 +78,42 @@ export class CustomerPrivacy {
   }
 
   /**
-   * Sends customers/redact about the customer, then replaces its email, names and phone (and the
-   * email on its orders) with placeholders. A customer redacted before is refused (409): its
-   * identifying data is gone, so a second request could name no one.
+   * Replaces the customer's email, names and phone (and the email on its orders) with placeholders,
+   * in its records and in every stored webhook body about them, and sends customers/redact. A
+   * customer redacted before is refused (409): its identifying data is gone, so a second request
+   * could name no one.
    */
   async redact(storeId: number, customerId: number): Promise<PrivacyRequestResult> {
     return this.storage.transaction(async (tx) => {
       const { shared, orders, redacted } = await this.subject(tx, storeId, customerId);
       if (redacted) throw new ConflictError(`Customer ${customerId} was redacted already`);
+      const email = redactedEmail(customerId);
+      // Before customers/redact is written: that event names the customer's email and phone on
+      // purpose, so that each app can find the customer in its own records and erase it.
+      const events = await this.redactEvents(tx, storeId, customerId, email);
       const apps = await this.outbox.enqueuePrivacy(tx, {
         storeId,
         topic: 'customers/redact',
         payload: { ...shared, orders_to_redact: orders },
       });
-      await tx.resources.redactCustomer(storeId, customerId, `customer-${customerId}@${REDACTED_EMAIL_DOMAIN}`, this.clock());
-      return { apps };
+      await tx.resources.redactCustomer(storeId, customerId, email, this.clock());
+      return { apps, events };
     });
+  }
+
+  /**
+   * Rewrites the stored bodies of the customer's events, its orders' and earlier privacy requests
+   * about it: the events list shows them and every delivery still queued or retrying sends them.
+   * Returns how many were rewritten.
+   */
+  private async redactEvents(tx: Repositories, storeId: number, customerId: number, email: string): Promise<number> {
+    const stored = await tx.eventPayloads.namingCustomer(storeId, customerId);
+    const rewritten: { id: string; payload: string }[] = [];
+    for (const e of stored) {
+      const payload = JSON.stringify(redactedEventPayload(e.topic, JSON.parse(e.payload), email));
+      if (payload !== e.payload) rewritten.push({ id: e.id, payload });
+    }
+    return rewritten.length === 0 ? 0 : tx.eventPayloads.replace(storeId, rewritten);
   }
 
   /** The parts both payloads share, read in the request's transaction. */
@@ -107,6 +128,6 @@ export class CustomerPrivacy {
       shop_domain: storeHostname(store, this.config.storeDomain),
       customer: { id: String(customerId), email, phone: (row.phone as string | null) ?? null },
     };
-    return { shared, orders, redacted: email.endsWith(`@${REDACTED_EMAIL_DOMAIN}`) };
+    return { shared, orders, redacted: isRedactedEmail(email) };
   }
 }

@@ -30,9 +30,11 @@ import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
+export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation, TokenRepository } from './ports/tokens.ts';
 import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
+import type { EventPayloadRepository } from './ports/event-payloads.ts';
 
 export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
@@ -263,6 +265,7 @@ export interface Repositories {
   webhooks: WebhookRepository;
   idempotency: IdempotencyRepository;
   events: EventLogRepository;
+  eventPayloads: EventPayloadRepository;
 }
 
 export interface Storage extends Repositories {

@@ -12,6 +12,7 @@ import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
+import { SqlEventPayloadRepository } from './repositories/event-payload-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
@@ -47,6 +48,7 @@ function repositories(x: Executor): Repositories {
     webhooks: new SqlWebhookRepository(x),
     idempotency: new SqlIdempotencyRepository(x),
     events: new SqlEventLogRepository(x),
+    eventPayloads: new SqlEventPayloadRepository(x),
   };
 }
 
