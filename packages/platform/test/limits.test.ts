@@ -1,10 +1,17 @@
 // Caps on what one owner or one store may pile up, on SQLite and PostgreSQL: webhook subscriptions
-// per owner per store, active private apps per store. Past the cap the answer is a 422 naming the
+// per owner per store, per owner per topic and per store per topic (what one write fans out to),
+// active private apps per store. Past the cap the answer is a 422 naming the
 // limit and nothing is created. Rows up to the cap are written through the storage port directly.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationFailedError } from '../src/domain/errors.ts';
-import { MAX_ACTIVE_PRIVATE_APPS, MAX_SUBSCRIPTIONS_PER_OWNER } from '../src/domain/limits.ts';
+import {
+  MAX_ACTIVE_PRIVATE_APPS,
+  MAX_STORE_SUBSCRIPTIONS_PER_TOPIC,
+  MAX_SUBSCRIPTIONS_PER_OWNER,
+  MAX_SUBSCRIPTIONS_PER_TOPIC,
+} from '../src/domain/limits.ts';
 import { api, appToken, createFixture, createTestPlatform, csrfFrom, DIALECTS, login, privateToken, type TestPlatform } from './harness.ts';
+import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import { get, post } from './web-pages.ts';
 
 const V = '/openapi/2026-01';
@@ -92,6 +99,115 @@ describe.each(DIALECTS)('limits on %s', (dialect) => {
     expect(results.map((r) => r.statusCode).sort(), results.map((r) => r.body).join(' | ')).toEqual([201, 422]);
     expect(results.find((r) => r.statusCode === 422)!.json().errors).toEqual({ base: [SUBSCRIPTIONS_FULL] });
     expect(await countSubs(storeId, `app:${appId}`)).toBe(MAX_SUBSCRIPTIONS_PER_OWNER);
+  });
+
+  it(`an app may hold ${MAX_SUBSCRIPTIONS_PER_TOPIC} subscriptions to one topic in a store; one more is 422 naming the topic, nothing created`, async () => {
+    const f = await createFixture(t, { scopes: 'read_products' });
+    const token = await appToken(t, f, 'read_products');
+    const { storeId, appId } = await ids(f.storeName, f.clientId);
+    const subscribe = (tok: string, path: string, topic = 'products/update') =>
+      api(t, f, tok, 'POST', `${V}/webhooks`, { address: `https://hooks.example.com/${path}`, topic });
+    for (let i = 0; i < MAX_SUBSCRIPTIONS_PER_TOPIC; i++) {
+      const res = await subscribe(token, `topic-${i}`);
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const over = await subscribe(token, 'topic-over');
+    expect(over.statusCode).toBe(422);
+    expect(over.json()).toMatchObject({
+      code: 'ValidationFailed',
+      errors: {
+        base: [
+          `an app may have at most ${MAX_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to products/update in a store; delete one first`,
+        ],
+      },
+    });
+    const onTopic = async (owner: string) =>
+      (
+        await t.db.kysely
+          .selectFrom('webhook_subscriptions')
+          .select('id')
+          .where('store_id', '=', storeId)
+          .where('owner', '=', owner)
+          .where('topic', '=', 'products/update')
+          .execute()
+      ).length;
+    expect(await onTopic(`app:${appId}`)).toBe(MAX_SUBSCRIPTIONS_PER_TOPIC);
+    // Per topic and per owner: another topic of the same app, and another owner on the same topic, still subscribe.
+    expect((await subscribe(token, 'other-topic', 'products/create')).statusCode).toBe(201);
+    const priv = await privateToken(t, f.storeName, 'read_products');
+    expect((await subscribe(priv, 'private-same-topic')).statusCode).toBe(201);
+    // Deleting one makes room for one.
+    const first = (await api(t, f, token, 'GET', `${V}/webhooks?limit=1`)).json().data[0];
+    expect((await api(t, f, token, 'DELETE', `${V}/webhooks/${first.id}`)).statusCode).toBe(200);
+    expect((await subscribe(token, 'topic-again')).statusCode).toBe(201);
+    expect(await onTopic(`app:${appId}`)).toBe(MAX_SUBSCRIPTIONS_PER_TOPIC);
+  });
+
+  it(`a store may hold ${MAX_STORE_SUBSCRIPTIONS_PER_TOPIC} subscriptions to one topic over all its apps; one more is 422, nothing created`, async () => {
+    const f = await createFixture(t, { scopes: 'read_products' });
+    const token = await appToken(t, f, 'read_products');
+    const { storeId } = await ids(f.storeName, f.clientId);
+    // Another owner's subscriptions up to one below the store's cap, written straight through the port.
+    const filler = await t.services.apps.createPrivateApp({ storeId, name: 'Filler', scopes: 'read_products' });
+    const now = t.clock.now;
+    await t.platform.storage.transaction(async (tx) => {
+      for (let i = 0; i < MAX_STORE_SUBSCRIPTIONS_PER_TOPIC - 1; i++) {
+        await tx.webhooks.insertSubscription({
+          store_id: storeId,
+          owner: `private:${filler.id}`,
+          app_id: null,
+          private_app_id: filler.id,
+          topic: 'products/delete',
+          address: `https://hooks.example.com/store-fill-${i}`,
+          api_version: '2026-01',
+          created_at: now,
+          updated_at: now,
+        });
+      }
+    });
+    const subscribe = (tok: string, path: string) =>
+      api(t, f, tok, 'POST', `${V}/webhooks`, { address: `https://hooks.example.com/${path}`, topic: 'products/delete' });
+    const last = await subscribe(token, 'store-last');
+    expect(last.statusCode, last.body).toBe(201);
+    const priv = await privateToken(t, f.storeName, 'read_products');
+    for (const tok of [token, priv]) {
+      const over = await subscribe(tok, 'store-over');
+      expect(over.statusCode).toBe(422);
+      expect(over.json()).toMatchObject({
+        code: 'ValidationFailed',
+        errors: {
+          base: [
+            `a store may have at most ${MAX_STORE_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to products/delete over all its apps`,
+          ],
+        },
+      });
+    }
+    const onTopic = async () =>
+      (
+        await t.db.kysely
+          .selectFrom('webhook_subscriptions')
+          .select('id')
+          .where('store_id', '=', storeId)
+          .where('topic', '=', 'products/delete')
+          .execute()
+      ).length;
+    expect(await onTopic()).toBe(MAX_STORE_SUBSCRIPTIONS_PER_TOPIC);
+    // The cap is the store's: the same topic in another store is untouched.
+    const g = await createFixture(t, { scopes: 'read_products' });
+    expect(
+      (
+        await api(t, g, await appToken(t, g, 'read_products'), 'POST', `${V}/webhooks`, {
+          address: 'https://hooks.example.com/elsewhere',
+          topic: 'products/delete',
+        })
+      ).statusCode,
+    ).toBe(201);
+    // One write of the store fans out to at most the cap.
+    const outbox = new WebhookOutbox(t.services.clock);
+    const fanOut = await t.platform.storage.transaction((tx) =>
+      outbox.enqueue(tx, { storeId, topic: 'products/delete', payload: { id: '1' } }),
+    );
+    expect(fanOut).toBe(MAX_STORE_SUBSCRIPTIONS_PER_TOPIC);
   });
 
   it(`a store may have ${MAX_ACTIVE_PRIVATE_APPS} active private apps; one more is 422 naming the limit; revoked ones do not count`, async () => {

@@ -1856,6 +1856,23 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.countSubscriptions(w.store.id, owner)).toBe(1);
     });
 
+    it('countTopicSubscriptions counts a topic’s subscriptions in one store: one owner’s and everyone’s', async () => {
+      const w = await world(s);
+      const two = await secondApp(s, w);
+      const other = await world(s);
+      const owner = `app:${w.app.id}`;
+      expect(await s.webhooks.countTopicSubscriptions(w.store.id, 'orders/create', owner)).toEqual({ owner: 0, store: 0 });
+      const first = await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'orders/create');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      await subscribe(s, w.store.id, { appId: two.app.id }, 'orders/create');
+      await subscribe(s, other.store.id, { appId: w.app.id }, 'orders/create');
+      expect(await s.webhooks.countTopicSubscriptions(w.store.id, 'orders/create', owner)).toEqual({ owner: 2, store: 3 });
+      expect(await s.webhooks.countTopicSubscriptions(w.store.id, 'orders/create', `app:${two.app.id}`)).toEqual({ owner: 1, store: 3 });
+      await s.webhooks.deleteSubscription(w.store.id, first.id);
+      expect(await s.webhooks.countTopicSubscriptions(w.store.id, 'orders/create', owner)).toEqual({ owner: 1, store: 2 });
+    });
+
     it('appIdByClientId and storeIdByName', async () => {
       const w = await world(s);
       expect(await s.webhooks.appIdByClientId(w.app.client_id)).toBe(w.app.id);

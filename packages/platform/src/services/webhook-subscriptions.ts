@@ -4,7 +4,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
 import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
-import { MAX_SUBSCRIPTIONS_PER_OWNER } from '../domain/limits.ts';
+import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../domain/limits.ts';
 import { allows, type Scope } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
@@ -65,6 +65,20 @@ export class WebhookSubscriptions {
       if ((await tx.webhooks.countSubscriptions(p.storeId, p.owner)) >= MAX_SUBSCRIPTIONS_PER_OWNER) {
         throw new ValidationFailedError({
           base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions in a store; delete one first`],
+        });
+      }
+      // What one write of the store can fan out to: per owner, and over every owner of the store.
+      const onTopic = await tx.webhooks.countTopicSubscriptions(p.storeId, input.topic, p.owner);
+      if (onTopic.owner >= MAX_SUBSCRIPTIONS_PER_TOPIC) {
+        throw new ValidationFailedError({
+          base: [
+            `an app may have at most ${MAX_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${input.topic} in a store; delete one first`,
+          ],
+        });
+      }
+      if (onTopic.store >= MAX_STORE_SUBSCRIPTIONS_PER_TOPIC) {
+        throw new ValidationFailedError({
+          base: [`a store may have at most ${MAX_STORE_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${input.topic} over all its apps`],
         });
       }
       let row: SubscriptionRow;

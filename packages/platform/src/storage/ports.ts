@@ -163,6 +163,8 @@ export interface WebhookRepository {
   deleteSubscription(storeId: number, id: number): Promise<void>;
   /** How many subscriptions (disabled ones included) an owner has in a store. */
   countSubscriptions(storeId: number, owner: string): Promise<number>;
+  /** How many subscriptions to `topic` (disabled ones included) a store has: `owner`'s and everyone's. */
+  countTopicSubscriptions(storeId: number, topic: string, owner: string): Promise<{ owner: number; store: number }>;
   /**
    * Deletes an app's subscriptions to any of `topics` in a store and cancels their pending
    * deliveries with `reason`. Returns how many subscriptions it deleted.

@@ -116,6 +116,19 @@ export class SqlWebhookRepository implements WebhookRepository {
     return Number(row.n);
   }
 
+  async countTopicSubscriptions(storeId: number, topic: string, owner: string): Promise<{ owner: number; store: number }> {
+    const row = await this.k
+      .selectFrom('webhook_subscriptions')
+      .select((eb) => [
+        eb.fn.countAll<number>().as('store'),
+        eb.fn.sum<number | null>(eb.case().when('owner', '=', owner).then(1).else(0).end()).as('owner'),
+      ])
+      .where('store_id', '=', storeId)
+      .where('topic', '=', topic)
+      .executeTakeFirstOrThrow();
+    return { owner: Number(row.owner ?? 0), store: Number(row.store) };
+  }
+
   async removeSubscriptions(input: {
     storeId: number;
     appId: number;
