@@ -13,7 +13,9 @@
 // Knobs (environment): BENCH_TOKEN_CLIENTS (50), BENCH_TOKEN_WARMUP_S (3), BENCH_TOKEN_MEASURE_S
 // (10), BENCH_TOKEN_CODE_WARMUP_S (2), BENCH_TOKEN_CODE_MEASURE_S (6), BENCH_TOKEN_ONLY
 // (storegate|reference), BENCH_TOKEN_CPU_PROF=<dir> (run the server children with --cpu-prof),
-// BENCH_TOKEN_DIAG=db-timing (a diagnostic of the storegate child on SQLite; see its source).
+// BENCH_TOKEN_DIAG=db-timing (a diagnostic of the storegate child on SQLite; see its source),
+// BENCH_TOKEN_RATE_LIMIT (off: the token endpoint's limits, which one client making every grant
+// would hit at once; e.g. 100000/100000 counts every grant in both buckets without refusing).
 //
 // Targets: on SQLite, refresh grants >= 1.5x and code grants >= 1.2x the reference, storegate's
 // refresh p99 < 25 ms; on PostgreSQL, refresh grants >= 0.6x SQLite's (the PG/SQLite column of

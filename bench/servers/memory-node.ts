@@ -112,6 +112,8 @@ export async function startNode(
   const bin = fileURLToPath(new URL('packages/cli/bin/storegate.js', root));
   const args = ['serve', '--database', url, '--master-key', masterKey, '--mode', 'production', '--public-scheme', 'https'];
   args.push('--port', '0', '--log-level', 'warn', '--rate-limit', '100000/100000', '--drain-delay', '0');
+  // The token endpoint's limits too: one client refreshes every chain in one store.
+  args.push('--token-rate-limit', '100000/100000', '--token-store-rate-limit', '100000/100000');
   const child = spawn(process.execPath, [bin, ...args], {
     env: { ...process.env, STOREGATE_SOURCE: '0', NODE_ENV: 'production', ...extraEnv },
     stdio: ['ignore', 'ignore', 'pipe'],

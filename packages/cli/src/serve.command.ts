@@ -31,6 +31,8 @@ interface ServeOptions extends DatabasePoolOptions {
   previousMasterKey?: string;
   mode?: string;
   rateLimit?: string;
+  tokenRateLimit?: string;
+  tokenStoreRateLimit?: string;
   accessTokenTtl?: string;
   logLevel?: string;
   logFormat?: string;
@@ -72,6 +74,16 @@ export function registerServeCommands(program: Command): void {
     .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
+    .addOption(
+      new Option('--token-rate-limit <bucket/per-second>', 'token grants per client in a store, or off (default 20/1)').env(
+        'TOKEN_RATE_LIMIT',
+      ),
+    )
+    .addOption(
+      new Option('--token-store-rate-limit <bucket/per-second>', 'token grants per store over all clients, or off (default 100/5)').env(
+        'TOKEN_STORE_RATE_LIMIT',
+      ),
+    )
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
     .addOption(logFormatOption())
@@ -126,6 +138,8 @@ export function registerServeCommands(program: Command): void {
           previousMasterKey: opts.previousMasterKey,
           mode: opts.mode === 'test' ? undefined : opts.mode,
           rateLimit: opts.rateLimit,
+          tokenRateLimit: opts.tokenRateLimit,
+          tokenStoreRateLimit: opts.tokenStoreRateLimit,
           accessTokenTtl: opts.accessTokenTtl,
           logLevel: opts.logLevel,
           logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stdout.isTTY === true),

@@ -14,6 +14,7 @@ import {
   parseRetrySchedule,
   parseSecretOverlap,
   parseShopRedactDelay,
+  parseTokenRateLimits,
 } from './config/parsers.ts';
 import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
 import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
@@ -47,6 +48,8 @@ export {
   DEFAULT_DATABASE,
   DEFAULT_SECRET_OVERLAP_MS,
   DEFAULT_SHOP_REDACT_DELAY_MS,
+  DEFAULT_TOKEN_RATE_LIMIT,
+  DEFAULT_TOKEN_STORE_RATE_LIMIT,
   parseDatabase,
   parseDeprecation,
   parseHttpTimeouts,
@@ -54,6 +57,7 @@ export {
   parseRetrySchedule,
   parseSecretOverlap,
   parseShopRedactDelay,
+  parseTokenRateLimits,
 } from './config/parsers.ts';
 export { parseDatabaseSettings } from './config/database-settings.ts';
 
@@ -74,6 +78,8 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     previousMasterKey: env.PREVIOUS_MASTER_KEY,
     mode: env.NODE_ENV === 'production' ? 'production' : env.NODE_ENV === 'development' ? 'development' : undefined,
     rateLimit: env.RATE_LIMIT,
+    tokenRateLimit: env.TOKEN_RATE_LIMIT,
+    tokenStoreRateLimit: env.TOKEN_STORE_RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
     secretOverlap: env.SECRET_OVERLAP,
     logLevel: env.LOG_LEVEL,
@@ -140,6 +146,7 @@ export function loadConfig(raw: RawConfig): Config {
     previousMasterKey: resolvePreviousMasterKey(raw.previousMasterKey),
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
+    tokenRateLimit: parseTokenRateLimits(raw),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,

@@ -29,6 +29,7 @@ import { OneTimeReveals } from './services/one-time-reveal.ts';
 import { PageCache } from './services/page-cache.ts';
 import { PartnerDeliveries } from './services/partner-deliveries.ts';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './services/rate-limiter.ts';
+import { GrantLimits } from './services/grant-limits.ts';
 import { Readiness } from './services/readiness.ts';
 import { ResourceService } from './services/resource-service.ts';
 import { SeedService } from './services/seed-service.ts';
@@ -98,10 +99,16 @@ const REDIS_START_WAIT_MS = 2_000;
 /** A readiness probe gets its answer within this, even while connecting to the database hangs. */
 const READINESS_DEADLINE_MS = 2_000;
 
+/**
+ * The buckets of the Admin API and of the token endpoint (one limiter, one connection to Redis);
+ * none when every limit is off. Its own size is the Admin API's; the token endpoint passes its own.
+ */
 async function rateLimiterFor(config: Config, clock: Clock): Promise<RateLimiter | undefined> {
-  if (config.rateLimit === 'off') return undefined;
-  if (!config.redisUrl) return new MemoryRateLimiter(config.rateLimit.bucket, config.rateLimit.perSecond, clock);
-  const limiter = new RedisRateLimiter(config.redisUrl, config.rateLimit.bucket, config.rateLimit.perSecond, clock);
+  if (config.rateLimit === 'off' && !GrantLimits.enabled(config.tokenRateLimit)) return undefined;
+  // With the Admin API's limit off, its size is never used.
+  const { bucket, perSecond } = config.rateLimit === 'off' ? { bucket: 1, perSecond: 1 } : config.rateLimit;
+  if (!config.redisUrl) return new MemoryRateLimiter(bucket, perSecond, clock);
+  const limiter = new RedisRateLimiter(config.redisUrl, bucket, perSecond, clock);
   await limiter.connected(REDIS_START_WAIT_MS);
   return limiter;
 }
@@ -163,6 +170,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const readiness = new Readiness();
   readiness.register('database', { required: true, status: () => databaseStatus(storage.db, () => storage.ping()) });
   const rateLimiter = options.http === false ? undefined : await rateLimiterFor(config, clock);
+  const apps = new AppService(storage, keys, config, clock, outbox);
+  const grantLimits =
+    rateLimiter && GrantLimits.enabled(config.tokenRateLimit)
+      ? new GrantLimits(rateLimiter, config.tokenRateLimit, apps, clock)
+      : undefined;
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
@@ -172,13 +184,14 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     clock,
     cursors,
     accounts: new AccountService(storage, clock),
-    apps: new AppService(storage, keys, config, clock, outbox),
+    apps,
     rotations: new SecretRotations(storage, keys, config, clock),
     oauth: new OAuthService(storage, keys, config, clock),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
-    rateLimiter,
+    rateLimiter: config.rateLimit === 'off' ? undefined : rateLimiter,
+    grantLimits,
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),

@@ -30,13 +30,41 @@ export function int(name: string, value: string | number | undefined, fallback: 
 }
 
 export function parseRateLimit(value: string | undefined): Config['rateLimit'] {
-  if (value === undefined || value === '') return { bucket: 40, perSecond: 2 };
+  return parseBucketLimit('--rate-limit', value, { bucket: 40, perSecond: 2 });
+}
+
+/**
+ * Token grants a client may ask for in one store: a burst of 20, then one a second. An app needs
+ * one grant an hour per token family; this leaves room for retries and for many workers
+ * refreshing at once, and stops a loop that asks without end.
+ */
+export const DEFAULT_TOKEN_RATE_LIMIT = { bucket: 20, perSecond: 1 } as const;
+/** Token grants of every client of one store together: five clients at their full rate. */
+export const DEFAULT_TOKEN_STORE_RATE_LIMIT = { bucket: 100, perSecond: 5 } as const;
+
+/** `--token-rate-limit` (per client in a store) and `--token-store-rate-limit` (per store, all clients). */
+export function parseTokenRateLimits(raw: Pick<RawConfig, 'tokenRateLimit' | 'tokenStoreRateLimit'>): Config['tokenRateLimit'] {
+  return {
+    client: parseBucketLimit('--token-rate-limit', raw.tokenRateLimit, DEFAULT_TOKEN_RATE_LIMIT),
+    store: parseBucketLimit('--token-store-rate-limit', raw.tokenStoreRateLimit, DEFAULT_TOKEN_STORE_RATE_LIMIT),
+  };
+}
+
+/** A leaky bucket written `<bucket>/<per-second>` (such as 40/2), or `off`. */
+function parseBucketLimit(
+  flag: string,
+  value: string | undefined,
+  fallback: { bucket: number; perSecond: number },
+): { bucket: number; perSecond: number } | 'off' {
+  if (value === undefined || value === '') return { ...fallback };
   if (value === 'off') return 'off';
   const m = /^(\d+)\/(\d+(?:\.\d+)?)$/.exec(value);
   const bucket = m ? Number(m[1]) : NaN;
   const perSecond = m ? Number(m[2]) : NaN;
   if (!m || bucket < 1 || bucket > 100_000 || !(perSecond > 0) || perSecond > 100_000) {
-    throw new ConfigError(`--rate-limit: expected <bucket>/<per-second> such as 40/2, or off; got "${value}"`);
+    throw new ConfigError(
+      `${flag}: expected <bucket>/<per-second> such as ${fallback.bucket}/${fallback.perSecond}, or off; got "${value.slice(0, 40)}"`,
+    );
   }
   return { bucket, perSecond };
 }

@@ -16,6 +16,14 @@ export interface Config {
   previousMasterKey?: Buffer | undefined;
   mode: 'development' | 'production';
   rateLimit: { bucket: number; perSecond: number } | 'off';
+  /**
+   * Leaky buckets of the token endpoint, counting the grants of authenticated clients: `client`
+   * per client in a store, `store` per store over all its clients; each can be `off`.
+   */
+  tokenRateLimit: {
+    client: { bucket: number; perSecond: number } | 'off';
+    store: { bucket: number; perSecond: number } | 'off';
+  };
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -147,6 +155,8 @@ export interface RawConfig {
   previousMasterKey?: string | undefined;
   mode?: string | undefined;
   rateLimit?: string | undefined;
+  tokenRateLimit?: string | undefined;
+  tokenStoreRateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
   secretOverlap?: string | undefined;
   logLevel?: string | undefined;

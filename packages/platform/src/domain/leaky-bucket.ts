@@ -2,6 +2,13 @@
 // bucket leaks `perSecond` drops a second; a request that would overflow it is refused. Pure:
 // state in, state out.
 
+/** How deep a bucket is and how fast it leaks. */
+export interface BucketLimit {
+  bucket: number;
+  /** Drops leaked per second. */
+  perSecond: number;
+}
+
 export interface BucketState {
   level: number;
   updatedAt: number;
@@ -33,4 +40,13 @@ export function take(state: BucketState | undefined, now: number, bucket: number
   }
   const next = level + 1;
   return { allowed: true, state: { level: next, updatedAt: now }, used: Math.min(bucket, Math.ceil(next)), retryAfterSeconds: 0 };
+}
+
+/**
+ * Takes one drop back out of the bucket: for a request that was counted and then turned out to
+ * have done nothing (refused before any work by another limit, or by a check that must not cost
+ * the caller its budget).
+ */
+export function giveBack(state: BucketState | undefined, now: number, perSecond: number): BucketState {
+  return { level: Math.max(0, leak(state, now, perSecond) - 1), updatedAt: now };
 }

@@ -91,7 +91,10 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     ...(config.logFormat === 'pretty' ? { logController: new OneLinePerRequest() } : {}),
   });
   app.decorate('services', services);
-  app.addHook('onClose', async () => services.rateLimiter?.close());
+  app.addHook('onClose', async () => {
+    await services.rateLimiter?.close();
+    await services.grantLimits?.close();
+  });
   registerRequestId(app);
   registerDrainConnections(app, services.readiness);
   registerBodyLimits(app);

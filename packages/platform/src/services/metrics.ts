@@ -34,8 +34,11 @@ export interface DeliveryMetrics {
   deliveriesDeferred?(count: number): void;
 }
 
-/** Which limit refused a request. */
-export type Limiter = 'admin_api' | 'login';
+/**
+ * Which limit refused a request: the Admin API's bucket, the login throttle, or a token-endpoint
+ * bucket (per client in a store, per store).
+ */
+export type Limiter = 'admin_api' | 'login' | 'token_client' | 'token_store';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
@@ -54,7 +57,7 @@ export interface MetricsSources {
   readiness: Readiness;
   storage: StorageStats;
   clock: Clock;
-  /** The Admin API's limiter, whose fallbacks from shared (Redis) to local buckets are counted; none when off. */
+  /** The limiter of the Admin API and the token endpoint, whose fallbacks from shared (Redis) to local buckets are counted; none when off. */
   rateLimiter?: Pick<RateLimiter, 'fallbacks'> | undefined;
 }
 
@@ -75,13 +78,13 @@ export class PlatformMetrics implements DeliveryMetrics {
   });
   private readonly grants = new Counter({
     name: 'storegate_token_grants_total',
-    help: 'Token endpoint requests by grant type and outcome (issued, or the OAuth error code)',
+    help: 'Token endpoint requests by grant type and outcome (issued, rate_limited, or the OAuth error code)',
     labelNames: ['grant_type', 'outcome'] as const,
     registers: [this.registry],
   });
   private readonly rejections = new Counter({
     name: 'storegate_rate_limit_rejections_total',
-    help: 'Requests refused by a limit: admin_api (429 of the leaky bucket) or login (locked account or address)',
+    help: 'Requests refused by a limit: admin_api (429 of the leaky bucket), login (locked account or address), token_client or token_store (429 of the token endpoint, per client in a store or per store)',
     labelNames: ['limiter'] as const,
     registers: [this.registry],
   });
@@ -188,7 +191,7 @@ export class PlatformMetrics implements DeliveryMetrics {
     this.latency.observe({ method: m, route: r }, seconds);
   }
 
-  /** One token request: `issued`, or the OAuth error code it was refused with. */
+  /** One token request: `issued`, `rate_limited`, or the OAuth error code it was refused with. */
   tokenGrant(grantType: string | undefined, outcome: string): void {
     const type = grantType === undefined || grantType === '' ? 'none' : GRANT_TYPES.has(grantType) ? grantType : 'unsupported';
     this.grants.inc({ grant_type: type, outcome });

@@ -11,6 +11,7 @@ import type { IdempotentRequests } from './idempotency.ts';
 import type { KeyRotation } from './key-rotation.ts';
 import type { AdminDirectory } from './admin-directory.ts';
 import type { EventLog } from './event-log.ts';
+import type { GrantLimits } from './grant-limits.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { PlatformMetrics } from './metrics.ts';
 import type { OAuthService } from './oauth-service.ts';
@@ -38,6 +39,8 @@ export interface Services {
   customerPrivacy: CustomerPrivacy;
   /** Admin API leaky buckets; undefined when rate limiting is off. */
   rateLimiter: RateLimiter | undefined;
+  /** The token endpoint's limits per client in a store and per store; undefined when both are off. */
+  grantLimits: GrantLimits | undefined;
   subscriptions: WebhookSubscriptions;
   /** Idempotency-Key reservations and recorded responses of Admin API writes. */
   idempotency: IdempotentRequests;

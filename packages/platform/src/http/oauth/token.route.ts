@@ -1,11 +1,27 @@
 // POST {base_url}/admin/oauth/token: the OAuth 2.0 token endpoint of apps. An authorization code
 // (with its PKCE verifier when the authorization asked for one) or a refresh token is exchanged for
 // a new access token and refresh token; the client authenticates with its client_id and secret.
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+// Grants of an authenticated client are counted against its limits (per client in the store, per
+// store) before any work is done; over a limit: 429 with Retry-After, and nothing changed.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
+import type { GrantAdmission, GrantLimitName } from '../../services/grant-limits.ts';
 import type { TokenRecord } from '../../services/oauth-service.ts';
-import { InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
+import { InvalidClient, InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
+
+/**
+ * A grant refused by a limit: 429 in the token endpoint's error form. RFC 6749 has no code for it;
+ * `temporarily_unavailable` is its code for "not now, ask again later", and clients that retry
+ * on 429 find `Retry-After` (`invalid_grant` would make them drop the refresh token).
+ */
+class GrantRateLimited extends OAuthError {
+  override readonly statusCode = 429;
+  constructor(limit: GrantLimitName, retryAfterSeconds: number) {
+    const whose = limit === 'per_client' ? 'from this client in this store' : 'in this store';
+    super('temporarily_unavailable', `too many token requests ${whose}; retry after ${retryAfterSeconds} s`);
+  }
+}
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
   app.post('/admin/oauth/token', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
@@ -13,7 +29,7 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
     let params: Record<string, string> = {};
     try {
       params = bodyParams(req);
-      const record = await grant(req, params, services);
+      const record = await grant(req, reply, params, services);
       services.metrics.tokenGrant(params.grant_type, 'issued');
       return reply.header('Cache-Control', 'no-store').header('Pragma', 'no-cache').send(record);
     } catch (err) {
@@ -29,7 +45,7 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
  * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
  * on it before changing anything.
  */
-async function grant(req: FastifyRequest, params: Record<string, string>, services: Services): Promise<TokenRecord> {
+async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<TokenRecord> {
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required');
   if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
@@ -43,7 +59,54 @@ async function grant(req: FastifyRequest, params: Record<string, string>, servic
       if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
     } else if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
   });
-  if (grantType === 'authorization_code') {
+  // clientCheck refused a missing client_id or secret: both are here.
+  const admission = await admit(req, reply, services, clientId!, clientSecret!);
+  try {
+    return await run(req, params, services, client);
+  } catch (err) {
+    if (admission && didNothing(err)) {
+      await admission.release();
+      if (err instanceof InvalidClient) services.grantLimits?.forget(clientId!, clientSecret!);
+    }
+    throw err;
+  }
+}
+
+/** Counts the grant against the limits; undefined when they are off. Throws the 429 when over one. */
+async function admit(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  services: Services,
+  clientId: string,
+  clientSecret: string,
+): Promise<Extract<GrantAdmission, { allowed: true }> | undefined> {
+  const limits = services.grantLimits;
+  if (!limits) return undefined;
+  const admission = await limits.admit(req.store!.name, clientId, clientSecret);
+  if (admission.allowed) return admission;
+  services.metrics.rateLimited(admission.limit === 'per_client' ? 'token_client' : 'token_store');
+  reply.header('Retry-After', String(admission.retryAfterSeconds));
+  throw new GrantRateLimited(admission.limit, admission.retryAfterSeconds);
+}
+
+/**
+ * Whether a grant refused with `err` did no work the client should pay for: its client failed
+ * authentication after all (credentials remembered from before a rotation), or the platform
+ * failed (the database away).
+ */
+function didNothing(err: unknown): boolean {
+  if (err instanceof InvalidClient) return true;
+  if (err instanceof OAuthError) return false;
+  return !(err instanceof PlatformError) || err.statusCode >= 500;
+}
+
+async function run(
+  req: FastifyRequest,
+  params: Record<string, string>,
+  services: Services,
+  client: ReturnType<Services['apps']['clientCheck']>,
+): Promise<TokenRecord> {
+  if (params.grant_type === 'authorization_code') {
     return services.oauth.exchangeCode({
       client,
       storeId: req.store!.id,
@@ -63,6 +126,7 @@ async function grant(req: FastifyRequest, params: Record<string, string>, servic
 
 /** A refusal as the metrics name it: the OAuth `error` the client was answered with. */
 function grantOutcome(err: unknown): string {
+  if (err instanceof GrantRateLimited) return 'rate_limited';
   if (err instanceof OAuthError) return err.error;
   if (err instanceof PlatformError && err.statusCode === 503) return 'temporarily_unavailable';
   if (err instanceof PlatformError && err.statusCode < 500) return 'invalid_request';
