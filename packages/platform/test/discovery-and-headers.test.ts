@@ -17,6 +17,7 @@ import {
   DIALECTS,
   type Fixture,
   login,
+  privateToken,
   type TestPlatform,
 } from './harness.ts';
 import { PLATFORM_HOST, createPartner, expectCsrfRefused, expectGoodPage, get, partnerLogin, post } from './web-pages.ts';
@@ -261,6 +262,73 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     const unknown = await api(t, f, token, 'GET', '/openapi/2019-01/products');
     expect(unknown.statusCode).toBe(404);
     expect(unknown.headers['x-service-api-version']).toBeUndefined();
+    t.clock.advance(60_000);
+  });
+
+  it('names the version on every answer under /openapi/{version}/: unknown paths, other methods, refused hosts and bodies', async () => {
+    t.clock.advance(60_000);
+    const writer = await privateToken(t, f.storeName, 'write_products');
+    const call = (
+      method: 'GET' | 'HEAD' | 'OPTIONS' | 'POST' | 'DELETE',
+      url: string,
+      headers: Record<string, string> = {},
+      payload?: string,
+    ) =>
+      t.app.inject({
+        method,
+        url,
+        headers: { host: f.host, 'access-token': token, ...headers },
+        ...(payload === undefined ? {} : { payload }),
+      });
+    const answers: [string, Awaited<ReturnType<typeof call>>, number][] = [
+      ['unknown path', await call('GET', '/openapi/2025-06/nope'), 404],
+      ['unknown path, HEAD', await call('HEAD', '/openapi/2025-06/nope/deeper'), 404],
+      ['the version alone', await call('GET', '/openapi/2025-06'), 404],
+      ['the version and a query', await call('GET', '/openapi/2025-06?x=1'), 404],
+      ['OPTIONS', await call('OPTIONS', '/openapi/2025-06/products'), 404],
+      ['another method', await call('DELETE', '/openapi/2025-06/products'), 405],
+      ['no token', await call('GET', '/openapi/2025-06/products', { 'access-token': '' }), 401],
+      ['an unknown store', await call('GET', '/openapi/2025-06/products', { host: 'nostore.localhost:8080' }), 404],
+      ['the platform host', await call('GET', '/openapi/2025-06/products', { host: 'localhost:8080' }), 404],
+      ['a malformed host', await call('GET', '/openapi/2025-06/products', { host: 'evil.example' }), 400],
+      [
+        'a body too large',
+        await call(
+          'POST',
+          '/openapi/2025-06/products',
+          { 'access-token': writer, 'content-type': 'application/json' },
+          `"${'x'.repeat(2 * 1024 * 1024)}"`,
+        ),
+        413,
+      ],
+      [
+        'a body not JSON',
+        await call('POST', '/openapi/2025-06/products', { 'access-token': writer, 'content-type': 'application/json' }, '{"title":'),
+        400,
+      ],
+      [
+        'a body of another type',
+        await call('POST', '/openapi/2025-06/products', { 'access-token': writer, 'content-type': 'text/plain' }, 'x'),
+        415,
+      ],
+    ];
+    for (const [what, res, status] of answers) {
+      expect(res.statusCode, what).toBe(status);
+      expect(res.headers['x-service-api-version'], what).toBe('2025-06');
+    }
+    // The deprecated version announces itself on them too; paths that only look alike do not.
+    const old = await call('GET', '/openapi/2022-01/nope');
+    expect(old.headers['x-service-api-version']).toBe('2022-01');
+    expect(old.headers.deprecation).toBe(`@${Date.UTC(2025, 5, 1) / 1000}`);
+    for (const url of [
+      '/openapi/2025-06x/products',
+      '/openapi/2019-01/nope',
+      '/openapi',
+      '/openapi.json/2025-06',
+      '/admin/openapi/2025-06/x',
+    ]) {
+      expect((await call('GET', url)).headers['x-service-api-version'], url).toBeUndefined();
+    }
     t.clock.advance(60_000);
   });
 

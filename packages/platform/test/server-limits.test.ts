@@ -2,6 +2,7 @@
 // slow clients, client errors (headers too large, a malformed request) say `Connection: close`;
 // start-up refuses what only development may use; files holding secrets are private (0600).
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,5 +187,50 @@ describe('a listening server on 127.0.0.1 with small timeouts', () => {
     expect(answers[0]).toMatch(/^HTTP\/1\.1 200 /);
     expect(answers[1]).toMatch(/^HTTP\/1\.1 400 /);
     expect(answers[1]).toMatch(CONNECTION_CLOSE);
+  });
+
+  it("a client error answering a HEAD has no body (Node's own client reads it), and names the API version under /openapi/{version}/", async () => {
+    const head = (path: string) =>
+      new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: string }>((resolve, reject) => {
+        const req = http.request(
+          { host: '127.0.0.1', port, method: 'HEAD', path, headers: { host: 'localhost:8080', 'x-big': 'a'.repeat(20_000) } },
+          (res) => {
+            let body = '';
+            res.on('data', (chunk: Buffer) => {
+              body += chunk.toString('latin1');
+            });
+            res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+    const probe = await head('/healthz');
+    expect(probe.status).toBe(431);
+    expect(probe.body).toBe('');
+    expect(probe.headers.connection).toBe('close');
+    // The length a GET would have been answered with (RFC 9110), and nothing after the fields.
+    expect(probe.headers['content-length']).toBe(String('{"code":"BadRequest","message":"Request headers are too large"}'.length));
+    expect(probe.headers['x-service-api-version']).toBeUndefined();
+    const apiCall = await head('/openapi/2026-01/products?limit=5');
+    expect(apiCall.status).toBe(431);
+    expect(apiCall.body).toBe('');
+    expect(apiCall.headers['x-service-api-version']).toBe('2026-01');
+
+    // A malformed HEAD on a raw socket: the fields end the answer.
+    const c = await connect(port);
+    c.socket.write('HEAD /openapi/2025-06/products HTTP/1.1\r\nHost: localhost:8080\r\nBad Header\r\n\r\n');
+    expect(await closedWithin(c.closed, 2000), 'socket still open').toBeDefined();
+    expect(c.received()).toMatch(/^HTTP\/1\.1 400 /);
+    expect(c.received()).toMatch(/\r\nx-service-api-version: 2025-06\r\n/i);
+    expect(c.received().endsWith('\r\n\r\n')).toBe(true);
+    // A GET keeps its body.
+    const g = await connect(port);
+    g.socket.write('GET /openapi/2025-06/products HTTP/1.1\r\nHost: localhost:8080\r\nBad Header\r\n\r\n');
+    expect(await closedWithin(g.closed, 2000), 'socket still open').toBeDefined();
+    expect(JSON.parse(g.received().slice(g.received().indexOf('\r\n\r\n') + 4))).toEqual({
+      code: 'BadRequest',
+      message: 'Malformed HTTP request',
+    });
   });
 });

@@ -10,6 +10,7 @@ import type { DestinationStream } from 'pino';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import type { Services } from '../services/services.ts';
 import { registerAdminApi } from './admin-api/admin-api.route.ts';
+import { registerVersionHeaders } from './admin-api/api-headers.ts';
 import { registerAuthorizeRoutes } from './oauth/authorize.route.ts';
 import { registerDiscoveryRoute } from './oauth/discovery.route.ts';
 import { registerRevokeRoute } from './oauth/revoke.route.ts';
@@ -97,6 +98,8 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   });
   registerRequestId(app);
   registerDrainConnections(app, services.readiness);
+  // On every answer under /openapi/{version}/, the 404 of an unknown path and host errors included.
+  registerVersionHeaders(app, services);
   registerBodyLimits(app);
 
   await app.register(cookie);

@@ -28,7 +28,8 @@ import {
 } from './api-common.ts';
 import { IDEMPOTENCY_KEY_HEADERS, registerIdempotency, writeAnswer } from './idempotency.ts';
 import { parseId } from '../path-params.ts';
-import { registerVersionHeaders, setRateLimitHeaders } from './api-headers.ts';
+import { setRateLimitHeaders } from './api-headers.ts';
+import { boundedValidator } from '../plugins/schema-bounds.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
@@ -55,7 +56,10 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     const coercing = new Ajv({ allErrors: true, removeAdditional: false, coerceTypes: true, useDefaults: true, strict: false });
     addFormats.default(strict);
     addFormats.default(coercing);
-    api.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? strict.compile(schema) : coercing.compile(schema)));
+    // A body is held to its schema's bounds first: the validators list every error they find.
+    api.setValidatorCompiler(({ schema, httpPart }) =>
+      httpPart === 'body' ? boundedValidator(strict.compile(schema), schema) : coercing.compile(schema),
+    );
     // JSON answers need none of the page headers (CSP, frame options...): helmet skips these
     // routes, and nosniff is set below.
     api.addHook('onRoute', (route) => {
@@ -64,7 +68,6 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
     api.decorateRequest('listQuery', undefined);
-    registerVersionHeaders(api, services);
 
     // Callback style, and no promise at all when the token is known and the limiter counts in
     // memory: this runs before every Admin API call.

@@ -3,6 +3,7 @@
 // `Sunset`, and a `Link` to the docs), and the rate limit in the family's form and the IETF one.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { platformBaseUrl } from '../../config.ts';
+import { type ApiVersion, isApiVersion } from '../../domain/api-versions.ts';
 import type { BucketDecision } from '../../domain/leaky-bucket.ts';
 import { rateLimitField, rateLimitPolicyField } from '../../domain/rate-limit-fields.ts';
 import type { RateLimiter } from '../../services/rate-limiter.ts';
@@ -15,16 +16,26 @@ export function setRateLimitHeaders(reply: FastifyReply, limiter: RateLimiter, d
   reply.header('RateLimit', rateLimitField(decision, limiter.bucket, limiter.perSecond));
 }
 
+const VERSION_IN_PATH = /^\/openapi\/([^/?#]+)(?:[/?#]|$)/;
+
+/** The supported API version a request path is under (`/openapi/2026-01/…`), if any. */
+export function apiVersionOfPath(url: string): ApiVersion | undefined {
+  const segment = VERSION_IN_PATH.exec(url)?.[1];
+  return segment !== undefined && isApiVersion(segment) ? segment : undefined;
+}
+
 /**
- * Adds the version fields on send, so that error answers get them too once the version is known
- * (an unknown version gets none). `Link` is appended to, never replaced: list pages may carry
- * their own links.
+ * Adds the version fields on send to every answer under `/openapi/{version}/`, registered on the
+ * whole server so that answers no Admin API route gives (the 404 of an unknown path, a refused
+ * Host) carry them too; an unknown version gets none. `Link` is appended to, never replaced: list
+ * pages may carry their own links.
  */
-export function registerVersionHeaders(api: FastifyInstance, services: Pick<Services, 'config'>): void {
+export function registerVersionHeaders(app: FastifyInstance, services: Pick<Services, 'config'>): void {
   const docs = `<${platformBaseUrl(services.config)}/docs#deprecation>; rel="deprecation"; type="text/html"`;
-  // Callback style (no promise per call): this runs on every Admin API answer.
-  api.addHook('onSend', (req, reply, payload, done) => {
-    const version = req.apiVersion;
+  // Callback style (no promise per call): this runs on every answer.
+  app.addHook('onSend', (req, reply, payload, done) => {
+    // The route's own reading of the version when it has one (its parameter, percent-decoded).
+    const version = req.apiVersion ?? (req.url.startsWith('/openapi/') ? apiVersionOfPath(req.url) : undefined);
     if (version !== undefined) {
       reply.header('X-Service-Api-Version', version);
       const lifecycle = services.config.apiDeprecations[version];

@@ -1,12 +1,18 @@
-// Request bodies: how large each route takes, and how deeply nested its JSON may be. A body is
-// judged before it is parsed: a size limit per route (pages and forms take small bodies whatever
-// their type; the Admin API keeps the server's larger limit), and a single pass over the JSON text
-// that counts nesting outside strings, so a megabyte of `[[[[…` costs one scan, not a parse.
+// Request bodies: how large each route takes, and how deeply nested and how wide its JSON may be.
+// A body is judged before it is parsed: a size limit per route (pages and forms take small bodies
+// whatever their type; the Admin API keeps the server's larger limit), and a single pass over the
+// JSON text that counts nesting and the fields of each object outside strings, so a megabyte of
+// `[[[[…` or of one object's ninety thousand fields costs one scan, not a parse.
 import type { FastifyInstance } from 'fastify';
-import { BadRequestError } from '../../domain/errors.ts';
+import { BadRequestError, ValidationFailedError } from '../../domain/errors.ts';
 
 /** Deepest nesting of arrays and objects a JSON body may have (the API's own bodies need a few). */
 export const MAX_JSON_DEPTH = 64;
+/**
+ * Most fields one JSON object of a body may have. No body of the platform takes more than a few
+ * dozen; parsing an object of many thousands costs far more per byte than any other JSON.
+ */
+export const MAX_JSON_FIELDS = 1000;
 /** Body limit of the page and form routes (login, consent, dashboard forms), in bytes. */
 export const FORM_BODY_LIMIT = 64 * 1024;
 
@@ -16,9 +22,20 @@ const CLOSE_ARRAY = 0x5d;
 const CLOSE_OBJECT = 0x7d;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
+const COLON = 0x3a;
 
-/** True when `text` nests arrays and objects deeper than `max` (brackets inside strings do not count). */
-export function nestsDeeperThan(text: string, max: number): boolean {
+/** What a JSON text has too much of, judged without parsing it. */
+export type JsonExcess = 'depth' | 'fields';
+
+/**
+ * Whether `text` nests arrays and objects deeper than `maxDepth`, or has an object of more than
+ * `maxFields` fields; brackets and colons inside strings do not count. Outside strings a colon only
+ * ever separates a field's name from its value, so the colons of each open object are its fields.
+ */
+export function jsonExcess(text: string, maxDepth: number, maxFields: number): JsonExcess | undefined {
+  // Per open level: whether it is an object, and how many fields it has had so far.
+  const isObject = new Uint8Array(maxDepth + 1);
+  const fields = new Uint32Array(maxDepth + 1);
   let depth = 0;
   let inString = false;
   for (let i = 0; i < text.length; i++) {
@@ -29,22 +46,39 @@ export function nestsDeeperThan(text: string, max: number): boolean {
     } else if (c === QUOTE) {
       inString = true;
     } else if (c === OPEN_ARRAY || c === OPEN_OBJECT) {
-      if (++depth > max) return true;
+      if (++depth > maxDepth) return 'depth';
+      isObject[depth] = c === OPEN_OBJECT ? 1 : 0;
+      fields[depth] = 0;
     } else if (c === CLOSE_ARRAY || c === CLOSE_OBJECT) {
-      depth--;
+      if (depth > 0) depth--;
+    } else if (c === COLON && depth > 0 && isObject[depth] === 1) {
+      const n = (fields[depth] ?? 0) + 1;
+      if (n > maxFields) return 'fields';
+      fields[depth] = n;
     }
   }
-  return false;
+  return undefined;
 }
 
 export function registerBodyLimits(app: FastifyInstance): void {
-  // Fastify's own JSON parser (prototype-poisoning checks included) runs after the depth scan.
+  // Fastify's own JSON parser (prototype-poisoning checks included) runs after the scan.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
-    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+    const excess = jsonExcess(text, MAX_JSON_DEPTH, MAX_JSON_FIELDS);
+    if (excess === 'depth') {
       done(new BadRequestError(`Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects`), undefined);
+      return;
+    }
+    if (excess === 'fields') {
+      // The Admin API answers a body its schemas cannot take as a validation failure, like any
+      // other unknown field; elsewhere (OAuth, forms) it is a bad request.
+      const message = `has an object of more than ${MAX_JSON_FIELDS} fields`;
+      done(
+        req.routeOptions.config?.api ? new ValidationFailedError({ body: [message] }) : new BadRequestError(`Request body ${message}`),
+        undefined,
+      );
       return;
     }
     parseJson(req, text, done);

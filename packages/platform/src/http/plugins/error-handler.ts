@@ -24,6 +24,12 @@ export function registerErrorHandler(app: FastifyInstance): void {
   app.setNotFoundHandler((req, reply) => renderError(new PlatformError(404, 'NotFound', 'Not found'), req, reply));
 }
 
+/** Most fields a 422 names: enough to fix a form, few enough that the answer stays small. */
+export const MAX_LISTED_FIELDS = 10;
+/** Most messages listed for one field, and the longest field name written out (names come from the client). */
+const MAX_MESSAGES_PER_FIELD = 5;
+const MAX_FIELD_NAME = 100;
+
 /** Ajv errors as `{field: [messages]}`, fields named by their path (`line_items.0.price`). */
 function fieldErrors(fe: FastifyError): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -47,6 +53,24 @@ function fieldErrors(fe: FastifyError): Record<string, string[]> {
   return out;
 }
 
+/**
+ * A validation answer's `errors`, bounded: at most `MAX_LISTED_FIELDS` fields, a few messages each,
+ * long names cut short, so that the answer to a body full of mistakes stays as small as the answer
+ * to one with a few; and its message, which says how many fields there were when some are left out.
+ */
+function listedErrors(errors: Record<string, unknown>, message: string): { message: string; errors: Record<string, string[]> } {
+  const fields = Object.keys(errors);
+  const listed: Record<string, string[]> = {};
+  for (const field of fields.slice(0, MAX_LISTED_FIELDS)) {
+    const messages = errors[field];
+    const name = field.length > MAX_FIELD_NAME ? `${field.slice(0, MAX_FIELD_NAME)}…` : field;
+    const all = [...(listed[name] ?? []), ...(Array.isArray(messages) ? messages : [messages]).map(String)];
+    listed[name] = all.slice(0, MAX_MESSAGES_PER_FIELD);
+  }
+  if (fields.length <= MAX_LISTED_FIELDS) return { message, errors: listed };
+  return { message: `${message}: ${fields.length} fields have errors; the first ${MAX_LISTED_FIELDS} are listed`, errors: listed };
+}
+
 function wantsHtml(req: FastifyRequest): boolean {
   if (!(req.headers.accept ?? '').includes('text/html')) return false;
   // Pages, and the HTML forms of the store admin and partner dashboard (a browser posting a form).
@@ -68,10 +92,19 @@ interface Rendered {
 /** Fastify's own errors (validation, body parsing, CSRF) and anything unexpected. */
 function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
   if (error instanceof OAuthError) return { status: error.statusCode, code: error.error, message: error.description, extra: {} };
-  if (error instanceof PlatformError)
-    return { status: error.statusCode, code: error.code, message: error.message, extra: error.details ?? {} };
+  if (error instanceof PlatformError) {
+    const details = error.details ?? {};
+    const errors = details.errors;
+    if (error.code !== 'ValidationFailed' || typeof errors !== 'object' || errors === null)
+      return { status: error.statusCode, code: error.code, message: error.message, extra: details };
+    const listed = listedErrors(errors as Record<string, unknown>, error.message);
+    return { status: error.statusCode, code: error.code, message: listed.message, extra: { ...details, errors: listed.errors } };
+  }
   const fe = error as FastifyError;
-  if (fe.validation) return { status: 422, code: 'ValidationFailed', message: 'Validation failed', extra: { errors: fieldErrors(fe) } };
+  if (fe.validation) {
+    const listed = listedErrors(fieldErrors(fe), 'Validation failed');
+    return { status: 422, code: 'ValidationFailed', message: listed.message, extra: { errors: listed.errors } };
+  }
   if (fe.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
     return { status: 413, code: 'PayloadTooLarge', message: 'Request body is too large', extra: {} };
   if (fe.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
