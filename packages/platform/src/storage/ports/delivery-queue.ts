@@ -12,7 +12,8 @@ export interface DeliveryQueue {
   releaseClaims(worker: string): Promise<number>;
   /**
    * Frees the given pending deliveries `worker` still holds and makes them due at `until`, without
-   * counting an attempt (they were not sent: their endpoint's circuit breaker is open); returns how many.
+   * counting an attempt (they were not sent: their owner's circuit breaker at their endpoint is
+   * open); returns how many.
    */
   deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number>;
   /**
