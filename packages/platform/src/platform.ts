@@ -14,6 +14,7 @@ import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
 import { AccountService } from './services/account-service.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
+import { CredentialPruning } from './services/credential-pruning.ts';
 import { CustomerPrivacy } from './services/customer-privacy.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
@@ -38,6 +39,7 @@ import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
 import type { Db } from './storage/database.ts';
 import type { Storage } from './storage/ports.ts';
+import { SqlCredentialPrune } from './storage/repositories/credential-prune.ts';
 import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
@@ -209,6 +211,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
   const probes = options.probes ? await buildProbeServer(services) : undefined;
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
+  const credentialPruning = new CredentialPruning(new SqlCredentialPrune(storage.db.kysely, storage.db.dialect), config, clock);
   const worker = options.worker
     ? new WebhookWorker({
         // Beside a server, the worker logs through the server's logger.
@@ -220,10 +223,12 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         box,
         config,
         metrics,
-        // The same hourly round drops idempotency keys past their 24 h window.
+        // The same hourly round drops idempotency keys past their 24 h window, and codes, tokens,
+        // sessions and reveals past their last use.
         prune: async () => ({
           ...(await services.deliveries.prune(LOG_RETENTION_MS)),
           idempotencyKeys: await services.idempotency.prune(),
+          credentials: await credentialPruning.prune(),
         }),
       })
     : undefined;

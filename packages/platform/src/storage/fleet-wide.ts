@@ -9,6 +9,8 @@ export const FLEET_WIDE = {
   'webhook-claim-load':
     'the worker loads what the deliveries it has just claimed need (signing secrets, installation, subscription); claimed deliveries belong to many stores, and each row is joined within its own store',
   'idempotency-prune': 'a periodic job deletes idempotency keys past their lifetime by age, whichever store they belong to',
+  'credential-prune':
+    'the maintenance round deletes codes, tokens and token families past their last use, in batches, whichever store they belong to; each row is joined within its own store',
   'app-installations':
     "applying an app's configuration file walks the stores the app is installed in: one app, every store, bounded by its installations",
   'operator-directory':
