@@ -71,7 +71,7 @@ try {
     { name: `huge store created last, page backwards`, run: () => source.before({ storeId: huge }, deep(hb), LIMIT + 1) },
     {
       name: `huge store created last, filtered page`,
-      run: () => source.after({ storeId: huge, filters: { sinceId: hb.lo + 100, createdAtMin: 50 } }, undefined, LIMIT + 1),
+      run: () => source.window({ storeId: huge, filters: { sinceId: hb.lo + 100, createdAtMin: 50 } }, 'after', undefined, LIMIT + 1),
     },
   ];
   const old: Case[] =

@@ -90,7 +90,12 @@ async function prepare(partitions: number | undefined, opened: Layout[]): Promis
     {
       name: 'big stores, filtered page',
       run: (i) =>
-        source.after({ storeId: bigAt[i]!, filters: { sinceId: bounds.get(bigAt[i]!)!.lo + 100, createdAtMin: 50 } }, undefined, LIMIT + 1),
+        source.window(
+          { storeId: bigAt[i]!, filters: { sinceId: bounds.get(bigAt[i]!)!.lo + 100, createdAtMin: 50 } },
+          'after',
+          undefined,
+          LIMIT + 1,
+        ),
     },
   );
 }

@@ -9,7 +9,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/storage/database.ts';
-import type { KeysetQuery, Storage } from '../src/storage/ports.ts';
+import type { KeysetQuery, KeysetScope, Storage } from '../src/storage/ports.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl } from './harness.ts';
@@ -124,7 +124,7 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
       const source = storage.resources.page('products');
       const all = await ids(storeId);
       const middle = all[Math.floor(all.length / 2)]!;
-      const q: KeysetQuery = { storeId };
+      const q: KeysetScope = { storeId };
       // What the pages return is right, too: the plan alone would not show a wrong filter.
       expect((await source.after(q, undefined, 51)).map((r) => r.id)).toEqual(all.slice(0, 51));
 
@@ -136,11 +136,12 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
       // A page after a cursor and the probe for the previous page: one statement, two range scans.
       expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'after', middle, 51)));
       expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'before', middle, 51)));
-      const filtered: KeysetQuery = { storeId, filters: { sinceId: all[10]!, createdAtMin: 20, updatedAtMax: 5000 } };
-      expectStoreIndexRangeScan(await planOf(() => source.after(filtered, undefined, 51)));
-      expectStoreIndexRangeScan(await planOf(() => source.after(filtered, middle, 51)));
-      const page = await source.after(filtered, undefined, 51);
-      expect(page.map((r) => r.id)).toEqual(all.filter((id, i) => id > all[10]! && i + 1 >= 20 && i + 1 <= 5000).slice(0, 51));
+      // Time ranges take other indexes: test/list-filter-plans.test.ts.
+      const filtered: KeysetQuery = { storeId, filters: { sinceId: all[10]! } };
+      expectStoreIndexRangeScan(await planOf(() => source.window(filtered, 'after', undefined, 51)));
+      expectTwoStoreIndexRangeScans(await planOf(() => source.window(filtered, 'after', middle, 51)));
+      const page = await source.window(filtered, 'after', undefined, 51);
+      expect(page.rows.map((r) => r.id)).toEqual(all.filter((id) => id > all[10]!).slice(0, 51));
     });
   }
 });

@@ -79,28 +79,27 @@ export async function linkedKeysetPage<R extends { id: number }, T>(
   if (before !== undefined) {
     // Backwards: the page just before `before`, returned in ascending order.
     // Rows after this page exist exactly when a row at or after `before` does (none lies between
-    // the page's last row and `before`), which the same statement tells.
-    const { rows, behind } = await source.window(query, 'before', before, req.limit + 1);
-    const hasBefore = rows.length > req.limit;
+    // the page's last row and `before`), which the same call tells.
+    const { rows, behind, stoppedAt } = await source.window(query, 'before', before, req.limit + 1);
     const page = rows.slice(0, req.limit).reverse();
     const last = page.at(-1)?.id ?? before - 1;
     const next = behind ? enc('next', last) : '';
-    const previous = hasBefore ? enc('prev', page[0]!.id) : null;
+    // A page that stopped short (a time range matching few of the rows it may read) continues
+    // below the last row it examined.
+    const previous = rows.length > req.limit ? enc('prev', page[0]!.id) : stoppedAt !== undefined ? enc('prev', stoppedAt) : null;
     const data = page.map(toJson);
     const envelope =
       req.convention === 'newer' ? { data, cursor: next, has_more: next !== '' } : { data, cursor: next, pre_cursor: previous };
     return { envelope, next, previous };
   }
 
-  // One statement per page: limit + 1 rows tell whether a next page exists; after a cursor, rows
-  // before this page exist exactly when a row at or before the cursor's id does.
-  const { rows, behind } =
-    after === undefined
-      ? { rows: await source.after(query, undefined, req.limit + 1), behind: false }
-      : await source.window(query, 'after', after, req.limit + 1);
-  const hasMore = rows.length > req.limit;
+  // limit + 1 rows tell whether a next page exists; after a cursor, rows before this page exist
+  // exactly when a row at or before the cursor's id does. A page that stopped short continues
+  // after the last row it examined.
+  const { rows, behind, stoppedAt } = await source.window(query, 'after', after, req.limit + 1);
   const page = rows.slice(0, req.limit);
-  const next = hasMore ? enc('next', page.at(-1)!.id) : '';
+  const next = rows.length > req.limit ? enc('next', page.at(-1)!.id) : stoppedAt !== undefined ? enc('next', stoppedAt) : '';
+  const hasMore = next !== '';
   const first = page[0]?.id ?? (after ?? 0) + 1;
   const previous = behind ? enc('prev', first) : null;
   const data = page.map(toJson);

@@ -21,6 +21,7 @@ import * as masterKeyCheck from './migrations/2026-11-24T07-master-key-check.ts'
 import * as storeKeysetIndexes from './migrations/2026-11-24T08-store-keyset-indexes.ts';
 import * as storeRoutedTokens from './migrations/2026-11-24T12-store-routed-tokens.ts';
 import * as storeRoutedWebhooks from './migrations/2026-11-24T13-store-routed-webhooks.ts';
+import * as listTimeIndexes from './migrations/2026-11-26T00-list-time-indexes.ts';
 import * as credentialPruneIndexes from './migrations/2026-11-26T01-credential-prune-indexes.ts';
 
 /** Every migration by name, in the order they run. */
@@ -42,6 +43,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T08-store-keyset-indexes': storeKeysetIndexes,
   '2026-11-24T12-store-routed-tokens': storeRoutedTokens,
   '2026-11-24T13-store-routed-webhooks': storeRoutedWebhooks,
+  '2026-11-26T00-list-time-indexes': listTimeIndexes,
   '2026-11-26T01-credential-prune-indexes': credentialPruneIndexes,
 };
 

@@ -1,0 +1,391 @@
+// Every filter of a list page reads a bounded number of rows, however large the store and however
+// few rows match. A big store (30,000 products, orders and customers, next to a small store) is
+// filled by direct inserts; each filter of the Admin API lists (ids, since_id, created_at_min/max,
+// updated_at_min/max, and combinations) is paged forwards and backwards in both pagination
+// conventions through the real pagination code, every statement a page runs is recorded, and each
+// is explained: on SQLite its plan must seek an index on the time range, probe ids, or read a
+// closed id range (never the store's whole id range with the time checked row by row); on
+// PostgreSQL EXPLAIN ANALYZE must show it read at most a bounded number of rows. A time range that
+// matched nothing once read every row of the store to say so (`created_at_min=2999-01-01`).
+//
+// The pages are checked against a plain filter of the store's rows too, with small read bounds on
+// a store of random times, so that every way a page is built (the range read whole, the bounded
+// scan, pages that stop short) is walked to the end and back.
+import { type CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CursorCodec } from '../src/domain/cursor.ts';
+import { filterDigest, type ListFilters } from '../src/domain/list-filters.ts';
+import { linkedKeysetPage, type PageRequest } from '../src/services/pagination.ts';
+import { type Db, openDatabase } from '../src/storage/database.ts';
+import type { KeysetSource, ResourceRow, Storage } from '../src/storage/ports.ts';
+import { READ_BOUNDS, type ReadBounds, SqlKeysetSource } from '../src/storage/repositories/keyset.ts';
+import type { Database } from '../src/storage/schema.ts';
+import { storageOn } from '../src/storage/sql-storage.ts';
+import { type Dialect, DIALECTS_WITH_PARTITIONED, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
+import { recordingDb } from './partition-routing.ts';
+
+const BIG = 2;
+const SMALL = 1;
+const BIG_ROWS = 30_000;
+const SMALL_ROWS = 200;
+const TABLES = ['products', 'orders', 'customers'] as const;
+type Table = (typeof TABLES)[number];
+const SECOND = 1000;
+// created_at rises with the id (row i was created at i seconds); updated_at is scattered over the
+// same span (row i last updated at (i * 7919 mod n) + 1 seconds), so a range of it is spread over the
+// whole id range.
+const created = (i: number) => i * SECOND;
+const updated = (i: number, n: number) => (((i * 7919) % n) + 1) * SECOND;
+const FAR_FUTURE = Date.parse('2999-01-01T00:00:00Z');
+const FAR_PAST = Date.parse('1970-01-01T00:00:00Z');
+
+const codec = new CursorCodec(Buffer.alloc(32, 9));
+
+interface Env {
+  storage: Storage;
+  queries: CompiledQuery[];
+  /** The kysely handle the storage runs on (its statements are recorded). */
+  kysely: Kysely<Database>;
+  dialect: 'sqlite' | 'postgres';
+  /** Rows each statement in `queries` read: SQLite's plan lines, or PostgreSQL's rows read. */
+  explain(q: CompiledQuery): Promise<{ plan: string[]; rowsRead: number }>;
+  close(): Promise<void>;
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Rows Removed by Index Recheck'?: number;
+  Plans?: PlanNode[];
+}
+
+const nodes = (p: PlanNode): PlanNode[] => [p, ...(p.Plans ?? []).flatMap(nodes)];
+const SCANS = new Set(['Seq Scan', 'Index Scan', 'Index Only Scan', 'Bitmap Heap Scan']);
+
+async function openEnv(dialect: Dialect): Promise<Env> {
+  if (dialect === 'sqlite') {
+    const real: Db = openDatabase({ dialect: 'sqlite', path: ':memory:' });
+    const queries: CompiledQuery[] = [];
+    const kysely = new Kysely<Database>({
+      dialect: new SqliteDialect({ database: real.sqlite! }),
+      log: (event) => {
+        if (event.level === 'query') queries.push(event.query);
+      },
+    });
+    const storage = storageOn({ ...real, kysely });
+    await storage.migrate();
+    return {
+      storage,
+      queries,
+      kysely,
+      dialect: 'sqlite',
+      async explain(q) {
+        const rows = real.sqlite!.prepare(`explain query plan ${q.sql}`).all(...q.parameters) as { detail: string }[];
+        return { plan: rows.map((r) => r.detail), rowsRead: Number.NaN };
+      },
+      close: () => real.close(),
+    };
+  }
+  const schema = await freshPostgresUrl();
+  const { db, queries } = recordingDb(schema.url, 4);
+  const storage = storageOn(db);
+  await storage.migrate(dialect === 'postgres-partitioned' ? { partitions: TEST_PARTITIONS } : {});
+  const client = new pg.Client({ connectionString: schema.url });
+  await client.connect();
+  return {
+    storage,
+    queries,
+    kysely: db.kysely,
+    dialect: 'postgres',
+    async explain(q) {
+      const res = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (analyze, format json) ${q.sql}`, [...q.parameters]);
+      const all = nodes(res.rows[0]!['QUERY PLAN'][0]!.Plan);
+      let rowsRead = 0;
+      for (const n of all.filter((n) => SCANS.has(n['Node Type'])))
+        rowsRead +=
+          ((n['Actual Rows'] ?? 0) + (n['Rows Removed by Filter'] ?? 0) + (n['Rows Removed by Index Recheck'] ?? 0)) *
+          (n['Actual Loops'] ?? 1);
+      return { plan: all.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`.trim()), rowsRead };
+    },
+    async close() {
+      await client.end();
+      await storage.close();
+      await schema.drop();
+    },
+  };
+}
+
+/** Rows 1..n of `table` in `store`, with the times given (ids rise with i). */
+async function fill(env: Env, table: Table, store: number, n: number, times: (i: number) => [number, number]): Promise<void> {
+  const rows = Array.from({ length: n }, (_, k) => {
+    const [c, u] = times(k + 1);
+    return `(${store}, ${c}, ${u})`;
+  });
+  for (let at = 0; at < rows.length; at += 2000) {
+    const values = sql.raw(rows.slice(at, at + 2000).join(','));
+    if (table === 'products')
+      await sql`with v(s, c, u) as (values ${values})
+        insert into products (store_id, title, body_html, vendor, product_type, status, price, sku, inventory_quantity, tags, created_at, updated_at)
+        select s, 'p', 'body', 'v', 't', 'active', '1.00', 'sku', 1, '', c, u from v`.execute(env.kysely);
+    else if (table === 'orders')
+      await sql`with v(s, c, u) as (values ${values})
+        insert into orders (store_id, customer_id, email, currency, financial_status, fulfillment_status, total_price, line_items, created_at, updated_at)
+        select s, null, 'o@example.test', 'EUR', 'paid', null, '1.00', '[]', c, u from v`.execute(env.kysely);
+    else
+      await sql`with v(s, c, u) as (values ${values})
+        insert into customers (store_id, email, first_name, last_name, phone, created_at, updated_at)
+        select s, 'c' || s || '-' || c || '@example.test', 'A', 'B', null, c, u from v`.execute(env.kysely);
+  }
+}
+
+async function setUp(env: Env): Promise<void> {
+  await sql`insert into merchants (id, email, password_hash, created_at) values (1, 'm@example.test', 'x', 0)`.execute(env.kysely);
+  await sql`insert into stores (id, name, owner_merchant_id, created_at) values (1, 'small', 1, 0), (2, 'big', 1, 0)`.execute(env.kysely);
+  for (const table of TABLES) {
+    await fill(env, table, SMALL, SMALL_ROWS, (i) => [created(i), updated(i, SMALL_ROWS)]);
+    await fill(env, table, BIG, BIG_ROWS, (i) => [created(i), updated(i, BIG_ROWS)]);
+  }
+}
+
+/** The store's ids matching `f`, ascending: the plain filter pages must agree with. */
+async function expected(env: Env, table: Table, store: number, f: ListFilters): Promise<number[]> {
+  const rows = await sql<{ id: number; created_at: number; updated_at: number }>`
+    select id, created_at, updated_at from ${sql.table(table)} where store_id = ${store} order by id`.execute(env.kysely);
+  return rows.rows
+    .map((r) => ({ id: Number(r.id), c: Number(r.created_at), u: Number(r.updated_at) }))
+    .filter(
+      (r) =>
+        (f.ids === undefined || f.ids.includes(r.id)) &&
+        (f.sinceId === undefined || r.id > f.sinceId) &&
+        (f.createdAtMin === undefined || r.c >= f.createdAtMin) &&
+        (f.createdAtMax === undefined || r.c <= f.createdAtMax) &&
+        (f.updatedAtMin === undefined || r.u >= f.updatedAtMin) &&
+        (f.updatedAtMax === undefined || r.u <= f.updatedAtMax),
+    )
+    .map((r) => r.id);
+}
+
+type Page = Awaited<ReturnType<typeof linkedKeysetPage<{ id: number }, number>>>;
+
+function pager(source: KeysetSource<ResourceRow>, table: Table, store: number, f: ListFilters, limit: number) {
+  const scope = { storeId: store, resource: table };
+  return (convention: PageRequest['convention'], cursor?: string, preCursor?: string): Promise<Page> =>
+    linkedKeysetPage(source, codec, scope, { limit, cursor, preCursor, convention, filters: f }, (r) => Number(r.id));
+}
+
+/**
+ * Walks every page forwards from the first, then backwards from the last by its previous links, in
+ * one convention; returns the ids of each walk and the pages read.
+ */
+async function walk(page: ReturnType<typeof pager>, convention: PageRequest['convention'], limit: number) {
+  const forward: number[] = [];
+  let p = await page(convention);
+  const pages = [p];
+  for (;;) {
+    const data = p.envelope.data as number[];
+    expect(data.length).toBeLessThanOrEqual(limit);
+    forward.push(...data);
+    if (p.next === '') break;
+    p = await page(convention, p.next);
+    pages.push(p);
+    expect(pages.length).toBeLessThan(10_000);
+  }
+  const backward: number[] = [...(p.envelope.data as number[])].reverse();
+  while (p.previous !== null) {
+    p = convention === 'older' ? await page(convention, undefined, p.previous) : await page(convention, p.previous);
+    pages.push(p);
+    backward.push(...[...(p.envelope.data as number[])].reverse());
+    expect(pages.length).toBeLessThan(20_000);
+  }
+  return { forward, backward: backward.reverse(), pages };
+}
+
+const mid = created(BIG_ROWS / 2);
+/** Every filter of the lists, and combinations of them. */
+const FILTERS: [string, ListFilters][] = [
+  ['no filter', {}],
+  ['since_id', { sinceId: 100 }],
+  ['ids', { ids: [5, 700, 12_000, 29_999] }],
+  ['created_at_min in the far future', { createdAtMin: FAR_FUTURE }],
+  ['created_at_max in the far past', { createdAtMax: FAR_PAST }],
+  ['updated_at_min in the far future', { updatedAtMin: FAR_FUTURE }],
+  ['updated_at_max in the far past', { updatedAtMax: FAR_PAST }],
+  ['a narrow created_at range', { createdAtMin: mid, createdAtMax: mid + 300 * SECOND }],
+  ['a narrow updated_at range', { updatedAtMin: mid, updatedAtMax: mid + 300 * SECOND }],
+  ['created_at_min matching the newest tenth', { createdAtMin: created(BIG_ROWS - BIG_ROWS / 10) }],
+  ['created_at_max matching the oldest tenth', { createdAtMax: created(BIG_ROWS / 10) }],
+  ['updated_at_min matching a scattered half', { updatedAtMin: mid }],
+  ['both ranges', { createdAtMin: created(BIG_ROWS / 4), updatedAtMax: mid, createdAtMax: created(BIG_ROWS - 10) }],
+  ['since_id and a wide created_at range', { sinceId: 25_000, createdAtMin: FAR_PAST }],
+  ['ids and a time range', { ids: [5, 700, 12_000, 29_999], createdAtMin: created(600) }],
+];
+
+describe.each(DIALECTS_WITH_PARTITIONED)('list filters read a bounded number of rows (%s)', (dialect) => {
+  let env: Env;
+
+  beforeAll(async () => {
+    env = await openEnv(dialect);
+    await setUp(env);
+    if (env.dialect === 'postgres') for (const t of TABLES) await sql`analyze ${sql.table(t)}`.execute(env.kysely);
+  }, 120_000);
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  const LIMIT = 50;
+  // The most rows one statement may read: the stretch of the id index a page may scan, on both
+  // sides of its position, and the page itself. A whole-store read is BIG_ROWS.
+  const MAX_ROWS_READ = 2 * READ_BOUNDS.scan + LIMIT + 1;
+
+  /** Runs one page, then explains every statement it ran and checks that each is bounded. */
+  async function checkedPage(run: () => Promise<Page>): Promise<Page> {
+    env.queries.length = 0;
+    const page = await run();
+    const ran = [...env.queries];
+    expect(ran.length).toBeGreaterThan(0);
+    expect(ran.length).toBeLessThanOrEqual(5);
+    for (const q of ran) {
+      const { plan, rowsRead } = await env.explain(q);
+      const text = `${q.sql}\n${plan.join('\n')}`;
+      if (env.dialect === 'sqlite') {
+        expect(plan.join('\n'), text).not.toMatch(/^SCAN (products|orders|customers)\b/m);
+        const timeChecked = /\b(created_at|updated_at)\b/.test(q.sql);
+        for (const line of plan.filter((l) => /^SEARCH (products|orders|customers)\b/.test(l))) {
+          // Reading a time index on its range, probing ids, or a closed stretch of ids; a statement
+          // without time checks reads ids alone, as many as its LIMIT says.
+          const bounded =
+            /INDEX \w+_store_(created|updated) \(store_id=\? AND (created_at|updated_at)[<>]/.test(line) ||
+            /\((rowid=\?|store_id=\? AND id=\?)/.test(line) ||
+            /id>\? AND id<\?\)/.test(line) ||
+            !timeChecked;
+          expect(bounded, text).toBe(true);
+        }
+      } else {
+        expect(plan, text).not.toContain('Seq Scan');
+        expect(rowsRead, text).toBeLessThanOrEqual(MAX_ROWS_READ);
+      }
+    }
+    return page;
+  }
+
+  for (const [label, f] of FILTERS) {
+    it(`${label}: the first page, a page after a cursor, a page back, in both conventions, each statement bounded`, async () => {
+      const all = await expected(env, 'products', BIG, f);
+      const page = pager(env.storage.resources.page('products'), 'products', BIG, f, LIMIT);
+      for (const convention of ['newer', 'older'] as const) {
+        const first = await checkedPage(() => page(convention));
+        // A page never holds a row that does not match, and what it holds is in order.
+        const firstIds = first.envelope.data as number[];
+        expect(firstIds.every((id) => all.includes(id))).toBe(true);
+        expect(firstIds).toEqual([...firstIds].sort((a, b) => a - b));
+        if (all.length > 0 && firstIds.length === LIMIT) expect(firstIds).toEqual(all.slice(0, LIMIT));
+        if (all.length === 0) {
+          expect(first.envelope.data).toEqual([]);
+          expect(first.next).toBe('');
+          expect(first.previous).toBeNull();
+        }
+        // After a cursor in the middle of the store, and back from it.
+        const cursor = codec.encode({ storeId: BIG, resource: 'products', direction: 'next', id: BIG_ROWS / 2, filters: filterDigest(f) });
+        const later = await checkedPage(() => page(convention, cursor));
+        expect((later.envelope.data as number[]).every((id) => id > BIG_ROWS / 2 && all.includes(id))).toBe(true);
+        const back = codec.encode({ storeId: BIG, resource: 'products', direction: 'prev', id: BIG_ROWS / 2, filters: filterDigest(f) });
+        const earlier = await checkedPage(() => (convention === 'older' ? page(convention, undefined, back) : page(convention, back)));
+        expect((earlier.envelope.data as number[]).every((id) => id < BIG_ROWS / 2 && all.includes(id))).toBe(true);
+      }
+    });
+  }
+
+  for (const table of TABLES) {
+    it(`${table}: limit=1&created_at_min=2999-01-01 and every other empty range answer at once, with nothing`, async () => {
+      for (const f of [
+        { createdAtMin: FAR_FUTURE },
+        { createdAtMax: FAR_PAST },
+        { updatedAtMin: FAR_FUTURE },
+        { updatedAtMax: FAR_PAST },
+      ]) {
+        const page = pager(env.storage.resources.page(table), table, BIG, f, 1);
+        for (const convention of ['newer', 'older'] as const) {
+          const first = await checkedPage(() => page(convention));
+          expect(first.envelope).toEqual(
+            convention === 'newer' ? { data: [], cursor: '', has_more: false } : { data: [], cursor: '', pre_cursor: null },
+          );
+          // Nothing in the range: a read of the time index that finds nothing, not a walk of the store.
+          if (env.dialect === 'postgres')
+            for (const q of env.queries) expect((await env.explain(q)).rowsRead, q.sql).toBeLessThanOrEqual(1);
+        }
+      }
+    });
+  }
+
+  it('a range dense in the store but not where the page starts: pages stop short, bounded, and walk to the end', async () => {
+    // The newest tenth of the store matches: the first pages find nothing in the rows they may
+    // read and say where they stopped; the walk still reaches every matching row.
+    const f = { createdAtMin: created(BIG_ROWS - BIG_ROWS / 10) };
+    const all = await expected(env, 'products', BIG, f);
+    const page = pager(env.storage.resources.page('products'), 'products', BIG, f, 250);
+    const first = await checkedPage(() => page('newer'));
+    expect(first.envelope).toMatchObject({ data: [], has_more: true });
+    const { forward } = await walk(page, 'newer', 250);
+    expect(forward).toEqual(all);
+  });
+});
+
+describe.each(DIALECTS_WITH_PARTITIONED)('filtered pages agree with a plain filter, walked to the end and back (%s)', (dialect) => {
+  let env: Env;
+  // Small bounds on a small store, so that every way of building a page is taken many times.
+  const bounds: ReadBounds = { range: 12, scan: 20 };
+  const N = 200;
+  let seed = 42;
+  const random = () => {
+    seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+    return seed / 2 ** 31;
+  };
+
+  beforeAll(async () => {
+    env = await openEnv(dialect);
+    await sql`insert into merchants (id, email, password_hash, created_at) values (1, 'm@example.test', 'x', 0)`.execute(env.kysely);
+    await sql`insert into stores (id, name, owner_merchant_id, created_at) values (1, 'small', 1, 0), (2, 'big', 1, 0)`.execute(env.kysely);
+    // Times in 0..99 seconds, with repeats, in no order: created_at is not monotonic in the id.
+    await fill(env, 'products', BIG, N, () => [Math.floor(random() * 100) * SECOND, Math.floor(random() * 100) * SECOND]);
+    await fill(env, 'products', SMALL, 50, () => [Math.floor(random() * 100) * SECOND, Math.floor(random() * 100) * SECOND]);
+  }, 60_000);
+
+  afterAll(async () => {
+    await env?.close();
+  });
+
+  it('every filter, both conventions, forwards to the end and back to the start', async () => {
+    const source = new SqlKeysetSource<ResourceRow>({ k: env.kysely, dialect: env.dialect }, 'products', bounds);
+    const s = SECOND;
+    const filters: ListFilters[] = [
+      {},
+      { sinceId: 37 },
+      { createdAtMin: 2 * s, createdAtMax: 6 * s },
+      { createdAtMin: 10 * s },
+      { createdAtMax: 3 * s },
+      { updatedAtMin: 97 * s },
+      { updatedAtMin: 20 * s, updatedAtMax: 70 * s },
+      { createdAtMin: 50 * s, updatedAtMax: 8 * s },
+      { createdAtMin: 5 * s, updatedAtMin: 5 * s, sinceId: 120 },
+      { ids: [3, 9, 44, 45, 120, 199], createdAtMin: 30 * s },
+      { createdAtMin: 1000 * s },
+    ];
+    for (const f of filters) {
+      const all = await expected(env, 'products', BIG, f);
+      for (const limit of [4, 25]) {
+        const page = pager(source, 'products', BIG, f, limit);
+        for (const convention of ['newer', 'older'] as const) {
+          const { forward, backward } = await walk(page, convention, limit);
+          expect(forward, JSON.stringify({ f, limit, convention })).toEqual(all);
+          expect(backward, JSON.stringify({ f, limit, convention, back: true })).toEqual(all);
+        }
+      }
+    }
+  }, 120_000);
+});
