@@ -319,7 +319,7 @@ export class WebhookWorker {
  * Half the per-endpoint cap: one owner whose paths hang holds at most half of an endpoint's slots,
  * and the other owners of that endpoint always have the other half.
  */
-export function defaultPerOwner(perOrigin: number): number {
+function defaultPerOwner(perOrigin: number): number {
   return Math.max(1, Math.floor(perOrigin / 2));
 }
 
