@@ -239,15 +239,15 @@ describe.each(DIALECTS)('customer redaction in the webhook log on %s', (dialect)
     });
     const before = await state();
 
-    // The redaction as the platform runs it, on a storage whose customer update fails: it comes
-    // after the bodies are rewritten and customers/redact is queued.
+    // The redaction as the platform runs it, on a storage where writing customers/redact fails:
+    // it comes last, after the records and the bodies are rewritten.
     const storage = t.platform.storage;
     let rewritten = 0;
     const failing: Storage = Object.assign(Object.create(storage) as Storage, {
       transaction: <T>(work: (tx: Repositories) => Promise<T>) =>
         storage.transaction((tx) => {
-          const resources = Object.assign(Object.create(tx.resources) as Repositories['resources'], {
-            redactCustomer: async () => {
+          const webhooks = Object.assign(Object.create(tx.webhooks) as Repositories['webhooks'], {
+            insertEvent: async () => {
               throw new Error('injected failure');
             },
           });
@@ -255,7 +255,7 @@ describe.each(DIALECTS)('customer redaction in the webhook log on %s', (dialect)
             namingCustomer: (storeId, customerId) => tx.eventPayloads.namingCustomer(storeId, customerId),
             replace: async (storeId, rows) => (rewritten = await tx.eventPayloads.replace(storeId, rows)),
           };
-          return work({ ...tx, resources, eventPayloads });
+          return work({ ...tx, webhooks, eventPayloads });
         }),
     });
     const privacy = new CustomerPrivacy(failing, t.config, t.clock.fn, new WebhookOutbox(t.clock.fn));

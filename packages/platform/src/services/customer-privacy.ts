@@ -88,6 +88,10 @@ export class CustomerPrivacy {
       const { shared, orders, redacted } = await this.subject(tx, storeId, customerId);
       if (redacted) throw new ConflictError(`Customer ${customerId} was redacted already`);
       const email = redactedEmail(customerId);
+      // The records first: on PostgreSQL that holds the customer's row, so a change to the
+      // customer made meanwhile waits for this commit instead of writing an event the search
+      // below has not seen.
+      await tx.resources.redactCustomer(storeId, customerId, email, this.clock());
       // Before customers/redact is written: that event names the customer's email and phone on
       // purpose, so that each app can find the customer in its own records and erase it.
       const events = await this.redactEvents(tx, storeId, customerId, email);
@@ -96,7 +100,6 @@ export class CustomerPrivacy {
         topic: 'customers/redact',
         payload: { ...shared, orders_to_redact: orders },
       });
-      await tx.resources.redactCustomer(storeId, customerId, email, this.clock());
       return { apps, events };
     });
   }
