@@ -52,8 +52,8 @@ describe.each(DIALECTS)('EventLogRepository on %s', (dialect) => {
   }
 
   const ALL: WebhookTopic[] = ['products/create', 'products/update', 'customers/create', 'app/uninstalled'];
-  const page = (q: Partial<EventLogQuery> & Pick<EventLogQuery, 'owner'>) =>
-    storage.events.page({ storeId, topics: ALL, since: NOW - 60 * MINUTE, limit: 50, ...q });
+  const page = async (q: Partial<EventLogQuery> & Pick<EventLogQuery, 'owner'>) =>
+    (await storage.events.page({ storeId, topics: ALL, since: NOW - 60 * MINUTE, limit: 50, ...q })).rows;
 
   beforeAll(async () => {
     const db = await database(dialect);

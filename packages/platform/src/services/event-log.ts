@@ -91,7 +91,7 @@ export class EventLog {
       }
     }
     const owner: EventOwner = p.kind === 'app' ? { appId: p.id } : { privateAppId: p.id };
-    const rows = await this.storage.events.page({
+    const { rows, stoppedAt } = await this.storage.events.page({
       storeId: p.storeId,
       owner,
       topics: req.topic !== undefined ? [req.topic] : readable,
@@ -99,11 +99,18 @@ export class EventLog {
       after,
       limit: req.limit + 1,
     });
-    const hasMore = rows.length > req.limit;
     const page = rows.slice(0, req.limit);
     const last = page.at(-1);
-    const cursor =
-      hasMore && last ? this.cursors.encode({ storeId: p.storeId, resource, direction: 'next', id: last.id, at: last.created_at }) : '';
+    // A page that read as far as it may without filling up continues after the last delivery it
+    // read (its topics were rare there); it may hold fewer events than asked, even none.
+    const from =
+      rows.length > req.limit && last
+        ? { at: last.created_at, id: last.id }
+        : stoppedAt
+          ? { at: stoppedAt.createdAt, id: stoppedAt.id }
+          : undefined;
+    const hasMore = from !== undefined;
+    const cursor = from ? this.cursors.encode({ storeId: p.storeId, resource, direction: 'next', id: from.id, at: from.at }) : '';
     return { data: page.map(toView), cursor, has_more: hasMore };
   }
 }

@@ -22,8 +22,8 @@ import type {
   IdempotencyKeyRow,
   NewReservation,
   StoredResponse,
+  EventLogPage,
   EventLogQuery,
-  EventLogRow,
 } from './ports/rows.ts';
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
@@ -246,10 +246,11 @@ export interface WebhookRepository {
 /** What an owner's subscriptions delivered or will deliver, for the owner to reconcile against. */
 export interface EventLogRepository {
   /**
-   * Up to `limit` deliveries of the owner in the store, ascending by (created_at, id), one index
-   * range scan whatever the position or the window.
+   * Up to `limit` deliveries of the owner in the store, ascending by (created_at, id), read from
+   * one index range of at most a bounded number of deliveries whatever the position, the window or
+   * the topics: a page whose topics are rare there stops short (EventLogPage.stoppedAt).
    */
-  page(q: EventLogQuery): Promise<EventLogRow[]>;
+  page(q: EventLogQuery): Promise<EventLogPage>;
 }
 
 /**

@@ -61,7 +61,11 @@ const PAGE = {
   properties: {
     data: { type: 'array', items: EVENT },
     cursor: { type: 'string', description: 'Send as `cursor` for the next page; "" on the last page.' },
-    has_more: { type: 'boolean', description: 'Whether more events follow.' },
+    has_more: {
+      type: 'boolean',
+      description:
+        'Whether the list goes on: keep sending `cursor` while it is true. A page reads a bounded stretch of the deliveries, so with a `topic` that is rare among them a page may hold fewer events than `limit`, even none, and still have more.',
+    },
   },
 };
 

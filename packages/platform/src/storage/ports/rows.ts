@@ -373,6 +373,16 @@ export interface EventLogQuery {
   limit: number;
 }
 
+/** A page of the events list: its rows, and where it stopped reading when it stopped short. */
+export interface EventLogPage {
+  rows: EventLogRow[];
+  /**
+   * Set when the page read as many deliveries as it may without finding `limit` of the topics
+   * asked: the position of the last one it read. The next page continues after it.
+   */
+  stoppedAt?: { createdAt: number; id: number };
+}
+
 /** A delivery with what its request carries: the ids, the topic, the body and the API version. */
 export interface EventLogRow {
   id: number;
