@@ -5,6 +5,7 @@ import { withServices } from './database.ts';
 import { shopRedactDelayOption } from './webhooks.command.ts';
 import { common } from './options.ts';
 import { UsageError, notFound, print } from './output.ts';
+import { generatePassword, generatedPasswordLine, givenPassword } from './password-input.ts';
 
 interface Common {
   database?: string;
@@ -19,33 +20,58 @@ function count(name: string, value: string | undefined, fallback: number): numbe
 
 export function registerAdminCommands(program: Command): void {
   const stores = program.command('stores').description('manage stores');
-  common(stores.command('create <name>').description('create a store and its owner merchant'))
+  common(
+    stores
+      .command('create <name>')
+      .description("create a store and its owner merchant; generates the owner's password unless --owner-password-stdin"),
+  )
     .requiredOption('--owner-email <email>', "the merchant's email (log-in name)")
-    .requiredOption('--owner-password <password>', "the merchant's password (at least 8 characters)")
+    .option('--owner-password-stdin', "read the merchant's password from the first line of standard input (at least 8 characters)", false)
+    .option('--owner-password <password>', 'the password as a value: shown by ps and kept in shell history (prefer --owner-password-stdin)')
     .option('--currency <code>', 'ISO 4217 currency of the store, e.g. EUR (default USD)')
     .option('--timezone <zone>', 'IANA time zone of the store, e.g. Europe/Paris (default UTC)')
-    .action(async (name: string, opts: Common & { ownerEmail: string; ownerPassword: string; currency?: string; timezone?: string }) => {
-      await withServices(opts.database, async (services) => {
-        const store = await services.accounts.createStore({
-          name,
-          ownerEmail: opts.ownerEmail,
-          ownerPassword: opts.ownerPassword,
-          currency: opts.currency,
-          timezone: opts.timezone,
+    .action(
+      async (
+        name: string,
+        opts: Common & { ownerEmail: string; ownerPassword?: string; ownerPasswordStdin: boolean; currency?: string; timezone?: string },
+      ) => {
+        const given = await givenPassword('owner-password', opts.ownerPassword, opts.ownerPasswordStdin);
+        const generated = given.password === undefined ? generatePassword() : undefined;
+        await withServices(opts.database, async (services) => {
+          const store = await services.accounts.createStore({
+            name,
+            ownerEmail: opts.ownerEmail,
+            ownerPassword: given.password ?? generated!,
+            currency: opts.currency,
+            timezone: opts.timezone,
+          });
+          const out = {
+            store_id: String(store.id),
+            store_name: store.name,
+            base_url: storeBaseUrl(services.config, store.name),
+            ...(generated ? { generated_password: generated } : {}),
+          };
+          const created = `created store ${out.store_name} (id ${out.store_id}) at ${out.base_url}`;
+          print(opts.json, out, generated ? `${created}\n${generatedPasswordLine(opts.ownerEmail, generated)}` : created);
+          given.warn();
         });
-        const out = { store_id: String(store.id), store_name: store.name, base_url: storeBaseUrl(services.config, store.name) };
-        print(opts.json, out, `created store ${out.store_name} (id ${out.store_id}) at ${out.base_url}`);
-      });
-    });
+      },
+    );
 
   const partners = program.command('partners').description('manage partner accounts');
-  common(partners.command('create').description('create a partner account'))
+  common(partners.command('create').description('create a partner account; generates its password unless --password-stdin'))
     .requiredOption('--email <email>', 'log-in email')
-    .requiredOption('--password <password>', 'password (at least 8 characters)')
-    .action(async (opts: Common & { email: string; password: string }) => {
+    .option('--password-stdin', 'read the password from the first line of standard input (at least 8 characters)', false)
+    .option('--password <password>', 'the password as a value: shown by ps and kept in shell history (prefer --password-stdin)')
+    .action(async (opts: Common & { email: string; password?: string; passwordStdin: boolean }) => {
+      const given = await givenPassword('password', opts.password, opts.passwordStdin);
+      const generated = given.password === undefined ? generatePassword() : undefined;
       await withServices(opts.database, async (services) => {
-        const partner = await services.accounts.createPartner({ email: opts.email, password: opts.password });
-        print(opts.json, { partner_id: String(partner.id), email: partner.email }, `created partner ${partner.email} (id ${partner.id})`);
+        const partner = await services.accounts.createPartner({ email: opts.email, password: given.password ?? generated! });
+        const out = { partner_id: String(partner.id), email: partner.email, ...(generated ? { generated_password: generated } : {}) };
+        const created = `created partner ${partner.email} (id ${partner.id})`;
+        print(opts.json, out, generated ? `${created}\n${generatedPasswordLine(partner.email, generated)}` : created);
+        given.warn();
       });
     });
 

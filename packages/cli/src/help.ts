@@ -26,11 +26,14 @@ export const EXAMPLES: Record<string, string[]> = {
   worker: ['storegate worker --database postgres://user@db/storegate'],
   stores: ['storegate stores list', 'storegate stores show demo --json'],
   'stores create': [
-    'storegate stores create shop --owner-email me@shop.test --owner-password "long-password"',
-    'storegate stores create paris --owner-email me@paris.test --owner-password "long-password" --currency EUR --timezone Europe/Paris --json',
+    'storegate stores create shop --owner-email me@shop.test',
+    'printf "%s\\n" "$OWNER_PASSWORD" | storegate stores create paris --owner-email me@paris.test --owner-password-stdin --currency EUR --timezone Europe/Paris --json',
   ],
-  partners: ['storegate partners create --email dev@partner.test --password "long-password"', 'storegate partners list'],
-  'partners create': ['storegate partners create --email dev@partner.test --password "long-password" --json'],
+  partners: ['storegate partners create --email dev@partner.test', 'storegate partners list'],
+  'partners create': [
+    'storegate partners create --email dev@partner.test --json',
+    'printf "%s\\n" "$PARTNER_PASSWORD" | storegate partners create --email dev@partner.test --password-stdin',
+  ],
   apps: ['storegate apps list', 'storegate apps show <client_id>'],
   'apps create': [
     'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products write_orders"',

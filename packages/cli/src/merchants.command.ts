@@ -3,21 +3,11 @@ import type { Command } from 'commander';
 import { withServices } from './database.ts';
 import { common } from './options.ts';
 import { print } from './output.ts';
+import { firstLineOfStdin } from './password-input.ts';
 
 interface Common {
   database?: string;
   json: boolean;
-}
-
-/** The first line of standard input: a password never goes on the command line, where `ps` shows it. */
-async function firstLineOfStdin(): Promise<string> {
-  let text = '';
-  process.stdin.setEncoding('utf8');
-  for await (const chunk of process.stdin) {
-    text += chunk as string;
-    if (text.includes('\n')) break;
-  }
-  return text.split(/\r?\n/)[0] ?? '';
 }
 
 export function registerMerchantCommands(program: Command): void {

@@ -14,8 +14,9 @@ const dir = mkdtempSync(join(tmpdir(), 'storegate-cli-'));
 const database = join(dir, 'cli.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-function run(args: string[], db = database) {
-  return runCli([...args, '--database', db], { ...process.env, DATABASE_URL: '' });
+/** `input`, when given, is the command's standard input (a password for `--owner-password-stdin`). */
+function run(args: string[], db = database, input?: string) {
+  return runCli([...args, '--database', db], { ...process.env, DATABASE_URL: '' }, input);
 }
 
 function rows(sql: string): unknown[] {
@@ -39,7 +40,11 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(files[0]).toBe('2026-11-22T00-initial');
     expect(JSON.parse(m.stdout)).toEqual({ applied: files });
     expect(JSON.parse((await run(['migrate', '--json'])).stdout)).toEqual({ applied: [] });
-    const res = await run(['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password', 'acme-password', '--json']);
+    const res = await run(
+      ['stores', 'create', 'acme', '--owner-email', 'owner@acme.test', '--owner-password-stdin', '--json'],
+      database,
+      'acme-password\n',
+    );
     expect(res.code).toBe(0);
     expect(JSON.parse(res.stdout)).toEqual({
       store_id: expect.stringMatching(/^\d+$/),
@@ -267,8 +272,9 @@ describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', { timeo
         'storegate: --pg-partitions: this database is partitioned into 4 partitions per store table, not 8; the number is fixed when the database is first migrated',
       );
       const res = await run(
-        ['stores', 'create', 'partshop', '--owner-email', 'o@part.test', '--owner-password', 'pg-password', '--json'],
+        ['stores', 'create', 'partshop', '--owner-email', 'o@part.test', '--owner-password-stdin', '--json'],
         pg.url,
+        'pg-password\n',
       );
       expect(res.stderr).toBe('');
       const seeded = await run(['seed', '--store', 'partshop', '--products', '300', '--json'], pg.url);
@@ -282,8 +288,9 @@ describe.skipIf(!process.env.TEST_PG_URL)('storegate CLI on PostgreSQL', { timeo
     const pg = await freshPostgresUrl();
     try {
       const res = await run(
-        ['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password', 'pg-password', '--json'],
+        ['stores', 'create', 'pgshop', '--owner-email', 'o@pg.test', '--owner-password-stdin', '--json'],
         pg.url,
+        'pg-password\n',
       );
       expect(res.stderr).toBe('');
       expect(JSON.parse(res.stdout)).toMatchObject({ store_name: 'pgshop' });
