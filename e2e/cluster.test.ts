@@ -53,7 +53,10 @@ describe.skipIf(!PG_URL || !existsSync(HAPROXY))('a cluster behind HAProxy (depl
     const proc = start(`storegate ${args[0]}`, process.execPath, [CLI, ...args, '--database', database, '--json']);
     const code = await new Promise((r) => proc.child.once('close', r));
     if (code !== 0) throw new Error(`storegate ${args.join(' ')} failed: ${proc.output()}`);
-    return JSON.parse(proc.output().slice(proc.output().indexOf('{')));
+    // The JSON is one line; stderr may add lines after it (a warning of the command).
+    const out = proc.output();
+    const from = out.indexOf('{');
+    return JSON.parse(out.slice(from, out.indexOf('\n', from)));
   }
 
   async function untilAnswers(port: number, host: string, path: string, proc: Proc): Promise<void> {
