@@ -3,7 +3,7 @@
 // timers, no sleeps.
 import { describe, expect, it } from 'vitest';
 import { type BreakerChange, CircuitBreaker, type EndpointVerdict, verdictOf } from '../src/webhooks/circuit-breaker.ts';
-import { type Endpoint, OriginDispatcher } from '../src/webhooks/origin-dispatcher.ts';
+import { type Backlog, type Endpoint, OriginDispatcher } from '../src/webhooks/origin-dispatcher.ts';
 
 const SETTINGS = { failures: 3, coolDownMs: 1000, maxCoolDownMs: 5000 };
 
@@ -93,6 +93,7 @@ interface TestJob {
   id: number;
   origin: string;
   owner: string;
+  storeId: number;
   subscriptionId: number;
 }
 
@@ -102,6 +103,7 @@ function harness(options: { perOrigin: number; maxInFlight: number; perOwner?: n
   const open = new Map<number, (v: EndpointVerdict) => void>();
   const sent: TestJob[] = [];
   const handedBack: { ids: number[]; until: number }[] = [];
+  const backlogs: { backlog: Backlog; until: number }[] = [];
   const changes: { origin: string; owner: string; change: BreakerChange }[] = [];
   const forgotten: Endpoint[] = [];
   const d = new OriginDispatcher<TestJob>({
@@ -115,6 +117,7 @@ function harness(options: { perOrigin: number; maxInFlight: number; perOwner?: n
         open.set(job.id, resolve);
       }),
     handBack: (jobs, until) => handedBack.push({ ids: jobs.map((j) => j.id), until }),
+    deferBacklog: (backlog, until) => backlogs.push({ backlog, until }),
     onBreakerChange: (endpoint, change) => changes.push({ ...endpoint, change }),
     onBreakerForgotten: (endpoint) => forgotten.push(endpoint),
     onJobDone: () => {},
@@ -125,14 +128,16 @@ function harness(options: { perOrigin: number; maxInFlight: number; perOwner?: n
     d,
     sent,
     handedBack,
+    backlogs,
     changes,
     forgotten,
+    /** `n` jobs of one subscription; the owner's store is its position in the alphabet. */
     enqueue(origin: string, subscriptionId: number, n = 1, owner = 'A'): number[] {
       const ids: number[] = [];
       for (let i = 0; i < n; i++) {
         const id = next++;
         ids.push(id);
-        d.enqueue({ id, origin, owner, subscriptionId });
+        d.enqueue({ id, origin, owner, storeId: owner.charCodeAt(0) - 64, subscriptionId });
       }
       return ids;
     },
@@ -334,6 +339,45 @@ describe('dispatcher: owners sharing an endpoint', () => {
     expect(h.inFlight()).toEqual([z[1]]);
     expect(h.changes.filter((c) => c.change.to === 'half-open').map((c) => c.owner)).toEqual(['X', 'Z']);
     expect(h.d.openEndpoints()).toEqual([{ origin: SHARED, owner: 'X', state: 'open' }]);
+  });
+
+  it("an opening puts off the owner's backlog at that origin, in its store; every job that comes while open asks again; never for another owner", async () => {
+    const h = harness({ perOrigin: 4, perOwner: 2, maxInFlight: 8 });
+    const OTHER = 'http://127.0.0.1:1004';
+    // X (store 24) sends to two subscriptions at the shared origin and one elsewhere; Y (store 25)
+    // to a healthy path of the same origin.
+    const x = [...h.enqueue(SHARED, 1, 2, 'X'), ...h.enqueue(SHARED, 2, 2, 'X')];
+    h.enqueue(OTHER, 3, 1, 'X');
+    const y = h.enqueue(SHARED, 5, 2, 'Y');
+    for (const id of y) await h.settle(id, 'success');
+    for (const id of [x[0]!, x[1]!]) await h.settle(id, 'failure');
+    expect(h.backlogs).toEqual([]);
+    await h.settle(x[2]!, 'failure');
+    const reopenAt = h.c.now + SETTINGS.coolDownMs;
+    // One ask, when it opens: X's subscriptions seen at that origin, in X's store, until it reopens.
+    expect(h.backlogs).toEqual([{ backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2] }, until: reopenAt }]);
+    // A job of X arriving while open (a subscription not seen before) goes back and asks again, with it.
+    const late = h.enqueue(SHARED, 4, 1, 'X');
+    expect(h.handedBack.at(-1)).toEqual({ ids: late, until: reopenAt });
+    expect(h.backlogs.at(-1)).toEqual({
+      backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2, 4] },
+      until: reopenAt,
+    });
+    // Y's jobs and X's at the other origin ask nothing.
+    const asked = h.backlogs.length;
+    for (const id of h.enqueue(SHARED, 5, 2, 'Y')) if (h.inFlight().includes(id)) await h.settle(id, 'success');
+    await h.settle(h.inFlight().find((id) => h.sent.find((j) => j.id === id)?.origin === OTHER)!, 'success');
+    expect(h.backlogs).toHaveLength(asked);
+    // After the cool-down the probe fails: the backlog is put off again, until the longer reopening.
+    await h.settle(x[3]!, 'success');
+    h.c.now = reopenAt;
+    const [probe] = h.enqueue(SHARED, 1, 1, 'X');
+    await h.settle(probe!, 'failure');
+    expect(h.backlogs.at(-1)).toEqual({
+      backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2, 4] },
+      until: h.c.now + 2 * SETTINGS.coolDownMs,
+    });
+    expect(h.backlogs.every((b) => b.backlog.owner === 'X' && b.backlog.origin === SHARED)).toBe(true);
   });
 
   it('breakers kept are bounded: the oldest with nothing in memory are forgotten', async () => {

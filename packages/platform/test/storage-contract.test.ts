@@ -2458,6 +2458,54 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.deliveryQueue.deferClaims({ worker: 'worker-1', ids: [], until: NOW, now: NOW })).toBe(0);
     });
 
+    it("deferBacklog puts off one store's unheld pending deliveries of the subscriptions given that fall due before the time, at most the limit at once, no attempt counted", async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const [sub1, sub2, sub3] = await Promise.all(
+        (['products/create', 'products/update', 'orders/create'] as const).map((topic) =>
+          subscribe(s, w.store.id, { appId: w.app.id }, topic),
+        ),
+      );
+      // A privacy delivery has no subscription: its id is the app's negated, in every store.
+      const privacy = async (storeId: number, at: number) => {
+        const id = tag('evt');
+        const subscriptionId = -w.app.id;
+        await s.webhooks.insertEvent({ id, storeId, topic: 'customers/data_request', payload: '{}', now: at }, [
+          { subscriptionId, appId: w.app.id, privateAppId: null, webhookId: `wh-${id}` },
+        ]);
+        return id;
+      };
+      // Held by a worker whose lease runs on, and held by one whose lease has ended.
+      const held = await enqueue(s, w.store.id, 'products/create', [sub1!], NOW - 3);
+      expect(await claim(s, 'worker-1', NOW - 3, { limit: 1, leaseMs: 2 * HOUR })).toHaveLength(1);
+      const lapsed = await enqueue(s, w.store.id, 'products/create', [sub1!], NOW - 2);
+      expect(await claim(s, 'worker-2', NOW - 2, { limit: 1, leaseMs: 1 })).toHaveLength(1);
+      const due = await enqueue(s, w.store.id, 'products/create', [sub1!], NOW);
+      const dueSoon = await enqueue(s, w.store.id, 'products/update', [sub2!], NOW + MINUTE);
+      const dueAfter = await enqueue(s, w.store.id, 'products/create', [sub1!], NOW + 2 * HOUR);
+      const notListed = await enqueue(s, w.store.id, 'orders/create', [sub3!], NOW);
+      const ownPrivacy = await privacy(w.store.id, NOW);
+      const otherStorePrivacy = await privacy(other.store.id, NOW);
+
+      const input = { storeId: w.store.id, subscriptionIds: [sub1!.id, sub2!.id, -w.app.id], until: NOW + HOUR, now: NOW };
+      expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(3);
+      expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(1);
+      expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(0);
+      expect(await s.deliveryQueue.deferBacklog({ ...input, subscriptionIds: [], limit: 3 })).toBe(0);
+
+      // Before the time: only what was not put off (another subscription, another store's privacy
+      // delivery of the same app) is due; the held one stays with its holder.
+      const leaseMs = DAY;
+      const early = await claim(s, 'worker-3', NOW + HOUR - 1, { leaseMs });
+      expect(early.map((c) => c.event_id).sort()).toEqual([notListed, otherStorePrivacy].sort());
+      const late = await claim(s, 'worker-3', NOW + HOUR, { leaseMs });
+      expect(late.map((c) => c.event_id).sort()).toEqual([lapsed, due, dueSoon, ownPrivacy].sort());
+      expect(late.every((c) => c.attempts === 0)).toBe(true);
+      // The held one comes back once its lease has run out, as before; the later one when it is due.
+      const last = await claim(s, 'worker-3', NOW + 2 * HOUR, { leaseMs });
+      expect(last.map((c) => c.event_id).sort()).toEqual([held, dueAfter].sort());
+    });
+
     it('prune deletes old finished deliveries, their attempts and unreferenced events; pending deliveries stay', async () => {
       // Times long before every other test's rows, so the counts are this test's alone.
       const old = NOW - 30 * DAY;

@@ -9,6 +9,8 @@ import type { ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../src/domain/scopes.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
+import type { ClaimedDelivery, DeliveryQueue } from '../src/storage/ports.ts';
+import { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import { createTestPlatform, DIALECTS, testWorker, type TestPlatform } from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
@@ -61,12 +63,13 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
       .execute();
   }
 
-  /** One product write in the store: one products/create event to every subscription. */
-  async function productWrite(storeId: number): Promise<void> {
+  /** One product write in the store (or `n` in one transaction): one products/create event to every subscription. */
+  async function productWrite(storeId: number, n = 1): Promise<void> {
     const outbox = new WebhookOutbox(t.services.clock);
-    await t.platform.storage.transaction((tx) =>
-      outbox.enqueue(tx, { storeId, topic: 'products/create', payload: { id: '1', title: 'p' } }),
-    );
+    await t.platform.storage.transaction(async (tx) => {
+      for (let i = 0; i < n; i++)
+        await outbox.enqueue(tx, { storeId, topic: 'products/create', payload: { id: String(i + 1), title: 'p' } });
+    });
   }
 
   const deliveriesOf = (storeId: number) =>
@@ -149,6 +152,128 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
       );
       expect(receiver.received.filter((r) => r.path.startsWith('/fail'))).toHaveLength(FAILING_SUBSCRIPTIONS);
     } finally {
+      await w.stop();
+    }
+  });
+
+  it("a failing owner's backlog is put off when its breaker opens: another store's next delivery to the origin is in the very next claim; after the cool-down one probe per owner", async () => {
+    const FAILURES = 4;
+    const COOL_DOWN = 10_000;
+    // Two failing owners of the same origin in two stores, each with a backlog of several claim
+    // batches (a claim takes 250): a private app, and a public app installed in its store.
+    const storeA = await newStore();
+    const a = await t.services.apps.createPrivateApp({ storeId: storeA, name: 'broken-a', scopes: 'read_products' });
+    for (let i = 0; i < 4; i++) await subscribe(storeA, { privateAppId: a.id }, receiver.url(`/fail/backlog-a/${i}`));
+    const storeB = await newStore();
+    const { app: b } = await t.services.apps.createApp({
+      name: 'Broken B',
+      appUrl: 'http://localhost:3000/',
+      redirectUri: 'http://localhost:3000/cb',
+      scopes: 'read_products',
+    });
+    await t.services.apps.grant(storeB, b.id, ['read_products'] as Scope[]);
+    for (let i = 0; i < 4; i++) await subscribe(storeB, { appId: b.id }, receiver.url(`/fail/backlog-b/${i}`));
+    // Y: a private app of a third store on a healthy path of the same origin.
+    const storeY = await newStore();
+    const y = await t.services.apps.createPrivateApp({ storeId: storeY, name: 'healthy', scopes: 'read_products' });
+    await subscribe(storeY, { privateAppId: y.id }, receiver.url('/ok/backlog'));
+    await productWrite(storeA, 200);
+    await productWrite(storeB, 200);
+    const failing = [storeA, storeB];
+
+    // The worker's claims go through this queue. Once both breakers are open the next claim is held
+    // until the test lets it go, so the test knows which claim comes first after Y's write.
+    const real = t.platform.storage.deliveryQueue;
+    let gate: Promise<void> | undefined;
+    let release = () => {};
+    let waiting = 0;
+    let firstAfter: ClaimedDelivery[] | undefined;
+    const queue: DeliveryQueue = {
+      singleProcess: real.singleProcess,
+      releaseAllClaims: () => real.releaseAllClaims(),
+      releaseClaims: (worker) => real.releaseClaims(worker),
+      deferClaims: (input) => real.deferClaims(input),
+      deferBacklog: (input) => real.deferBacklog(input),
+      renewClaims: (input) => real.renewClaims(input),
+      recordOutcomes: (outcomes, ctx) => real.recordOutcomes(outcomes, ctx),
+      claim: async (input) => {
+        const held = gate;
+        if (held) {
+          gate = undefined;
+          waiting++;
+          await held;
+        }
+        const rows = await real.claim(input);
+        if (held) firstAfter = rows;
+        return rows;
+      },
+    };
+    const lines: { msg: string; obj: Record<string, unknown> }[] = [];
+    const log = (obj: object, msg: string) => {
+      lines.push({ msg, obj: obj as Record<string, unknown> });
+      if (opened().length === 2 && waiting === 0 && !firstAfter)
+        gate ??= new Promise<void>((resolve) => {
+          release = resolve;
+        });
+    };
+    // (Deliveries of the other tests in this file come due too once the clock moves: only A's and
+    // B's breakers are counted.)
+    const owners = [`${storeA}/private/${a.id}`, `${storeB}/app/${b.id}`];
+    const opened = () => lines.filter((l) => l.msg.startsWith('webhook endpoint circuit opened') && owners.includes(String(l.obj.owner)));
+    const w = new WebhookWorker({
+      queue,
+      onDeliveriesQueued: (listener) => t.platform.storage.onDeliveriesQueued(listener),
+      box: t.services.box,
+      config: t.config,
+      clock: t.clock.fn,
+      pollMs: 20,
+      pruneEveryMs: 0,
+      random: () => 0.5,
+      breaker: { failures: FAILURES, coolDownMs: COOL_DOWN, maxCoolDownMs: 300_000 },
+      logger: { info: log, warn: log, error: log },
+    });
+    const rowsOf = async () => (await Promise.all(failing.map((s) => deliveriesOf(s)))).flat();
+    const sentTo = (owner: 'a' | 'b') => receiver.received.filter((r) => r.path.startsWith(`/fail/backlog-${owner}/`)).length;
+    await w.start();
+    try {
+      await until(() => opened().length === 2, 20_000, 'both breakers to open');
+      // Everything the failing owners' attempts and hand-backs wrote is in; a claim is waiting.
+      await until(async () => waiting === 1 && (await rowsOf()).every((r) => r.claimed_by === null), 20_000, 'the failing owners settled');
+      const reopenAt = t.clock.now + COOL_DOWN;
+      expect(opened().map((l) => l.obj.owner)).toEqual(expect.arrayContaining(owners));
+
+      await productWrite(storeY);
+      release();
+      await until(async () => (await deliveriesOf(storeY))[0]?.status === 'delivered', 20_000, "Y's delivery");
+      // The first claim after Y's write brought Y's delivery and nothing of the failing owners.
+      expect(firstAfter?.map((r) => r.store_id)).toEqual([storeY]);
+      // Their backlogs wait in the database until the cool-down ends, never attempted; only the
+      // attempts that opened the breakers were sent (and counted).
+      const rows = await rowsOf();
+      expect(rows).toHaveLength(1_600);
+      const untried = rows.filter((r) => r.attempts === 0);
+      expect(untried.length).toBeGreaterThan(1_500);
+      expect(untried.every((r) => r.status === 'pending' && Number(r.next_attempt_at) === reopenAt)).toBe(true);
+      expect(rows.filter((r) => r.attempts === 1)).toHaveLength(sentTo('a') + sentTo('b'));
+      expect(rows.every((r) => r.attempts <= 1)).toBe(true);
+
+      // After the cool-down: one probe per owner, which fails and puts the backlog off again.
+      const before = { a: sentTo('a'), b: sentTo('b') };
+      t.clock.advance(COOL_DOWN);
+      w.wake();
+      await until(
+        async () =>
+          opened().length === 4 && (await rowsOf()).every((r) => r.claimed_by === null && Number(r.next_attempt_at) > t.clock.now),
+        20_000,
+        'the probes to fail and the backlogs to be put off again',
+      );
+      expect({ a: sentTo('a'), b: sentTo('b') }).toEqual({ a: before.a + 1, b: before.b + 1 });
+      const after = await rowsOf();
+      expect(after.filter((r) => r.attempts === 0)).toHaveLength(untried.length - 2);
+      expect(after.filter((r) => r.attempts === 0).every((r) => Number(r.next_attempt_at) === t.clock.now + 2 * COOL_DOWN)).toBe(true);
+      expect(receiver.on('/ok/backlog')).toHaveLength(1);
+    } finally {
+      release();
       await w.stop();
     }
   });

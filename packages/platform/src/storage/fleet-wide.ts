@@ -25,7 +25,7 @@ export const FLEET_WIDE = {
     'a worker shutting down (or a node starting) releases the claims it holds, which belong to whichever stores its deliveries came from',
   'webhook-claims-renew': "a worker's heartbeat renews the lease on the deliveries it holds, of many stores, by id",
   'webhook-claims-defer':
-    'a worker hands back, by id, the deliveries it holds for an endpoint whose circuit breaker is open, due again when it reopens; they belong to many stores',
+    "a worker hands back, by id, the deliveries it holds whose owner's circuit breaker at their endpoint is open (a breaker per app or private app in one store, at each origin), due again when it reopens; one hand-back holds the deliveries of several owners, so of many stores",
   'webhook-prune':
     'a periodic job deletes webhook attempts, finished deliveries and their events past the log retention by age, whichever store they belong to',
   'outbox-backlog': "the metrics endpoint counts the pending deliveries of the whole platform and the oldest one's age",

@@ -23,6 +23,7 @@ import * as storeRoutedTokens from './migrations/2026-11-24T12-store-routed-toke
 import * as storeRoutedWebhooks from './migrations/2026-11-24T13-store-routed-webhooks.ts';
 import * as listTimeIndexes from './migrations/2026-11-26T00-list-time-indexes.ts';
 import * as credentialPruneIndexes from './migrations/2026-11-26T01-credential-prune-indexes.ts';
+import * as deliveryBacklogIndex from './migrations/2026-11-26T02-delivery-backlog-index.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -45,6 +46,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-24T13-store-routed-webhooks': storeRoutedWebhooks,
   '2026-11-26T00-list-time-indexes': listTimeIndexes,
   '2026-11-26T01-credential-prune-indexes': credentialPruneIndexes,
+  '2026-11-26T02-delivery-backlog-index': deliveryBacklogIndex,
 };
 
 class StaticProvider implements MigrationProvider {

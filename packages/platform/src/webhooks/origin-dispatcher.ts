@@ -11,7 +11,10 @@
 // the origin's slots and never keeps another owner's deliveries waiting behind it; and only the
 // failing owner's breaker opens, its jobs handed back to wait in the database (holding no slot and
 // no buffer) until a probe of its own finds it answering again. While its probe is out its other
-// jobs wait in its queue, which holds no slot.
+// jobs wait in its queue, which holds no slot. When the breaker opens, and whenever a claim brings
+// one of the owner's jobs while it is open, the owner's whole backlog at the origin is put off in
+// the database too (the deliveries of its subscriptions seen there that fall due before the
+// reopening), so claims stop bringing its jobs at all instead of spending their batches on them.
 //
 // There is no breaker of the origin as a whole, fed by the failures of several owners: the owners
 // of one origin are different tenants, and a receiver that fails some of them may well serve the
@@ -27,6 +30,8 @@ export interface Routable {
   origin: string;
   /** Whose delivery it is: one app or private app in one store. Failures are judged per origin and owner. */
   owner: string;
+  /** The owner's store. */
+  storeId: number;
   subscriptionId: number;
 }
 
@@ -36,11 +41,36 @@ export interface Endpoint {
   owner: string;
 }
 
+/**
+ * What an open breaker puts off in the database: its owner's deliveries to its origin, named by the
+ * owner's store and the subscriptions whose jobs came to that origin (a privacy delivery's is its
+ * app's id negated).
+ */
+export interface Backlog extends Endpoint {
+  storeId: number;
+  subscriptions: readonly number[];
+}
+
+/** A breaker, with what its owner's backlog is made of. */
+interface Watch {
+  breaker: CircuitBreaker;
+  storeId: number;
+  /** Subscriptions of the owner seen at the origin since the breaker was made (at most `MAX_WATCHED`). */
+  subscriptions: Set<number>;
+}
+
+/**
+ * Subscriptions remembered per breaker: more than an owner may have (100 in a store, and its
+ * privacy deliveries). Past it, a newcomer's deliveries are still handed back as claims bring them.
+ */
+const MAX_WATCHED = 128;
+
 /** One owner's jobs for one origin. */
 interface Lane<J> {
   owner: string;
   /** The key of its breaker. */
   key: string;
+  storeId: number;
   inflight: number;
   queue: J[];
   /** Subscriptions with jobs here, to leave out of claims while the lane or its origin is full. */
@@ -74,6 +104,13 @@ export interface DispatcherOptions<J> {
    * again at `until` (they no longer count as buffered).
    */
   handBack: (jobs: J[], until: number) => void;
+  /**
+   * An owner's breaker is open: the caller makes the owner's deliveries to the origin that fall due
+   * before `until` (and that no worker holds) due at `until`. Asked when the breaker opens and again
+   * each time a job of the owner arrives while it is open (it may come from a subscription not seen
+   * before, or have been written since).
+   */
+  deferBacklog?: (backlog: Backlog, until: number) => void;
   /** Each change of a breaker's state. */
   onBreakerChange?: (endpoint: Endpoint, change: BreakerChange) => void;
   /** A breaker that was not closed forgotten to keep their number bounded (see `maxBreakers`). */
@@ -102,7 +139,7 @@ export class OriginDispatcher<J extends Routable> {
    * Breakers of the (origin, owner) pairs that have failed lately, oldest first. One that is closed
    * with no failure counted is dropped: it has nothing to remember.
    */
-  private readonly breakers = new Map<string, CircuitBreaker>();
+  private readonly breakers = new Map<string, Watch>();
   private inflight = 0;
   private held = 0;
 
@@ -134,10 +171,11 @@ export class OriginDispatcher<J extends Routable> {
   /**
    * Subscriptions whose lane, or whose origin as a whole, already holds its full buffer: the next
    * claim leaves them out. An owner new to a full origin is not left out (it has no subscription
-   * here yet), so it gets its turn. A lane whose breaker is open is not left out either: what a
-   * claim brings for it goes straight back with a later due time, so its backlog leaves the due
-   * range at the cost of one write per claim, where leaving it out would have every claim step over
-   * a backlog that keeps growing.
+   * here yet), so it gets its turn. An owner whose breaker is open is not left out either: its
+   * backlog was put off in the database when the breaker opened, so a claim meets only what fell
+   * due since (a new write, a subscription not seen before), and that goes straight back with its
+   * backlog put off again; leaving it out instead would have every claim step over a backlog that
+   * keeps growing.
    */
   saturatedSubscriptions(): number[] {
     const out: number[] = [];
@@ -164,7 +202,7 @@ export class OriginDispatcher<J extends Routable> {
   /** The state of each breaker that is not closed. */
   openEndpoints(): (Endpoint & { state: 'open' | 'half-open' })[] {
     const open: (Endpoint & { state: 'open' | 'half-open' })[] = [];
-    for (const [key, b] of this.breakers) if (b.state !== 'closed') open.push({ ...endpointOf(key), state: b.state });
+    for (const [key, { breaker: b }] of this.breakers) if (b.state !== 'closed') open.push({ ...endpointOf(key), state: b.state });
     return open;
   }
 
@@ -187,14 +225,24 @@ export class OriginDispatcher<J extends Routable> {
     if (!o) this.origins.set(job.origin, (o = { inflight: 0, held: 0, lanes: new Map() }));
     let lane = o.lanes.get(job.owner);
     if (!lane) {
-      lane = { owner: job.owner, key: breakerKey(job.origin, job.owner), inflight: 0, queue: [], subscriptions: new Set() };
+      lane = {
+        owner: job.owner,
+        key: breakerKey(job.origin, job.owner),
+        storeId: job.storeId,
+        inflight: 0,
+        queue: [],
+        subscriptions: new Set(),
+      };
       o.lanes.set(job.owner, lane);
     }
-    const breaker = this.breakers.get(lane.key);
-    if (breaker?.gate() === 'wait') {
-      // Its owner's breaker is open: back to the database at once, holding nothing here.
+    const watch = this.breakers.get(lane.key);
+    if (watch) watchSubscription(watch, job.subscriptionId);
+    if (watch?.breaker.gate() === 'wait') {
+      // Its owner's breaker is open: back to the database at once, holding nothing here, and with it
+      // whatever else of the owner has fallen due since its backlog was last put off.
       this.forgetIfDone(job.origin, o, lane);
-      this.options.handBack([job], breaker.reopenAt);
+      this.options.handBack([job], watch.breaker.reopenAt);
+      this.deferBacklog(job.origin, lane.owner, watch);
       return;
     }
     lane.subscriptions.add(job.subscriptionId);
@@ -213,7 +261,7 @@ export class OriginDispatcher<J extends Routable> {
       // To the back of the turn: every other lane with something to send goes before it again.
       o.lanes.delete(lane.owner);
       o.lanes.set(lane.owner, lane);
-      const breaker = this.breakers.get(lane.key);
+      const breaker = this.breakers.get(lane.key)?.breaker;
       const probe = breaker?.gate() === 'probe';
       if (probe) this.options.onBreakerChange?.({ origin, owner: lane.owner }, breaker!.startProbe());
       this.start(origin, o, lane, job, probe);
@@ -226,12 +274,13 @@ export class OriginDispatcher<J extends Routable> {
     let next: Lane<J> | undefined;
     for (const lane of o.lanes.values()) {
       if (lane.queue.length === 0 || lane.inflight >= this.options.perOwner) continue;
-      const breaker = this.breakers.get(lane.key);
-      const gate = breaker?.gate() ?? 'send';
+      const watch = this.breakers.get(lane.key);
+      const gate = watch?.breaker.gate() ?? 'send';
       if (gate === 'hold') continue;
       if (gate === 'wait') {
         // Not expected (a lane's queue goes back when its breaker opens), but never sent.
-        this.handBackLane(o, lane, breaker!.reopenAt);
+        this.handBackLane(o, lane, watch!.breaker.reopenAt);
+        this.deferBacklog(origin, lane.owner, watch!);
         (emptied ??= []).push(lane);
         continue;
       }
@@ -268,19 +317,29 @@ export class OriginDispatcher<J extends Routable> {
 
   /** Hands an attempt's verdict to its owner's breaker at the origin (made at its first failure). */
   private judge(origin: string, o: OriginQueue<J>, lane: Lane<J>, verdict: EndpointVerdict, probe: boolean): void {
-    let breaker = this.breakers.get(lane.key);
-    if (!breaker) {
+    let watch = this.breakers.get(lane.key);
+    if (!watch) {
       if (verdict !== 'failure') return;
-      breaker = new CircuitBreaker(this.options.breaker, this.options.clock);
-      this.remember(lane.key, breaker);
+      watch = { breaker: new CircuitBreaker(this.options.breaker, this.options.clock), storeId: lane.storeId, subscriptions: new Set() };
+      for (const id of lane.subscriptions) watchSubscription(watch, id);
+      this.remember(lane.key, watch);
     }
+    const { breaker } = watch;
     const change = breaker.record(verdict, probe);
     if (change) {
       this.options.onBreakerChange?.({ origin, owner: lane.owner }, change);
-      // Opened: what waits in this owner's queue goes back now, without a send.
-      if (change.to === 'open') this.handBackLane(o, lane, breaker.reopenAt);
+      // Opened: what waits in this owner's queue goes back now, without a send, and so does the
+      // rest of its backlog at this origin, still in the database.
+      if (change.to === 'open') {
+        this.handBackLane(o, lane, breaker.reopenAt);
+        this.deferBacklog(origin, lane.owner, watch);
+      }
     }
     if (breaker.idle) this.breakers.delete(lane.key);
+  }
+
+  private deferBacklog(origin: string, owner: string, watch: Watch): void {
+    this.options.deferBacklog?.({ origin, owner, storeId: watch.storeId, subscriptions: [...watch.subscriptions] }, watch.breaker.reopenAt);
   }
 
   private handBackLane(o: OriginQueue<J>, lane: Lane<J>, until: number): void {
@@ -296,9 +355,9 @@ export class OriginDispatcher<J extends Routable> {
    * too many. A forgotten breaker costs only a few attempts more: its owner's next delivery goes
    * out as if the endpoint were healthy, and a run of failures opens it again.
    */
-  private remember(key: string, breaker: CircuitBreaker): void {
+  private remember(key: string, watch: Watch): void {
     if (this.breakers.size >= this.maxBreakers) {
-      for (const [old, b] of this.breakers) {
+      for (const [old, { breaker: b }] of this.breakers) {
         if (this.breakers.size < this.maxBreakers) break;
         const endpoint = endpointOf(old);
         if (this.origins.get(endpoint.origin)?.lanes.has(endpoint.owner) || b.state === 'half-open') continue;
@@ -306,11 +365,15 @@ export class OriginDispatcher<J extends Routable> {
         if (b.state !== 'closed') this.options.onBreakerForgotten?.(endpoint);
       }
     }
-    this.breakers.set(key, breaker);
+    this.breakers.set(key, watch);
   }
 
   private forgetIfDone(origin: string, o: OriginQueue<J>, lane: Lane<J>): void {
     if (lane.inflight === 0 && lane.queue.length === 0 && o.lanes.get(lane.owner) === lane) o.lanes.delete(lane.owner);
     if (o.lanes.size === 0 && this.origins.get(origin) === o) this.origins.delete(origin);
   }
+}
+
+function watchSubscription(watch: Watch, subscriptionId: number): void {
+  if (watch.subscriptions.size < MAX_WATCHED) watch.subscriptions.add(subscriptionId);
 }

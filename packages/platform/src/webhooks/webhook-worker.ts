@@ -103,6 +103,7 @@ export class WebhookWorker {
           jobs.map((j) => j.id),
           until,
         ),
+      deferBacklog: (backlog, until) => this.breakers.deferBacklog(backlog, until),
       onBreakerChange: (endpoint, change) => this.breakers.changed(endpoint, change),
       onBreakerForgotten: (endpoint) => this.breakers.forgotten(endpoint),
       onJobDone: () => {
@@ -230,6 +231,8 @@ export class WebhookWorker {
       this.woken = false;
       let full = false;
       try {
+        // What open breakers hand back or put off is written first, so this claim cannot bring it.
+        await this.breakers.written();
         const room = Math.min(this.batchSize, this.dispatcher.room);
         if (room > 0) {
           const jobs = await this.claim(room);

@@ -16,6 +16,7 @@ import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.t
 import type { Database } from '../schema.ts';
 import type { Db } from '../database.ts';
 import { fleetWide } from '../fleet-wide.ts';
+import { BACKLOG_SQL, type BacklogParams, backlogParams } from './delivery-backlog.ts';
 import {
   assemble,
   CLAIM_SQL,
@@ -89,6 +90,18 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       } else deferred += Number((await query.executeTakeFirst()).numUpdatedRows);
     }
     return deferred;
+  }
+
+  async deferBacklog(input: BacklogParams): Promise<number> {
+    if (input.subscriptionIds.length === 0 || input.limit <= 0) return 0;
+    const dialect = this.db.dialect;
+    const params = backlogParams(dialect, input);
+    const sqlite = this.idleSqlite;
+    // Worker bookkeeping, like a hand-back: lost in a crash, the rows are only claimed (and put off)
+    // again, so it does not wait for a sync.
+    if (sqlite) return this.durability.relaxed(() => sqlite.prepare(BACKLOG_SQL.sqlite).run(...params).changes);
+    const res = await this.k.executeQuery(CompiledQuery.raw(BACKLOG_SQL.postgres, params));
+    return Number(res.numAffectedRows ?? 0);
   }
 
   async renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number> {

@@ -1,0 +1,52 @@
+// The statement that puts off one owner's backlog at an endpoint whose circuit breaker is open:
+// the pending deliveries of the given subscriptions in one store that fall due before the breaker
+// reopens and that no worker holds are made due when it reopens, without an attempt counted.
+// Moving them out of the due range at once is what keeps them out of every claim until then: left
+// due, each claim would bring a batch of them only for the worker to hand it back, while the other
+// owners' newer deliveries waited behind them.
+//
+// It names its store (a privacy delivery's subscription id is its app's id negated, the same in
+// every store the app is installed in, and the app's other stores are other owners) and reads the
+// backlog through webhook_deliveries_backlog (store_id, subscription_id, next_attempt_at), pending
+// rows only, so it touches the rows it moves and no others; at most `limit` of them per statement,
+// which bounds how long one write holds SQLite or the rows' locks. On PostgreSQL rows a claim has
+// locked are skipped (the claim owns them). One SQL text per dialect whatever the number of
+// subscriptions (a JSON array on SQLite, an array on PostgreSQL).
+type Dialect = 'sqlite' | 'postgres';
+
+export interface BacklogParams {
+  storeId: number;
+  subscriptionIds: readonly number[];
+  /** When the breaker reopens: what falls due before then is made due then. */
+  until: number;
+  now: number;
+  limit: number;
+}
+
+export const BACKLOG_SQL = {
+  sqlite: `update webhook_deliveries set next_attempt_at = ?, updated_at = ?, claimed_by = null, claimed_until = null
+    where id in (
+      select id from webhook_deliveries
+      where store_id = ? and subscription_id in (select value from json_each(?)) and status = 'pending'
+        and next_attempt_at < ? and (claimed_until is null or claimed_until < ?)
+      limit ?
+    )`,
+  // The rows are picked once, in a materialized CTE: as an `id in (…)` subquery the planner may scan
+  // it again for every row of the outer side, and a limit without an order can then pick other rows
+  // on each pass and move more than `limit`. They are then named as `id = any(array)`, which the
+  // planner answers from the primary key; joined to the CTE it may hash the whole table instead.
+  postgres: `with picked as materialized (
+      select id from webhook_deliveries
+      where store_id = $1 and subscription_id = any($2::bigint[]) and status = 'pending'
+        and next_attempt_at < $3 and (claimed_until is null or claimed_until < $4)
+      limit $5
+      for update skip locked
+    )
+    update webhook_deliveries set next_attempt_at = $3, updated_at = $4, claimed_by = null, claimed_until = null
+    where store_id = $1 and id = any(array(select id from picked))`,
+} as const;
+
+export function backlogParams(dialect: Dialect, b: BacklogParams): unknown[] {
+  if (dialect === 'sqlite') return [b.until, b.now, b.storeId, JSON.stringify(b.subscriptionIds), b.until, b.now, b.limit];
+  return [b.storeId, [...b.subscriptionIds], b.until, b.now, b.limit];
+}
