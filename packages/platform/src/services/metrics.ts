@@ -30,7 +30,7 @@ export interface DeliveryMetrics {
   breakerChanged?(to: 'open' | 'half-open' | 'closed', notClosed: number): void;
   /** Breakers open or half-open now, after some were forgotten without a change of state. */
   breakersNotClosed?(notClosed: number): void;
-  /** Deliveries handed back unsent because their owner's breaker at their endpoint is open. */
+  /** Deliveries handed back or put off unsent because their owner's breaker at their endpoint is open. */
   deliveriesDeferred?(count: number): void;
 }
 
@@ -118,7 +118,7 @@ export class PlatformMetrics implements DeliveryMetrics {
   });
   private readonly deferred = new Counter({
     name: 'storegate_webhook_deliveries_deferred_total',
-    help: "Webhook deliveries handed back unsent (no attempt counted) because their owner's circuit breaker at their endpoint was open",
+    help: "Webhook deliveries handed back or put off unsent (no attempt counted) because their owner's circuit breaker at their endpoint was open",
     registers: [this.registry],
   });
   private readonly pending = new Gauge({
