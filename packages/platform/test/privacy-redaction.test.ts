@@ -264,7 +264,7 @@ describe.each(DIALECTS)('customer redaction in the webhook log on %s', (dialect)
     expect(await state()).toEqual(before);
 
     // Run for real, it rewrites both and queues customers/redact.
-    expect(await t.services.customerPrivacy.redact(s.storeId, Number(ada.id))).toEqual({ apps: 1, events: 2 });
+    expect(await t.services.customerPrivacy.redact(s.storeId, Number(ada.id))).toEqual({ apps: 1, events: 2, answers: 0 });
     const after = await storedPayloads(s.storeId);
     // All three share the frozen clock's time: compared in topic order.
     expect(after.map((e) => [e.topic, leftIn(e.payload).length > 0]).sort()).toEqual([

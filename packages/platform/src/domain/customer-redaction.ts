@@ -1,7 +1,8 @@
 // What redacting a customer replaces. The customer's record and the email on its orders are
-// rewritten in the database; the webhook bodies kept for delivery and for the events list are
-// copies of those records, so the same fields are replaced in them, and the ids stay, so an app
-// can still tell which customer or order an event was about.
+// rewritten in the database; the webhook bodies kept for delivery and for the events list, and the
+// answers kept for replaying Admin API writes sent with an Idempotency-Key, are copies of those
+// records, so the same fields are replaced in them, and the ids stay, so an app can still tell
+// which customer or order an event or an answer was about.
 import type { WebhookTopic } from './webhook-topics.ts';
 
 /** The domain of the placeholder email a redacted customer keeps (reserved: it can never receive mail). */
@@ -67,4 +68,43 @@ export function redactedEventPayload(topic: CustomerTopic, payload: unknown, ema
     case 'customers/redact':
       return isObject(payload.customer) ? { ...payload, customer: redactedCustomer(payload.customer, email) } : payload;
   }
+}
+
+/**
+ * The Admin API resources whose write answers (`{"data": …}`) can name a customer, each with the
+ * field of `data` that holds the customer's id: a customer's own id, an order's customer_id.
+ * Answers of other resources (products, webhook subscriptions) never carry a customer's data.
+ */
+export const ANSWER_CUSTOMER_ID_FIELDS = { customers: 'id', orders: 'customer_id' } as const;
+
+export type CustomerAnswerResource = keyof typeof ANSWER_CUSTOMER_ID_FIELDS;
+
+export const CUSTOMER_ANSWER_RESOURCES = Object.keys(ANSWER_CUSTOMER_ID_FIELDS) as CustomerAnswerResource[];
+
+/**
+ * Which resource an answer stored without its resource is about, by its shape: an order is the
+ * only object with a customer_id, a customer the only one with names. Only keys written before the
+ * resource was kept with them lack it, and they expire within a day.
+ */
+function resourceByShape(data: Record<string, unknown>): CustomerAnswerResource | undefined {
+  if ('customer_id' in data) return 'orders';
+  if ('email' in data && 'first_name' in data) return 'customers';
+  return undefined;
+}
+
+/**
+ * The stored answer of an Admin API write, as its parsed body, with the customer's personal data
+ * replaced by what the redacted records now hold, when it names the customer: a customer answer
+ * about it gets its email, names and phone replaced, an order answer of its orders the email.
+ * Everything else, ids included, is kept. Undefined when the answer does not name the customer
+ * (another customer's, a guest order numbered like the customer, another resource's).
+ * `resource` is the resource the write was on; null for a key stored before that was kept.
+ */
+export function redactedAnswer(resource: string | null, body: unknown, customerId: number, email: string): unknown {
+  if (!isObject(body) || !isObject(body.data)) return undefined;
+  const data = body.data;
+  const kind = resource === null ? resourceByShape(data) : CUSTOMER_ANSWER_RESOURCES.find((r) => r === resource);
+  if (kind === undefined || data[ANSWER_CUSTOMER_ID_FIELDS[kind]] !== String(customerId)) return undefined;
+  if (kind === 'customers') return { ...body, data: redactedCustomer(data, email) };
+  return { ...body, data: 'email' in data ? { ...data, email } : data };
 }

@@ -1,13 +1,14 @@
 // A merchant's privacy requests about one customer: "Request data for apps" sends
 // customers/data_request, "Redact customer" sends customers/redact, each to every app installed in
 // the store that holds read_customers and has a privacy webhook address. Redaction also replaces
-// what identifies the customer in the platform's own records (the customer, its orders, and every
-// stored webhook body about either, which the events list and queued deliveries read), in the same
-// transaction as the event, so the store and the apps forget the customer together.
+// what identifies the customer in the platform's own records (the customer, its orders, every
+// stored webhook body about either, which the events list and queued deliveries read, and every
+// answer kept for replaying an Admin API write about either), in the same transaction as the
+// event, so the store and the apps forget the customer together.
 import { randomInt } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { isRedactedEmail, redactedEmail, redactedEventPayload } from '../domain/customer-redaction.ts';
+import { isRedactedEmail, redactedAnswer, redactedEmail, redactedEventPayload } from '../domain/customer-redaction.ts';
 import { ConflictError, NotFoundError } from '../domain/errors.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { storeHostname } from '../domain/store-host.ts';
@@ -31,6 +32,8 @@ export interface PrivacyRequestResult {
   dataRequestId?: string;
   /** How many stored webhook bodies about the customer were rewritten (customers/redact only). */
   events?: number;
+  /** How many answers kept for Idempotency-Key replays were rewritten (customers/redact only). */
+  answers?: number;
 }
 
 export class CustomerPrivacy {
@@ -79,7 +82,8 @@ export class CustomerPrivacy {
 
   /**
    * Replaces the customer's email, names and phone (and the email on its orders) with placeholders,
-   * in its records and in every stored webhook body about them, and sends customers/redact. A
+   * in its records, in every stored webhook body and every answer kept for an Idempotency-Key
+   * replay about them, and sends customers/redact. A
    * customer redacted before is refused (409): its identifying data is gone, so a second request
    * could name no one.
    */
@@ -95,12 +99,13 @@ export class CustomerPrivacy {
       // Before customers/redact is written: that event names the customer's email and phone on
       // purpose, so that each app can find the customer in its own records and erase it.
       const events = await this.redactEvents(tx, storeId, customerId, email);
+      const answers = await this.redactAnswers(tx, storeId, customerId, email);
       const apps = await this.outbox.enqueuePrivacy(tx, {
         storeId,
         topic: 'customers/redact',
         payload: { ...shared, orders_to_redact: orders },
       });
-      return { apps, events };
+      return { apps, events, answers };
     });
   }
 
@@ -117,6 +122,25 @@ export class CustomerPrivacy {
       if (payload !== e.payload) rewritten.push({ id: e.id, payload });
     }
     return rewritten.length === 0 ? 0 : tx.eventPayloads.replace(storeId, rewritten);
+  }
+
+  /**
+   * Rewrites the answers kept for replaying the store's customer and order writes that name the
+   * customer, of every caller: the same request sent again with its key answers with the stored
+   * body, so it must read as the records now do. Only the body changes: the key still answers the
+   * same request (with the placeholders), and never performs the write a second time. Returns how
+   * many were rewritten.
+   */
+  private async redactAnswers(tx: Repositories, storeId: number, customerId: number, email: string): Promise<number> {
+    const stored = await tx.idempotentAnswers.namingCustomer(storeId, customerId);
+    const rewritten: { owner: string; key: string; token: string; body: string }[] = [];
+    for (const a of stored) {
+      const redacted = redactedAnswer(a.resource, JSON.parse(a.body), customerId, email);
+      if (redacted === undefined) continue;
+      const body = JSON.stringify(redacted);
+      if (body !== a.body) rewritten.push({ owner: a.owner, key: a.key, token: a.token, body });
+    }
+    return rewritten.length === 0 ? 0 : tx.idempotentAnswers.replace(storeId, rewritten);
   }
 
   /** The parts both payloads share, read in the request's transaction. */

@@ -30,16 +30,16 @@ export class IdempotentRequests {
   ) {}
 
   /**
-   * Reserves `id` for a request with `fingerprint`, or returns the response stored for the same
-   * request. Throws IdempotencyKeyReusedError (another request used the key) or
-   * IdempotencyKeyInUseError (the first request is still running).
+   * Reserves `id` for a request with `fingerprint` writing `resource`, or returns the response
+   * stored for the same request. Throws IdempotencyKeyReusedError (another request used the key)
+   * or IdempotencyKeyInUseError (the first request is still running).
    */
-  async admit(id: IdempotencyKeyId, fingerprint: string, requestId: string): Promise<Admission> {
+  async admit(id: IdempotencyKeyId, fingerprint: string, requestId: string, resource?: string): Promise<Admission> {
     // A few rounds at most: each one either decides, or lost a race that changed the row and reads
     // it again.
     for (let round = 0; round < 3; round++) {
       const now = this.clock();
-      const reservation = { ...id, fingerprint, token: randomUUID(), requestId, now, lockedUntil: now + RESERVATION_LEASE_MS };
+      const reservation = { ...id, resource, fingerprint, token: randomUUID(), requestId, now, lockedUntil: now + RESERVATION_LEASE_MS };
       if (await this.keys.reserve(reservation)) return { kind: 'run', reservation: { id, token: reservation.token } };
       const row = await this.keys.find(id);
       if (!row) continue;

@@ -24,6 +24,7 @@ import * as storeRoutedWebhooks from './migrations/2026-11-24T13-store-routed-we
 import * as listTimeIndexes from './migrations/2026-11-26T00-list-time-indexes.ts';
 import * as credentialPruneIndexes from './migrations/2026-11-26T01-credential-prune-indexes.ts';
 import * as deliveryBacklogIndex from './migrations/2026-11-26T02-delivery-backlog-index.ts';
+import * as idempotencyResource from './migrations/2026-11-26T04-idempotency-resource.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -47,6 +48,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26T00-list-time-indexes': listTimeIndexes,
   '2026-11-26T01-credential-prune-indexes': credentialPruneIndexes,
   '2026-11-26T02-delivery-backlog-index': deliveryBacklogIndex,
+  '2026-11-26T04-idempotency-resource': idempotencyResource,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -31,10 +31,12 @@ import type { ListFilters } from '../domain/list-filters.ts';
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
+export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
 export type { ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation, TokenRepository } from './ports/tokens.ts';
 import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
 import type { EventPayloadRepository } from './ports/event-payloads.ts';
+import type { IdempotentAnswerRepository } from './ports/idempotent-answers.ts';
 
 export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
@@ -288,6 +290,7 @@ export interface Repositories {
   idempotency: IdempotencyRepository;
   events: EventLogRepository;
   eventPayloads: EventPayloadRepository;
+  idempotentAnswers: IdempotentAnswerRepository;
 }
 
 export interface Storage extends Repositories {

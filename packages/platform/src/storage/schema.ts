@@ -195,5 +195,7 @@ export interface Database {
     response_body: string | null;
     response_headers: string | null;
     request_id: string;
+    /** The resource the write was on (`customers`, `webhooks`, …); null on keys stored before it was kept. */
+    resource: string | null;
   };
 }

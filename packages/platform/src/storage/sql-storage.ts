@@ -13,6 +13,7 @@ import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlEventPayloadRepository } from './repositories/event-payload-repository.ts';
+import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
@@ -49,6 +50,7 @@ function repositories(x: Executor): Repositories {
     idempotency: new SqlIdempotencyRepository(x),
     events: new SqlEventLogRepository(x),
     eventPayloads: new SqlEventPayloadRepository(x),
+    idempotentAnswers: new SqlIdempotentAnswerRepository(x),
   };
 }
 

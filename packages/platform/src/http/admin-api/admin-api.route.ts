@@ -191,7 +191,11 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
-  const write = { area: 'store' as const, api: { resource: def.name, access: 'write' as const, wrapper: def.singular }, idempotent: true };
+  const write = {
+    area: 'store' as const,
+    api: { resource: def.name, access: 'write' as const, wrapper: def.singular },
+    idempotent: def.name,
+  };
   const fieldNames = fieldNamesOf(def.object);
   const answerOne = (req: FastifyRequest, status: number) =>
     writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }));

@@ -4,6 +4,7 @@
 // or the first answer to the same request is sent again with `Idempotent-Replayed: true`.
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { parseIdempotencyKey, requestFingerprint } from '../../domain/idempotency.ts';
+import type { ResourceName } from '../../domain/resources.ts';
 import type { Reservation, StoredResponse, WriteStep } from '../../services/idempotency.ts';
 import type { Services } from '../../services/services.ts';
 
@@ -15,8 +16,11 @@ declare module 'fastify' {
     idempotencyRecorded: boolean;
   }
   interface FastifyContextConfig {
-    /** An Admin API write that honours Idempotency-Key. */
-    idempotent?: boolean;
+    /**
+     * An Admin API write that honours Idempotency-Key, named by the resource it writes: kept with
+     * its answer, so a customer's redaction reads the customer and order answers only.
+     */
+    idempotent?: ResourceName | 'webhooks';
   }
 }
 
@@ -51,6 +55,7 @@ export function registerIdempotency(api: FastifyInstance, services: Services): v
       { storeId: p.storeId, owner: p.owner, key },
       requestFingerprint(req.method, req.url, req.body),
       req.id,
+      req.routeOptions.config.idempotent,
     );
     if (admission.kind === 'run') {
       req.idempotency = admission.reservation;

@@ -71,7 +71,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: {} };
   const fieldNames = fieldNamesOf(SUBSCRIPTION);
-  const writeConfig = { ...config, idempotent: true };
+  const writeConfig = { ...config, idempotent: 'webhooks' as const };
   const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(

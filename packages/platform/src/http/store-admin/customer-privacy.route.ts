@@ -27,7 +27,7 @@ const ACTIONS: Record<Action, { title: string; topic: string; button: string; ex
     topic: 'customers/redact',
     button: 'Redact this customer',
     explain:
-      'Each app below that is marked "sent" receives customers/redact with the customer\'s id, email, phone and the ids of their orders, and must erase what it holds about this customer. This store then replaces the customer\'s email, name and phone with placeholders, on the customer, on their orders and in the webhook bodies it keeps about either (the events apps can list again, and deliveries still waiting to be sent). This cannot be undone.',
+      'Each app below that is marked "sent" receives customers/redact with the customer\'s id, email, phone and the ids of their orders, and must erase what it holds about this customer. This store then replaces the customer\'s email, name and phone with placeholders, on the customer, on their orders and in the webhook bodies it keeps about either (the events apps can list again, and deliveries still waiting to be sent) and in the answers it keeps for apps that send the same Admin API request again. This cannot be undone.',
   },
 };
 
@@ -101,7 +101,10 @@ ${confirmationForm({ action: `/admin/customers/${String(id)}/${action}`, csrf: r
     if (!confirmedOrRedirect(req, reply)) return reply;
     const id = parseId((req.params as { id: string }).id);
     const sent = await privacy.redact(req.store!.id, id);
-    req.log.info({ store: req.store!.name, customer: id, apps: sent.apps, events: sent.events }, 'customer redacted');
+    req.log.info(
+      { store: req.store!.name, customer: id, apps: sent.apps, events: sent.events, answers: sent.answers },
+      'customer redacted',
+    );
     return reply.redirect(
       `/admin/customers?${new URLSearchParams({ done: 'redacted', customer: String(id), apps: String(sent.apps) })}`,
       303,

@@ -338,8 +338,9 @@ export interface StoredResponse {
   headers: Record<string, string>;
 }
 
-/** A new reservation of a key by one request; `token` tells this reservation from any later one. */
+/** A new reservation of a key by one request (`token` tells it from any later one) writing `resource` (`customers`, …). */
 export interface NewReservation extends IdempotencyKeyId {
+  resource?: string | undefined;
   fingerprint: string;
   token: string;
   requestId: string;

@@ -22,6 +22,7 @@ export class SqlIdempotencyRepository implements IdempotencyRepository {
       response_body: null,
       response_headers: null,
       request_id: r.requestId,
+      resource: r.resource ?? null,
     };
   }
 
