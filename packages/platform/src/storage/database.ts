@@ -2,7 +2,8 @@
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely } from 'kysely';
+import { CurrentSchemaPostgresDialect } from './pg-dialect.ts';
 import { WriteLockingSqliteDialect } from './sqlite-dialect.ts';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
@@ -196,7 +197,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     health,
     names,
   );
-  const kysely = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const kysely = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   const cleanups: (() => void)[] = [];
   return {
     kysely,
@@ -217,7 +218,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
         { url: config.url, size: 1, statementTimeoutMs: 0, connectTimeoutMs: settings.connectTimeoutMs },
         new DatabaseHealth(),
       );
-      const unbounded = new Kysely<Database>({ dialect: new PostgresDialect({ pool: own.pool }) });
+      const unbounded = new Kysely<Database>({ dialect: new CurrentSchemaPostgresDialect({ pool: own.pool }) });
       try {
         return await work(unbounded);
       } finally {
