@@ -109,3 +109,37 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
     expect(rowsRead(plan, 'webhook_events').every((n) => n <= ids.length)).toBe(true);
   });
 });
+
+// SQLite keeps no statistics here, so it picks indexes by their shape alone: recording a batch
+// of outcomes must look each delivery up by primary key, not walk the store's pending rows through
+// an index led by store_id (which made every batch read the whole backlog of a busy store).
+describe('delivery write plans on SQLite', () => {
+  it('recording a batch of outcomes looks the batch’s deliveries up by primary key', async () => {
+    const db = openDatabase({ dialect: 'sqlite', path: ':memory:' });
+    try {
+      await storageOn(db).migrate();
+      const batch: DeliveryOutcome[] = [1, 2, 3].map((id) => ({
+        id,
+        storeId: STORE,
+        subscriptionId: 1,
+        attempts: 0,
+        attempt: { attemptedAt: 5, status: 200, latencyMs: 3, responseBody: null, error: null },
+        next: { status: 'delivered' },
+      }));
+      const steps = outcomeWrites('sqlite', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
+      let step = steps.next({ ids: [], changes: 0 });
+      const plans: string[][] = [];
+      while (!step.done) {
+        const { sql, params } = step.value;
+        if (/update webhook_deliveries/.test(sql))
+          plans.push((db.sqlite!.prepare(`explain query plan ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail));
+        step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length });
+      }
+      expect(plans).toHaveLength(1);
+      const deliveries = plans[0]!.filter((d) => / webhook_deliveries /.test(`${d} `));
+      expect(deliveries).toEqual(['SEARCH webhook_deliveries USING INTEGER PRIMARY KEY (rowid=?)']);
+    } finally {
+      await db.close();
+    }
+  });
+});

@@ -30,6 +30,10 @@ type Dialect = 'sqlite' | 'postgres';
 // committed at once), it chose to read every pending row once per row of the batch (seconds for a
 // batch of 500, so outcomes fell behind the sends and the claims' leases ran out).
 const SQL = {
+  // SQLite: the unary `+` keeps the store and status terms from choosing an index. Without
+  // statistics the planner otherwise walks every pending row of the store through a partial index
+  // on (store_id, …) and matches each with the batch, instead of looking the batch's ids up by
+  // primary key: a store with a large backlog then spent seconds on every batch of outcomes.
   sqlite: {
     attempts: `insert into webhook_attempts (store_id, delivery_id, attempted_at, status_code, latency_ms, response_body, error)
       select value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, value ->> 6 from json_each(?)`,
@@ -41,7 +45,7 @@ const SQL = {
         last_error = v_error, next_attempt_at = coalesce(v_next, next_attempt_at),
         claimed_by = null, claimed_until = null, updated_at = ?
       from v
-      where webhook_deliveries.store_id = ? and webhook_deliveries.id = v_id and claimed_by = ? and status = 'pending'
+      where +webhook_deliveries.store_id = ? and webhook_deliveries.id = v_id and claimed_by = ? and +status = 'pending'
       returning webhook_deliveries.id`,
     healthy: `update webhook_subscriptions set dead_streak = 0
       where store_id = ? and id in (select value from json_each(?)) and dead_streak > 0`,
