@@ -83,6 +83,7 @@ export async function prepareDatabase(url: string, products: number, chains: num
         redirectUri: REDIRECT,
         codeVerifier: undefined,
       });
+      if (!('refresh_token' in pair)) throw new Error('an offline code was answered with online access');
       refreshTokens.push(pair.refresh_token);
     }
     const ids = await platform.db.kysely.selectFrom('products').select('id').where('store_id', '=', store.id).orderBy('id').execute();

@@ -26,6 +26,7 @@ import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { PlatformMetrics } from './services/metrics.ts';
 import { OAuthService } from './services/oauth-service.ts';
+import { LaunchTokens } from './services/launch-tokens.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
 import { PageCache } from './services/page-cache.ts';
 import { PartnerDeliveries } from './services/partner-deliveries.ts';
@@ -181,14 +182,17 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
   const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
+  const rotations = new SecretRotations(storage, keys, config, clock);
+  const launchTokens = new LaunchTokens((app) => rotations.clientSigningSecrets(app), clock);
   const services: Services = {
     config,
     clock,
     cursors,
     accounts: new AccountService(storage, clock),
     apps,
-    rotations: new SecretRotations(storage, keys, config, clock),
-    oauth: new OAuthService(storage, keys, config, clock),
+    rotations,
+    launchTokens,
+    oauth: new OAuthService(storage, keys, config, clock, launchTokens),
     apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),

@@ -17,6 +17,7 @@ const app = (id: number, change: Partial<AppRow> = {}): AppRow => ({
   previous_secret_expires_at: null,
   privacy_webhook_url: null,
   authorization_iss: 0,
+  managed_install: 0,
   ...change,
 });
 

@@ -78,7 +78,7 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
       revocation_endpoint: `${issuer}/admin/oauth/revoke`,
       scopes_supported: supportedScopes(),
       response_types_supported: ['code'],
-      grant_types_supported: ['authorization_code', 'refresh_token'],
+      grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'],
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
@@ -162,6 +162,7 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
       appUrl: 'https://app.example.test/',
       redirectUri: 'https://app.example.test/cb',
       partnerId: p.id,
+      authorizationIss: false,
     });
     const jar = await partnerLogin(t, p);
     const url = `/partner/apps/${app.client_id}`;
@@ -195,9 +196,19 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     expect(await stored()).toBe(0);
   });
 
-  it('an app that has not turned iss on gets none on the code redirect (its hmac stays verifiable in percent-encoded form), but on error redirects', async () => {
+  it('a new app gets iss on the code redirect, signed; one that turned it off gets none (its hmac verifiable in percent-encoded form), and the metadata then stops promising it', async () => {
     const g = await createFixture(t);
-    expect((await t.services.apps.findByClientId(g.clientId))!.authorization_iss).toBe(0);
+    const app = (await t.services.apps.findByClientId(g.clientId))!;
+    expect(app.authorization_iss).toBe(1);
+    const metadata = async () => {
+      const res = await t.app.inject({ method: 'GET', url: '/.well-known/oauth-authorization-server', headers: { host: g.host } });
+      expect(res.headers['cache-control']).toBe('no-cache');
+      return res.json().authorization_response_iss_parameter_supported as boolean;
+    };
+    const withIss = await consent(t, g);
+    expect(withIss.searchParams.get('iss')).toBe(`http://${g.storeName}.localhost:8080`);
+    await t.services.apps.setAuthorizationIss(app.id, false);
+    expect(await metadata()).toBe(false);
     const ok = await consent(t, g);
     expect([...ok.searchParams.keys()].sort()).toEqual(['code', 'hmac', 'shop', 'state', 'timestamp']);
     // What clients of this platform family compute: HMAC-SHA256 over the query without hmac, in
@@ -215,6 +226,9 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     const url = new URL(res.headers.location as string);
     expect(url.searchParams.get('error')).toBe('invalid_scope');
     expect(url.searchParams.get('iss')).toBe(`http://${g.storeName}.localhost:8080`);
+    // Once every app carries it again, the metadata promises it again.
+    for (const a of await t.services.apps.listApps()) await t.services.apps.setAuthorizationIss(a.id, true);
+    expect(await metadata()).toBe(true);
   });
 
   it('answers every Admin API call with the version, the call limit and the IETF RateLimit fields; the 429 too', async () => {

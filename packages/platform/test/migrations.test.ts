@@ -106,16 +106,12 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       const merchant = await storage.accounts.insertMerchant({ email: 'families@example.test', passwordHash: 'hash', now: NOW });
       const one = await storage.accounts.insertStore({ name: 'one', ownerMerchantId: merchant.id, now: NOW });
       const two = await storage.accounts.insertStore({ name: 'two', ownerMerchantId: merchant.id, now: NOW });
-      const app = await storage.apps.insertApp({
-        client_id: 'families-app',
-        partner_id: null,
-        name: 'Families',
-        app_url: 'https://app.example.test/',
-        redirect_uri: 'https://app.example.test/cb',
-        scopes: 'read_products',
-        client_secret_enc: 'sealed',
-        created_at: NOW,
-      });
+      // Inserted as the table stood then: the app repository reads columns added since.
+      const app = (
+        await sql<{ id: number }>`insert into apps (client_id, partner_id, name, app_url, redirect_uri, scopes, client_secret_enc, created_at)
+          values ('families-app', null, 'Families', 'https://app.example.test/', 'https://app.example.test/cb', 'read_products', 'sealed', ${NOW})
+          returning id`.execute(k)
+      ).rows[0]!;
       const inTwo = await storage.apps.insertInstallation({ storeId: two.id, appId: app.id, scopes: 'read_products', now: NOW });
       // A family with tokens (of store one), and one without tokens whose installation is in store two.
       await sql`insert into token_families (id, installation_id, created_at, revoked_at) values ('with-tokens', 999, ${NOW}, null)`.execute(

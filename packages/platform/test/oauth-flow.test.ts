@@ -76,12 +76,12 @@ describe.each(DIALECTS)('install flow and tokens on %s', (dialect) => {
     const f = await createFixture(t);
     const url = await consent(t, f);
     expect(url.origin + url.pathname).toBe(f.redirectUri);
-    // No iss unless the app turned it on (its own test is in discovery-and-headers).
-    expect([...url.searchParams.keys()].sort()).toEqual(['code', 'hmac', 'shop', 'state', 'timestamp']);
+    // A new app gets iss, signed with the rest (turning it off is tested in discovery-and-headers).
+    expect([...url.searchParams.keys()].sort()).toEqual(['code', 'hmac', 'iss', 'shop', 'state', 'timestamp']);
+    expect(url.searchParams.get('iss')).toBe(`http://${f.storeName}.localhost:8080`);
     expect(url.searchParams.get('state')).toBe('st-123');
     expect(url.searchParams.get('shop')).toBe(`${f.storeName}.localhost`);
     expect(verifyQueryString(url.search.slice(1), f.clientSecret)).toBe(true);
-    // The signed values are URL-safe: signing the raw or the percent-encoded form gives the same.
     expect(url.searchParams.get('code')).toMatch(/^sg_ac_[A-Za-z0-9_-]+$/);
 
     const res = await tokenRequest(t, f, {

@@ -813,6 +813,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         previous_secret_expires_at: null,
         privacy_webhook_url: null,
         authorization_iss: 0,
+        managed_install: 0,
       });
       expect(await s.apps.findByClientId(app.client_id)).toEqual(app);
       expect((await s.apps.insertApp({ ...newApp(tag('app'), null), authorization_iss: 1 })).authorization_iss).toBe(1);
@@ -1000,6 +1001,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         expires_at: NOW + MINUTE,
         used_at: null,
         family_id: null,
+        merchant_id: null,
       };
       expect(await s.grants.run((q) => q.codeByHash(w.store.id, hash))).toEqual(code);
       expect(await s.grants.run((q) => q.codeByHash(w.store.id, 'code-hash-unknown'))).toBeUndefined();

@@ -59,6 +59,8 @@ export function checkPrivateApp(input: { name: string; scopes: string }): {
   return { errors, name, scopes };
 }
 
+const MANAGED_NEEDS_SCOPES = 'an app the platform installs must declare the scopes it needs';
+
 export class AppService {
   private readonly clients: ClientAuth;
 
@@ -150,14 +152,17 @@ export class AppService {
     scopes?: string;
     partnerId?: number | null;
     privacyWebhookUrl?: string;
-    /** Whether the redirect with the code carries `iss` (off unless asked for). */
+    /** Whether the redirect with the code carries `iss` (on unless turned off). */
     authorizationIss?: boolean;
+    /** Whether the platform runs consent for `scopes` and opens the app with a launch token. */
+    managedInstall?: boolean;
   }): Promise<{ app: AppRow; clientSecret: string }> {
     const { errors, name, scopes } = this.checkApp(input);
     if (!errors.privacy_webhook_url && input.privacyWebhookUrl) {
       const problem = await privacyUrlProblem(input.privacyWebhookUrl, this.config.mode);
       if (problem) errors.privacy_webhook_url = [problem];
     }
+    if (input.managedInstall && scopes.length === 0) errors.scopes = [MANAGED_NEEDS_SCOPES];
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const clientId = randomBytes(16).toString('hex');
     const clientSecret = newToken('clientSecret');
@@ -171,9 +176,28 @@ export class AppService {
       client_secret_enc: await this.box.seal(clientSecret),
       created_at: this.clock(),
       privacy_webhook_url: input.privacyWebhookUrl || null,
-      authorization_iss: input.authorizationIss ? 1 : 0,
+      authorization_iss: input.authorizationIss === false ? 0 : 1,
+      managed_install: input.managedInstall ? 1 : 0,
     });
     return { app, clientSecret };
+  }
+
+  /**
+   * Whether the platform installs the app: consent for the scopes the app declares in the store
+   * admin, then the app opened with a launch token to exchange. Needs declared scopes.
+   */
+  async setManagedInstall(appId: number, on: boolean): Promise<void> {
+    if (on) {
+      const app = await this.storage.apps.findById(appId);
+      if (!app) throw new NotFoundError('No app with this client id');
+      if (app.scopes === '') throw new ValidationFailedError({ managed_install: [MANAGED_NEEDS_SCOPES] });
+    }
+    await this.storage.apps.updateManagedInstall(appId, on);
+  }
+
+  /** Whether every app's redirect with the code carries `iss`: what the authorization server metadata may promise. */
+  async issToEveryApp(): Promise<boolean> {
+    return !(await this.storage.apps.anyWithoutIss());
   }
 
   /**

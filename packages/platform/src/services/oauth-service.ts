@@ -7,7 +7,9 @@ import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
 import type { AppRow, ClientCheck, GrantQueries, Storage } from '../storage/ports.ts';
+import type { LaunchTokens } from './launch-tokens.ts';
 
+/** The store's own (offline) access: a pair that rotates. */
 export interface TokenRecord {
   token_type: 'Bearer';
   access_token: string;
@@ -17,7 +19,32 @@ export interface TokenRecord {
   scope: string;
   store_id: string;
   store_name: string;
+  /** Set by a token exchange (RFC 8693 requires it there). */
+  issued_token_type?: typeof ISSUED_ACCESS_TOKEN;
 }
+
+/** Access bound to one merchant: no refresh token; it ends at their logout or when it expires. */
+export interface OnlineTokenRecord {
+  token_type: 'Bearer';
+  access_token: string;
+  expires_at: number;
+  expires_in: number;
+  scope: string;
+  store_id: string;
+  store_name: string;
+  issued_token_type?: typeof ISSUED_ACCESS_TOKEN;
+  associated_user_scope: string;
+  associated_user: { id: string; email: string };
+}
+
+export const ISSUED_ACCESS_TOKEN = 'urn:ietf:params:oauth:token-type:access_token';
+
+/** The longest an online token lives; the merchant's logout ends it sooner. */
+export const ONLINE_ACCESS_TTL_MS = 24 * 3600_000;
+
+type Store = { storeId: number; storeName: string };
+/** What one grant decided inside its transaction: a refusal, or what it issued. */
+type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string; merchant?: { id: number; email: string } };
 
 export class OAuthService {
   constructor(
@@ -26,9 +53,13 @@ export class OAuthService {
     private readonly box: { readonly derivationKey: Buffer },
     private readonly config: Pick<Config, 'accessTokenTtlSeconds' | 'refreshTokenTtlSeconds' | 'codeTtlSeconds'>,
     private readonly clock: Clock,
+    private readonly launchTokens: LaunchTokens,
   ) {}
 
-  /** Issues a single-use authorization code for an installation; returns the plaintext code. */
+  /**
+   * Issues a single-use authorization code for an installation; returns the plaintext code. With a
+   * merchant, the code yields online access bound to them instead of the store's own.
+   */
   async issueCode(input: {
     appId: number;
     storeId: number;
@@ -36,6 +67,7 @@ export class OAuthService {
     redirectUri: string;
     scopes: readonly Scope[];
     codeChallenge: string | null;
+    merchantId?: number;
   }): Promise<string> {
     const code = newToken('code');
     const now = this.clock();
@@ -49,8 +81,57 @@ export class OAuthService {
       codeChallenge: input.codeChallenge,
       expiresAt: now + this.config.codeTtlSeconds * 1000,
       now,
+      merchantId: input.merchantId ?? null,
     });
     return code;
+  }
+
+  /**
+   * Token exchange (RFC 8693) of a launch token the platform issued when the merchant opened the
+   * app: the client is authenticated, the token checked against that app and this store, and, in
+   * one grant, its id recorded (so it is exchanged once), the app's installation and the merchant
+   * checked as they are now, and the access issued: the store's own pair, or online access bound
+   * to the merchant.
+   */
+  async exchangeLaunchToken(input: {
+    client: ClientCheck;
+    storeId: number;
+    storeName: string;
+    /** The store's base URL: the launch token's issuer. */
+    issuer: string;
+    subjectToken: string;
+    online: boolean;
+  }): Promise<TokenRecord | OnlineTokenRecord> {
+    const app = await this.authenticate(input.client);
+    const claims = await this.launchTokens.verify(app, input.issuer, input.subjectToken);
+    const now = this.clock();
+    const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
+    const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
+      const installation = await q.liveInstallation(input.storeId, app.id);
+      if (!installation) return { error: 'the app is not installed in this store' };
+      const merchant = await q.storeMerchant(input.storeId, claims.merchantId);
+      if (!merchant) return { error: 'the launch token names no merchant of this store' };
+      if (!(await q.useLaunchToken(input.storeId, claims.jti, claims.expiresAt, now)))
+        return { error: 'launch token was already exchanged' };
+      const grant = { familyId: newFamilyId(now), installationId: installation.id, storeId: input.storeId, appId: app.id };
+      if (input.online) {
+        const expiresAt = now + ONLINE_ACCESS_TTL_MS;
+        await q.insertOnlineAccess({
+          ...grant,
+          merchantId: merchant.id,
+          scopes: installation.scopes,
+          accessHash: hashToken(pair.accessToken),
+          accessExpiresAt: expiresAt,
+          now,
+        });
+        return { expiresAt, scopes: installation.scopes, merchant };
+      }
+      await q.insertFamily(input.storeId, grant.familyId, installation.id, now);
+      const expiresAt = await this.insertPair(q, pair, { ...grant, scopes: installation.scopes, now });
+      return { expiresAt, scopes: installation.scopes };
+    });
+    if (outcome.error !== undefined) throw new InvalidGrant(outcome.error);
+    return { ...this.answer(pair, outcome, input), issued_token_type: ISSUED_ACCESS_TOKEN };
   }
 
   /** authorization_code grant: atomically single-use; a replay revokes what the code issued. */
@@ -62,7 +143,7 @@ export class OAuthService {
     code: string;
     redirectUri: string | undefined;
     codeVerifier: string | undefined;
-  }): Promise<TokenRecord> {
+  }): Promise<TokenRecord | OnlineTokenRecord> {
     if (!looksLike('code', input.code)) {
       await this.authenticate(input.client);
       throw new InvalidGrant('authorization code is invalid');
@@ -79,9 +160,8 @@ export class OAuthService {
       codeChallenge: verifier !== undefined && isPkceVerifier(verifier) ? pkceChallenge(verifier) : null,
     });
     if (redeemed) return this.record(pair, now + this.config.accessTokenTtlSeconds * 1000, input, redeemed.scopes);
-    // Anything but the usual redemption (a replay, an expiry, a wrong verifier, a changed grant):
-    // nothing was changed; decided here in full.
-    type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
+    // Anything but the usual redemption (a replay, an expiry, a wrong verifier, a changed grant, an
+    // online code): nothing was changed; decided here in full.
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       const row = await q.codeByHash(input.storeId, codeHash);
       // A code of another store is as unknown here as a code that does not exist.
@@ -107,6 +187,23 @@ export class OAuthService {
       // was issued is seen here, so the tokens never carry more than the installation holds now.
       if (!covers(storedScopes(installation.scopes), storedScopes(row!.scopes)))
         return { error: 'authorization code asks for scopes the app no longer holds' };
+      if (row!.merchant_id !== null) {
+        const merchant = await q.storeMerchant(input.storeId, row!.merchant_id);
+        if (!merchant) return { error: 'the merchant who consented is no longer a merchant of this store' };
+        const expiresAt = now + ONLINE_ACCESS_TTL_MS;
+        await q.insertOnlineAccess({
+          familyId,
+          installationId: row!.installation_id,
+          storeId: row!.store_id,
+          appId: row!.app_id,
+          merchantId: merchant.id,
+          scopes: row!.scopes,
+          accessHash: hashToken(pair.accessToken),
+          accessExpiresAt: expiresAt,
+          now,
+        });
+        return { expiresAt, scopes: row!.scopes, merchant };
+      }
       await q.insertFamily(input.storeId, familyId, row!.installation_id, now);
       const expiresAt = await this.insertPair(q, pair, {
         familyId,
@@ -119,7 +216,12 @@ export class OAuthService {
       return { expiresAt, scopes: row!.scopes };
     });
     if (outcome.error !== undefined) throw new InvalidGrant(outcome.error);
-    return this.record(pair, outcome.expiresAt, input, outcome.scopes);
+    return this.answer(pair, outcome, input);
+  }
+
+  /** Ends the online access the merchant holds in the store: at their logout. */
+  async endMerchantAccess(storeId: number, merchantId: number): Promise<void> {
+    await this.storage.tokens.revokeMerchantAccess(storeId, merchantId, this.clock());
   }
 
   /**
@@ -142,7 +244,6 @@ export class OAuthService {
     if (rotated) return this.record(successor, now + this.config.accessTokenTtlSeconds * 1000, input, rotated.scopes);
     // Anything but a fresh token's rotation (a retry, a reuse, an expiry, a revocation): nothing was
     // changed; decided here in full.
-    type Outcome = { error: string } | { error?: undefined; expiresAt: number; scopes: string };
     const outcome = await this.storage.grants.run(async (q): Promise<Outcome> => {
       for (let attempt = 0; attempt < 2; attempt++) {
         const found = await q.refreshByHash(input.storeId, tokenHash);
@@ -228,12 +329,23 @@ export class OAuthService {
     return accessExpiresAt;
   }
 
-  private record(
+  /** The answer to a grant that issued access: online when it is bound to a merchant. */
+  private answer(
     pair: { accessToken: string; refreshToken: string },
-    expiresAtMs: number,
-    store: { storeId: number; storeName: string },
-    scopes: string,
-  ): TokenRecord {
+    issued: { expiresAt: number; scopes: string; merchant?: { id: number; email: string } },
+    store: Store,
+  ): TokenRecord | OnlineTokenRecord {
+    const record = this.record(pair, issued.expiresAt, store, issued.scopes);
+    if (!issued.merchant) return record;
+    const { refresh_token: _offlineOnly, ...online } = record;
+    return {
+      ...online,
+      associated_user_scope: record.scope,
+      associated_user: { id: String(issued.merchant.id), email: issued.merchant.email },
+    };
+  }
+
+  private record(pair: { accessToken: string; refreshToken: string }, expiresAtMs: number, store: Store, scopes: string): TokenRecord {
     const expiresAt = Math.floor(expiresAtMs / 1000);
     return {
       token_type: 'Bearer',

@@ -15,6 +15,7 @@ import type { GrantLimits } from './grant-limits.ts';
 import type { LoginThrottle } from './login-throttle.ts';
 import type { PlatformMetrics } from './metrics.ts';
 import type { OAuthService } from './oauth-service.ts';
+import type { LaunchTokens } from './launch-tokens.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
 import type { RateLimiter } from './rate-limiter.ts';
@@ -31,6 +32,7 @@ export interface Services {
   apps: AppService;
   /** Rotating client secrets and private apps' webhook secrets, and which secret signs what meanwhile. */
   rotations: SecretRotations;
+  launchTokens: LaunchTokens;
   oauth: OAuthService;
   apiAuth: ApiAuthService;
   cursors: CursorCodec;

@@ -25,6 +25,7 @@ import * as listTimeIndexes from './migrations/2026-11-26T00-list-time-indexes.t
 import * as credentialPruneIndexes from './migrations/2026-11-26T01-credential-prune-indexes.ts';
 import * as deliveryBacklogIndex from './migrations/2026-11-26T02-delivery-backlog-index.ts';
 import * as idempotencyResource from './migrations/2026-11-26T04-idempotency-resource.ts';
+import * as launchTokensAndOnlineAccess from './migrations/2026-11-27T00-launch-tokens-and-online-access.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -49,6 +50,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26T01-credential-prune-indexes': credentialPruneIndexes,
   '2026-11-26T02-delivery-backlog-index': deliveryBacklogIndex,
   '2026-11-26T04-idempotency-resource': idempotencyResource,
+  '2026-11-27T00-launch-tokens-and-online-access': launchTokensAndOnlineAccess,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -35,6 +35,7 @@ export const STORE_TABLES = [
   'token_families',
   'access_tokens',
   'refresh_tokens',
+  'launch_token_uses',
   'private_apps',
   'webhook_subscriptions',
   'webhook_events',

@@ -32,7 +32,17 @@ export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
-export type { ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation, TokenRepository } from './ports/tokens.ts';
+export type {
+  ClientCheck,
+  CodeRedemption,
+  GrantQueries,
+  GrantStore,
+  NewCode,
+  NewOnlineAccess,
+  NewTokenPair,
+  RefreshRotation,
+  TokenRepository,
+} from './ports/tokens.ts';
 import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
 import type { EventPayloadRepository } from './ports/event-payloads.ts';

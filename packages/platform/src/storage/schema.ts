@@ -27,6 +27,8 @@ export interface Database {
     created_at: number;
     privacy_webhook_url: Generated<string | null>;
     authorization_iss: Generated<number>;
+    /** 1: the platform runs consent for `scopes` and opens the app with a launch token to exchange. */
+    managed_install: Generated<number>;
   };
   installations: {
     id: Generated<number>;
@@ -48,8 +50,20 @@ export interface Database {
     used_at: number | null;
     family_id: string | null;
     created_at: number;
+    /** The merchant an online code's token is bound to; null for the store's own (offline) access. */
+    merchant_id: number | null;
   };
-  token_families: { id: string; installation_id: number; store_id: number; created_at: number; revoked_at: number | null };
+  token_families: {
+    id: string;
+    installation_id: number;
+    store_id: number;
+    created_at: number;
+    revoked_at: number | null;
+    /** Online access: the merchant it is bound to (ended at their logout); null for offline access. */
+    merchant_id: number | null;
+  };
+  /** Launch tokens already exchanged, kept until they expire: each is exchanged once. */
+  launch_token_uses: { store_id: number; jti: string; expires_at: number; created_at: number };
   access_tokens: {
     token_hash: string;
     family_id: string;

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeBaseUrl } from '../../config.ts';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
-import { covers, describeScope, parseScopes, ScopeParseError, type Scope } from '../../domain/scopes.ts';
+import { parseScopes, ScopeParseError, storedScopes, type Scope } from '../../domain/scopes.ts';
 import {
   AccessDenied,
   AuthorizePageError,
@@ -21,7 +21,7 @@ import {
 import { storeHostname } from '../../domain/store-host.ts';
 import type { AppRow } from '../../services/app-service.ts';
 import { currentMerchant, redirectToLogin } from '../store-admin/merchant-session.ts';
-import { hiddenFields, html, page } from '../views/html.ts';
+import { consentChange, consentPage } from '../views/consent-page.ts';
 
 interface AuthorizeRequest {
   app: AppRow;
@@ -29,6 +29,8 @@ interface AuthorizeRequest {
   state: string;
   scopes: Scope[];
   codeChallenge: string | null;
+  /** The code yields online access, bound to the merchant who consents. */
+  online: boolean;
   params: Record<string, string | undefined>;
 }
 
@@ -88,6 +90,18 @@ function checkPkce(p: Record<string, unknown>): string | null {
   return challenge;
 }
 
+// `grant_options[]=per-user` asks for online access: a token bound to the merchant who consents,
+// with no refresh token, ending at their logout. Empty (or absent) is the store's own access.
+const GRANT_OPTIONS = 'grant_options[]';
+
+function checkGrantOptions(p: Record<string, unknown>): boolean {
+  const raw = p[GRANT_OPTIONS];
+  const values = raw === undefined ? [] : Array.isArray(raw) ? raw : [raw];
+  if (values.some((v) => typeof v !== 'string' || (v !== '' && v !== 'per-user')))
+    throw new InvalidRequest('grant_options[] may only be per-user');
+  return values.includes('per-user');
+}
+
 /** Runs the checks in order. Errors after the redirect_uri is known go back to the app. */
 async function parseAuthorize(
   services: Services,
@@ -102,6 +116,7 @@ async function parseAuthorize(
     const state = checkState(p);
     const scopes = checkScope(p);
     const codeChallenge = checkPkce(p);
+    const online = checkGrantOptions(p);
     const params = {
       client_id: app.client_id,
       scope: scopes.join(' '),
@@ -110,8 +125,9 @@ async function parseAuthorize(
       state,
       code_challenge: codeChallenge ?? undefined,
       code_challenge_method: codeChallenge ? 'S256' : undefined,
+      [GRANT_OPTIONS]: online ? 'per-user' : undefined,
     };
-    return { app, redirectUri, state, scopes, codeChallenge, params };
+    return { app, redirectUri, state, scopes, codeChallenge, online, params };
   } catch (err) {
     if (err instanceof OAuthError) {
       redirectError(services, req, reply, redirectUri, err, str(p.state));
@@ -148,6 +164,7 @@ async function redirectWithCode(
   reply: FastifyReply,
   ar: AuthorizeRequest,
   installationId: number,
+  merchantId: number,
 ): Promise<FastifyReply> {
   const store = req.store!;
   const code = await services.oauth.issueCode({
@@ -157,6 +174,7 @@ async function redirectWithCode(
     redirectUri: ar.redirectUri,
     scopes: ar.scopes,
     codeChallenge: ar.codeChallenge,
+    ...(ar.online ? { merchantId } : {}),
   });
   // This redirect is signed, and `iss` would be signed like every other parameter, over its raw
   // value. It is the one value that cannot be URL-safe (a URL, with ":" and "/"), so a client that
@@ -183,35 +201,21 @@ export function registerAuthorizeRoutes(app: FastifyInstance, services: Services
     const merchant = await currentMerchant(services, req);
     if (!merchant) return redirectToLogin(req, reply);
     const installation = await services.apps.findInstallation(req.store!.id, ar.app.id);
-    const granted =
-      installation && installation.uninstalled_at === null ? (installation.scopes.split(',').filter(Boolean) as Scope[]) : undefined;
-    // What the grant gains and what it gives back (write implies read, so asking for read_x while
-    // holding write_x gives back write_x and adds nothing).
-    const added = ar.scopes.filter((s) => !granted || !covers(granted, [s]));
-    const removed = granted?.filter((s) => !covers(ar.scopes, [s])) ?? [];
+    const granted = installation && installation.uninstalled_at === null ? storedScopes(installation.scopes) : undefined;
+    const { added, removed } = consentChange(ar.scopes, granted);
     // The request is the grant as it stands: no consent page, straight back with a new code.
-    if (granted && added.length === 0 && removed.length === 0) return redirectWithCode(services, req, reply, ar, installation!.id);
-
-    const store = req.store!;
-    const givingBack = granted !== undefined && added.length === 0;
-    const body = html`<h1>${givingBack ? html`Change the access of ${ar.app.name}?` : html`Install ${ar.app.name}?`}</h1>
-<p><strong>${ar.app.name}</strong> ${givingBack ? 'gives back part of its access to' : 'asks for access to'} the store <strong>${store.name}</strong>.</p>
-${granted ? html`<p>This app is already installed. Approving changes what it can do; it will be able to:</p>` : html`<p>It will be able to:</p>`}
-<ul class="scopes">
-${ar.scopes.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}${granted && added.includes(s) ? ', new' : ''})</span></li>`)}
-</ul>
-${removed.length > 0 ? html`<p>It gives back, and will no longer be able to:</p><ul class="scopes removed">${removed.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}, given back)</span></li>`)}</ul>` : ''}
-<form method="post" action="/admin/oauth/authorize">
-${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
-<div class="actions">
-<button type="submit" name="decision" value="install">${givingBack ? 'Confirm' : 'Install app'}</button>
-<button type="submit" name="decision" value="cancel" class="secondary">Cancel</button>
-</div>
-</form>`;
-    return reply
-      .header('Cache-Control', 'no-store')
-      .type('text/html; charset=utf-8')
-      .send(page(givingBack ? `Change the access of ${ar.app.name}` : `Install ${ar.app.name}`, body));
+    if (granted && added.length === 0 && removed.length === 0)
+      return redirectWithCode(services, req, reply, ar, installation!.id, merchant.merchantId);
+    const consent = consentPage({
+      appName: ar.app.name,
+      storeName: req.store!.name,
+      scopes: ar.scopes,
+      granted,
+      online: ar.online,
+      action: '/admin/oauth/authorize',
+      fields: { ...ar.params, _csrf: reply.generateCsrf() },
+    });
+    return reply.header('Cache-Control', 'no-store').type('text/html; charset=utf-8').send(consent);
   });
 
   app.post('/admin/oauth/authorize', { preHandler: app.csrfProtection }, async (req, reply) => {
@@ -228,6 +232,6 @@ ${hiddenFields({ ...ar.params, _csrf: reply.generateCsrf() })}
     if (decision !== 'install') throw new InvalidRequest('decision must be install or cancel');
     const installation = await services.apps.grant(req.store!.id, ar.app.id, ar.scopes);
     req.log.info({ store: req.store!.name, client_id: ar.app.client_id }, 'app authorized');
-    return redirectWithCode(services, req, reply, ar, installation.id);
+    return redirectWithCode(services, req, reply, ar, installation.id, merchant.merchantId);
   });
 }

@@ -1,6 +1,9 @@
 // GET {base_url}/.well-known/oauth-authorization-server: the authorization server metadata of a
 // store (RFC 8414), so that standard OAuth clients find the endpoints, scopes and methods without
-// being configured by hand. Each store is its own issuer: its base URL.
+// being configured by hand. Each store is its own issuer: its base URL. What it says holds for every
+// app it describes: it promises `iss` on every authorization response only while every app's
+// redirect with the code carries it (an app may turn that off for a client that signs the encoded
+// query), so it is read from the apps on each request and never kept by a cache for long.
 import type { FastifyInstance } from 'fastify';
 import { storeBaseUrl } from '../../config.ts';
 import { supportedScopes } from '../../domain/scopes.ts';
@@ -29,13 +32,19 @@ const METADATA = {
     revocation_endpoint: { type: 'string', description: 'RFC 7009 token revocation.' },
     scopes_supported: { type: 'array', items: { type: 'string' } },
     response_types_supported: { type: 'array', items: { type: 'string' } },
-    grant_types_supported: { type: 'array', items: { type: 'string' } },
+    grant_types_supported: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Includes RFC 8693 token exchange, of the launch token an app is opened with.',
+    },
     code_challenge_methods_supported: { type: 'array', items: { type: 'string' }, description: 'PKCE (RFC 7636) is optional; only S256.' },
     token_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
     revocation_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
     authorization_response_iss_parameter_supported: {
       type: 'boolean',
-      description: 'RFC 9207: every authorization response redirect carries `iss`, the issuer.',
+      description:
+        'RFC 9207: true when every authorization response redirect, of every app, carries `iss`, the issuer; ' +
+        'false while some app has turned `iss` off on the redirect with the code (error redirects always carry it).',
     },
   },
 };
@@ -55,7 +64,7 @@ export function registerDiscoveryRoute(app: FastifyInstance, services: Services)
     async (req, reply) => {
       const issuer = storeBaseUrl(services.config, req.store!.name);
       const clientAuth = ['client_secret_post', 'client_secret_basic'];
-      reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'public, max-age=3600');
+      reply.header('X-Content-Type-Options', 'nosniff').header('Cache-Control', 'no-cache');
       return {
         issuer,
         authorization_endpoint: `${issuer}/admin/oauth/authorize`,
@@ -63,11 +72,11 @@ export function registerDiscoveryRoute(app: FastifyInstance, services: Services)
         revocation_endpoint: `${issuer}/admin/oauth/revoke`,
         scopes_supported: supportedScopes(),
         response_types_supported: ['code'],
-        grant_types_supported: ['authorization_code', 'refresh_token'],
+        grant_types_supported: ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:token-exchange'],
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: clientAuth,
         revocation_endpoint_auth_methods_supported: clientAuth,
-        authorization_response_iss_parameter_supported: true,
+        authorization_response_iss_parameter_supported: await services.apps.issToEveryApp(),
       };
     },
   );

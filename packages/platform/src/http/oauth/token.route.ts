@@ -1,12 +1,14 @@
 // POST {base_url}/admin/oauth/token: the OAuth 2.0 token endpoint of apps. An authorization code
 // (with its PKCE verifier when the authorization asked for one) or a refresh token is exchanged for
-// a new access token and refresh token; the client authenticates with its client_id and secret.
+// a new access token and refresh token, or a launch token for access without any redirect (RFC
+// 8693 token exchange); the client authenticates with its client_id and secret.
 // Grants of an authenticated client are counted against its limits (per client in the store, per
 // store) before any work is done; over a limit: 429 with Retry-After, and nothing changed.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import type { GrantAdmission, GrantLimitName } from '../../services/grant-limits.ts';
-import type { TokenRecord } from '../../services/oauth-service.ts';
+import type { OnlineTokenRecord, TokenRecord } from '../../services/oauth-service.ts';
+import { storeBaseUrl } from '../../config.ts';
 import { InvalidClient, InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
@@ -45,10 +47,19 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
  * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
  * on it before changing anything.
  */
-async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<TokenRecord> {
+type Answer = TokenRecord | OnlineTokenRecord;
+
+/** RFC 8693's grant type, and the token types of its exchange here. */
+const TOKEN_EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
+const ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
+export const OFFLINE_ACCESS_TOKEN = 'urn:storegate:params:oauth:token-type:offline-access-token';
+export const ONLINE_ACCESS_TOKEN = 'urn:storegate:params:oauth:token-type:online-access-token';
+const GRANT_TYPES = ['authorization_code', 'refresh_token', TOKEN_EXCHANGE];
+
+async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<Answer> {
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required');
-  if (grantType !== 'authorization_code' && grantType !== 'refresh_token') throw new UnsupportedGrantType();
+  if (!GRANT_TYPES.includes(grantType)) throw new UnsupportedGrantType(`grant_type must be one of ${GRANT_TYPES.join(', ')}`);
   const { clientId, clientSecret } = clientCredentials(req, params);
   const client = services.apps.clientCheck(clientId, clientSecret, (app) => {
     if (params.redirect_uri !== undefined && params.redirect_uri !== app.redirect_uri) {
@@ -57,7 +68,8 @@ async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<st
     if (grantType === 'authorization_code') {
       if (!params.code) throw new InvalidRequest('code is required');
       if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
-    } else if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
+    } else if (grantType === TOKEN_EXCHANGE) checkExchange(params);
+    else if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
   });
   // clientCheck refused a missing client_id or secret: both are here.
   const admission = await admit(req, reply, services, clientId!, clientSecret!);
@@ -100,12 +112,31 @@ function didNothing(err: unknown): boolean {
   return !(err instanceof PlatformError) || err.statusCode >= 500;
 }
 
+/** The parameters of a token exchange: a launch token in, an access token out. */
+function checkExchange(params: Record<string, string>): void {
+  if (!params.subject_token) throw new InvalidRequest('subject_token is required');
+  if (params.subject_token_type !== ID_TOKEN) throw new InvalidRequest(`subject_token_type must be ${ID_TOKEN}`);
+  const wanted = params.requested_token_type;
+  if (wanted !== undefined && wanted !== OFFLINE_ACCESS_TOKEN && wanted !== ONLINE_ACCESS_TOKEN)
+    throw new InvalidRequest(`requested_token_type must be ${OFFLINE_ACCESS_TOKEN} or ${ONLINE_ACCESS_TOKEN}`);
+}
+
 async function run(
   req: FastifyRequest,
   params: Record<string, string>,
   services: Services,
   client: ReturnType<Services['apps']['clientCheck']>,
-): Promise<TokenRecord> {
+): Promise<Answer> {
+  if (params.grant_type === TOKEN_EXCHANGE) {
+    return services.oauth.exchangeLaunchToken({
+      client,
+      storeId: req.store!.id,
+      storeName: req.store!.name,
+      issuer: storeBaseUrl(services.config, req.store!.name),
+      subjectToken: params.subject_token ?? '',
+      online: params.requested_token_type === ONLINE_ACCESS_TOKEN,
+    });
+  }
   if (params.grant_type === 'authorization_code') {
     return services.oauth.exchangeCode({
       client,

@@ -2,14 +2,13 @@
 // public app with "Install"; the signed redirect to an app's App URL.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { signedQueryString } from '../../domain/query-signature.ts';
 import { describeScope, type Scope } from '../../domain/scopes.ts';
-import { storeHostname } from '../../domain/store-host.ts';
 import { NotFoundError } from '../../domain/errors.ts';
 import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
 import { describeDuration, formatTime } from '../views/form-fields.ts';
 import { html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
+import { registerAppLaunchRoutes } from './app-launch.route.ts';
 import { registerCustomerPrivacyRoutes } from './customer-privacy.route.ts';
 import { registerPrivateAppRoutes } from './private-apps.route.ts';
 import { registerStoreListRoutes } from './store-lists.route.ts';
@@ -75,22 +74,6 @@ ${publicApps.map(
     return sendAdminPage(reply, store, 'apps', `${store.name} · Apps`, body);
   });
 
-  // "Install" and "Open": a signed GET to the App URL carrying shop, timestamp and hmac, so the app
-  // can tell the merchant comes from this store and start its OAuth flow for it.
-  app.get('/admin/apps/:clientId/install', merchantOnly, async (req, reply) => {
-    const { clientId } = req.params as { clientId: string };
-    const target = await services.apps.findByClientId(clientId);
-    if (!target) throw new NotFoundError('No app with this client id');
-    const params = {
-      shop: storeHostname(req.store!.name, services.config.storeDomain),
-      timestamp: String(Math.floor(services.clock() / 1000)),
-    };
-    const url = new URL(target.app_url);
-    const signed = new URLSearchParams(signedQueryString(params, services.rotations.querySigningSecret(target)));
-    for (const [k, v] of signed) url.searchParams.set(k, v);
-    return reply.redirect(url.toString(), 303);
-  });
-
   // "Uninstall" asks first: what the app loses and what it is sent.
   app.get('/admin/apps/:clientId/uninstall', merchantOnly, async (req, reply) => {
     const store = req.store!;
@@ -116,6 +99,7 @@ ${confirmationForm({ action: `/admin/apps/${clientId}/uninstall`, csrf: reply.ge
     return reply.redirect('/admin?done=uninstalled', 303);
   });
 
+  registerAppLaunchRoutes(app, services);
   registerPrivateAppRoutes(app, services);
   registerStoreListRoutes(app, services);
   registerCustomerPrivacyRoutes(app, services);

@@ -31,7 +31,10 @@ export function registerLoginRoutes(app: FastifyInstance, services: Services): v
     });
   });
 
+  // Logging out also ends the online access apps hold as this merchant in this store.
   app.post('/admin/logout', { preHandler: app.csrfProtection }, async (req, reply) => {
+    const merchant = await currentMerchant(services, req);
+    if (merchant) await services.oauth.endMerchantAccess(req.store!.id, merchant.merchantId);
     await services.accounts.endSession(req.cookies[SESSION_COOKIE]);
     reply.clearCookie(SESSION_COOKIE, { path: '/' });
     return reply.redirect('/admin/login', 303);

@@ -13,6 +13,9 @@ export interface AppRepository {
   listApps(): Promise<AppRow[]>;
   listPartnerApps(partnerId: number): Promise<AppRow[]>;
   updateUrls(appId: number, appUrl: string, redirectUri: string): Promise<void>;
+  updateManagedInstall(appId: number, on: boolean): Promise<void>;
+  /** Whether some app's redirect with the code carries no `iss`. */
+  anyWithoutIss(): Promise<boolean>;
   /** The app's name and the scopes it asks for (stored form); grants already given stay as they are. */
   updateProfile(appId: number, profile: { name: string; scopes: string }): Promise<void>;
   /** The stores the app is installed in now, with the scopes granted there, by store name. */

@@ -37,6 +37,8 @@ export interface AppRow {
   privacy_webhook_url: string | null;
   /** 1 when the redirect with the code carries `iss` (signed with the other parameters), else 0. */
   authorization_iss: number;
+  /** 1 when the platform runs consent for `scopes` and opens the app with a launch token, else 0. */
+  managed_install: number;
 }
 
 export interface NewApp {
@@ -50,6 +52,7 @@ export interface NewApp {
   created_at: number;
   privacy_webhook_url?: string | null;
   authorization_iss?: number;
+  managed_install?: number;
 }
 
 export interface InstallationRow {
@@ -95,18 +98,8 @@ export interface CodeRow {
   expires_at: number;
   used_at: number | null;
   family_id: string | null;
-}
-
-export interface NewCode {
-  codeHash: string;
-  appId: number;
-  storeId: number;
-  installationId: number;
-  redirectUri: string;
-  scopes: string;
-  codeChallenge: string | null;
-  expiresAt: number;
-  now: number;
+  /** Set for an online code: the merchant its token is bound to. */
+  merchant_id: number | null;
 }
 
 /** A refresh token with its family's revocation folded in (revoked when either is). */
@@ -125,19 +118,6 @@ export interface TokenOwner {
   family_id: string;
   app_id: number;
   store_id: number;
-}
-
-export interface NewTokenPair {
-  familyId: string;
-  installationId: number;
-  storeId: number;
-  appId: number;
-  scopes: string;
-  accessHash: string;
-  refreshHash: string;
-  accessExpiresAt: number;
-  refreshExpiresAt: number;
-  now: number;
 }
 
 /** An access token as the Admin API sees it: revoked when the token or its family is. */

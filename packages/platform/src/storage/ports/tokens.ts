@@ -1,16 +1,6 @@
 // The ports of the token endpoint and of Admin API authentication: one grant's queries, the store
 // that runs a grant atomically, and the token lookups. Every method names the store of the request.
-import type {
-  AccessTokenRow,
-  AppRow,
-  CodeRow,
-  NewCode,
-  NewTokenPair,
-  PrivateTokenRow,
-  RefreshRow,
-  SuccessorRow,
-  TokenOwner,
-} from './rows.ts';
+import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from './rows.ts';
 
 /**
  * The queries of one token grant, run inside `GrantStore.run`. Each names the store the grant is
@@ -24,6 +14,14 @@ export interface GrantQueries {
   installation(storeId: number, id: number): Promise<{ id: number; uninstalled_at: number | null; scopes: string } | undefined>;
   insertFamily(storeId: number, id: string, installationId: number, now: number): Promise<void>;
   insertPair(pair: NewTokenPair): Promise<void>;
+  /** An online token: a family bound to the merchant, holding one access token and no refresh token. */
+  insertOnlineAccess(access: NewOnlineAccess): Promise<void>;
+  /** Records a launch token's id as exchanged; false when it already was (in this store). */
+  useLaunchToken(storeId: number, jti: string, expiresAt: number, now: number): Promise<boolean>;
+  /** The app's active installation in the store, with the scopes granted now. */
+  liveInstallation(storeId: number, appId: number): Promise<{ id: number; scopes: string } | undefined>;
+  /** The merchant, when they are a merchant of the store. */
+  storeMerchant(storeId: number, merchantId: number): Promise<{ id: number; email: string } | undefined>;
   refreshByHash(storeId: number, hash: string): Promise<RefreshRow | undefined>;
   /** The pair a rotation issued, by the hashes of its refresh and access token. */
   successor(storeId: number, refreshHash: string, accessHash: string): Promise<SuccessorRow | undefined>;
@@ -99,6 +97,8 @@ export interface GrantStore {
 
 export interface TokenRepository {
   insertCode(code: NewCode): Promise<void>;
+  /** Ends the online access a merchant holds in a store (their logout). Returns how many families it ended. */
+  revokeMerchantAccess(storeId: number, merchantId: number, now: number): Promise<number>;
   /** Ends every token family of an installation (uninstall, scopes shrunk). */
   revokeInstallation(storeId: number, installationId: number, now: number): Promise<void>;
   /**
@@ -109,4 +109,44 @@ export interface TokenRepository {
   /** Read on every Admin API request: prepared statements. */
   findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined>;
   findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined>;
+}
+
+export interface NewCode {
+  codeHash: string;
+  appId: number;
+  storeId: number;
+  installationId: number;
+  redirectUri: string;
+  scopes: string;
+  codeChallenge: string | null;
+  expiresAt: number;
+  now: number;
+  /** Online access: the merchant who consented. */
+  merchantId?: number | null;
+}
+
+export interface NewTokenPair {
+  familyId: string;
+  installationId: number;
+  storeId: number;
+  appId: number;
+  scopes: string;
+  accessHash: string;
+  refreshHash: string;
+  accessExpiresAt: number;
+  refreshExpiresAt: number;
+  now: number;
+}
+
+/** An online access token: the family and token of one merchant, with no refresh token. */
+export interface NewOnlineAccess {
+  familyId: string;
+  installationId: number;
+  storeId: number;
+  appId: number;
+  merchantId: number;
+  scopes: string;
+  accessHash: string;
+  accessExpiresAt: number;
+  now: number;
 }

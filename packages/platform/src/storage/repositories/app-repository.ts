@@ -87,6 +87,19 @@ export class SqlAppRepository implements AppRepository {
       .execute();
   }
 
+  async updateManagedInstall(appId: number, on: boolean): Promise<void> {
+    await this.x.k
+      .updateTable('apps')
+      .set({ managed_install: on ? 1 : 0 })
+      .where('id', '=', appId)
+      .execute();
+  }
+
+  async anyWithoutIss(): Promise<boolean> {
+    const row = await this.x.k.selectFrom('apps').select('id').where('authorization_iss', '=', 0).limit(1).executeTakeFirst();
+    return row !== undefined;
+  }
+
   async updateSecrets(appId: number, s: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void> {
     await this.x.k
       .updateTable('apps')

@@ -1,7 +1,7 @@
 // The statements of one token grant, as prepared statements on whatever runner the grant runs on.
 // Every one names the store the grant is for.
 import type { QueryRunner } from '../prepared-query.ts';
-import type { CodeRow, GrantQueries, NewTokenPair, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
+import type { CodeRow, GrantQueries, NewOnlineAccess, NewTokenPair, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 
 export class PreparedGrantQueries implements GrantQueries {
@@ -32,6 +32,27 @@ export class PreparedGrantQueries implements GrantQueries {
       expires: p.refreshExpiresAt,
       accessExpires: p.accessExpiresAt,
     });
+  }
+  async insertOnlineAccess(a: NewOnlineAccess): Promise<void> {
+    const common = { installation: a.installationId, store: a.storeId, now: a.now };
+    await this.run.run(this.q.insertOnlineFamily, { ...common, id: a.familyId, merchant: a.merchantId });
+    await this.run.run(this.q.insertAccess, {
+      ...common,
+      family: a.familyId,
+      app: a.appId,
+      scopes: a.scopes,
+      hash: a.accessHash,
+      expires: a.accessExpiresAt,
+    });
+  }
+  async useLaunchToken(storeId: number, jti: string, expiresAt: number, now: number): Promise<boolean> {
+    return (await this.run.run(this.q.useLaunchToken, { store: storeId, jti, expires: expiresAt, now })) === 1;
+  }
+  liveInstallation(storeId: number, appId: number): Promise<{ id: number; scopes: string } | undefined> {
+    return this.run.first(this.q.liveInstallation, { store: storeId, app: appId });
+  }
+  storeMerchant(storeId: number, merchantId: number): Promise<{ id: number; email: string } | undefined> {
+    return this.run.first(this.q.storeMerchant, { store: storeId, merchant: merchantId });
   }
   refreshByHash(storeId: number, hash: string): Promise<RefreshRow | undefined> {
     return this.run.first(this.q.refreshByHash, { store: storeId, hash });

@@ -19,12 +19,14 @@ const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: (
 
 // The claims' conditions, shared by both dialects: what decideRefresh and checkCode accept, and an
 // active installation holding exactly the code's scopes (a change of the grant ends its codes).
+// An online code (bound to a merchant) issues no refresh token: the service redeems it in full.
 const liveRefresh = (p: Param) => sql`r.store_id = ${p<number>('store')} and r.token_hash = ${p('hash')}
     and r.app_id = ${p<number>('app')} and r.rotated_at is null and r.revoked_at is null and r.expires_at > ${p<number>('now')}
     and f.store_id = r.store_id and f.id = r.family_id and f.revoked_at is null`;
 const liveCode = (p: Param) => sql`c.store_id = ${p<number>('store')} and c.code_hash = ${p('hash')}
     and c.app_id = ${p<number>('app')} and c.used_at is null and c.expires_at > ${p<number>('now')}
     and c.redirect_uri = ${p('redirect')} and (c.code_challenge is null or c.code_challenge = ${p('challenge')})
+    and c.merchant_id is null
     and i.store_id = c.store_id and i.id = c.installation_id and i.uninstalled_at is null and i.scopes = c.scopes`;
 
 // Parameters in a SELECT list have no type PostgreSQL could infer: each is cast to its column's.

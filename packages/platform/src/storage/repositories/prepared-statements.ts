@@ -21,6 +21,7 @@ export const APP_COLUMNS = [
   'previous_secret_expires_at',
   'privacy_webhook_url',
   'authorization_iss',
+  'managed_install',
 ] as const;
 
 export type PreparedStatements = ReturnType<typeof preparedStatements>;
@@ -53,7 +54,18 @@ export function preparedStatements(k: Kysely<Database>) {
     codeByHash: defineQuery<CodeRow>((p) =>
       k
         .selectFrom('authorization_codes')
-        .select(['app_id', 'store_id', 'installation_id', 'redirect_uri', 'scopes', 'code_challenge', 'expires_at', 'used_at', 'family_id'])
+        .select([
+          'app_id',
+          'store_id',
+          'installation_id',
+          'redirect_uri',
+          'scopes',
+          'code_challenge',
+          'expires_at',
+          'used_at',
+          'family_id',
+          'merchant_id',
+        ])
         .where('store_id', '=', p<number>('store'))
         .where('code_hash', '=', p('hash')),
     ),
@@ -80,6 +92,40 @@ export function preparedStatements(k: Kysely<Database>) {
         created_at: p<number>('now'),
         revoked_at: null,
       }),
+    ),
+    insertOnlineFamily: defineQuery((p) =>
+      k.insertInto('token_families').values({
+        id: p('id'),
+        installation_id: p<number>('installation'),
+        store_id: p<number>('store'),
+        created_at: p<number>('now'),
+        revoked_at: null,
+        merchant_id: p<number>('merchant'),
+      }),
+    ),
+    // A launch token's id, once: a second exchange of it inserts nothing.
+    useLaunchToken: defineQuery((p) =>
+      k
+        .insertInto('launch_token_uses')
+        .values({ store_id: p<number>('store'), jti: p('jti'), expires_at: p<number>('expires'), created_at: p<number>('now') })
+        .onConflict((oc) => oc.columns(['store_id', 'jti']).doNothing()),
+    ),
+    liveInstallation: defineQuery<{ id: number; scopes: string }>((p) =>
+      k
+        .selectFrom('installations')
+        .select(['id', 'scopes'])
+        .where('store_id', '=', p<number>('store'))
+        .where('app_id', '=', p<number>('app'))
+        .where('uninstalled_at', 'is', null),
+    ),
+    // A merchant of the store: its owner (the only merchant a store has).
+    storeMerchant: defineQuery<{ id: number; email: string }>((p) =>
+      k
+        .selectFrom('stores as s')
+        .innerJoin('merchants as m', 'm.id', 's.owner_merchant_id')
+        .select(['m.id', 'm.email'])
+        .where('s.id', '=', p<number>('store'))
+        .where('m.id', '=', p<number>('merchant')),
     ),
     insertAccess: defineQuery((p) =>
       k.insertInto('access_tokens').values({

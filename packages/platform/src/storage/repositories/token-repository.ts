@@ -21,8 +21,20 @@ export class SqlTokenRepository implements TokenRepository {
         used_at: null,
         family_id: null,
         created_at: c.now,
+        merchant_id: c.merchantId ?? null,
       })
       .execute();
+  }
+
+  async revokeMerchantAccess(storeId: number, merchantId: number, now: number): Promise<number> {
+    const res = await this.x.k
+      .updateTable('token_families')
+      .set({ revoked_at: now })
+      .where('store_id', '=', storeId)
+      .where('merchant_id', '=', merchantId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
   }
 
   async revokeInstallation(storeId: number, installationId: number, now: number): Promise<void> {
