@@ -182,10 +182,7 @@ export class AppService {
     return { app, clientSecret };
   }
 
-  /**
-   * Whether the platform installs the app: consent for the scopes the app declares in the store
-   * admin, then the app opened with a launch token to exchange. Needs declared scopes.
-   */
+  /** Whether the platform installs the app (consent for its declared scopes, then a launch token): needs scopes. */
   async setManagedInstall(appId: number, on: boolean): Promise<void> {
     if (on) {
       const app = await this.storage.apps.findById(appId);
@@ -388,6 +385,7 @@ export class AppService {
       if (!(err instanceof ScopeParseError)) throw err;
       errors.scopes = [err.message];
     }
+    if (scopes.length === 0 && (await this.storage.apps.findById(appId))?.managed_install === 1) errors.scopes = [MANAGED_NEEDS_SCOPES];
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     await this.storage.apps.updateProfile(appId, { name, scopes: formatScopes(scopes) });
   }
