@@ -19,7 +19,8 @@
 // free port, and a `server` block's `3000` by its own free port. Environment: TOKEN and
 // STOREGATE_TOKEN (a private app of the demo store with every scope), STOREGATE_CLIENT_ID/_SECRET and
 // CLIENT_ID/CLIENT_SECRET (the demo app), CODE (a fresh authorization code of the demo app, made
-// when a block mentions $CODE).
+// when a block mentions $CODE), ID_TOKEN (a fresh launch token of the demo app, when a block
+// mentions $ID_TOKEN).
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -28,7 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readAppConfig } from '../packages/cli/src/app-config-file.ts';
 import { buildProgram } from '../packages/cli/src/program.ts';
 import { type DocBlock, readBlocks } from './doc-blocks.ts';
-import { consentAsMerchant, CookieJar } from './merchant-consent.ts';
+import { consentAsMerchant, CookieJar, openAsMerchant } from './merchant-consent.ts';
 import { CLI, freePort, request, type RunningServer, startServer, terminate } from './server-process.ts';
 
 const root = new URL('../', import.meta.url);
@@ -133,6 +134,15 @@ describe('every code block in the docs', () => {
     return callback.searchParams.get('code') ?? '';
   }
 
+  /** A launch token of the demo app: installed by the merchant, then opened from the store admin. */
+  async function freshLaunchToken(): Promise<string> {
+    const url = new URL(demoAuthorizeUrl.replaceAll('&amp;', '&'));
+    const jar = new CookieJar();
+    await consentAsMerchant(server.port, url.toString(), { email: 'merchant@demo.test', password: 'demo-password' }, jar);
+    const launch = await openAsMerchant(server.port, url.host, env.CLIENT_ID ?? '', jar);
+    return launch.searchParams.get('id_token') ?? '';
+  }
+
   async function runScript(b: DocBlock, code: string, extraEnv: Record<string, string> = {}): Promise<Ran> {
     const ext = b.lang.startsWith('j') || b.lang === 'mjs' ? 'mjs' : 'ts';
     const file = join(workDir, `${b.file.replace(/\W+/g, '-')}-${b.line}.${ext}`);
@@ -143,6 +153,7 @@ describe('every code block in the docs', () => {
   async function runShell(b: DocBlock): Promise<Ran> {
     const extra: Record<string, string> = {};
     if (b.code.includes('$CODE')) extra.CODE = await freshCode();
+    if (b.code.includes('$ID_TOKEN')) extra.ID_TOKEN = await freshLaunchToken();
     // A documented curl that gets an HTTP error is a broken example.
     const prelude = 'curl() { command curl --fail-with-body "$@"; }\n';
     return run('bash', ['-e', '-o', 'pipefail', '-c', prelude + withPort(b.code)], { ...env, ...extra });

@@ -88,3 +88,14 @@ export async function consentAsMerchant(
   if (decided.status !== 303) throw new Error(`consent: ${decided.status} ${decided.body.slice(0, 300)}`);
   return new URL(decided.headers.location!);
 }
+
+/**
+ * "Open" in the store admin, for a merchant whose session is in `jar` (after consentAsMerchant with
+ * it): returns the signed launch URL the platform sends the browser to (with `id_token` when the
+ * app is installed).
+ */
+export async function openAsMerchant(port: number, storeHost: string, clientId: string, jar: CookieJar): Promise<URL> {
+  const res = await request(port, storeHost, 'GET', `/admin/apps/${clientId}/install`, undefined, { cookie: jar.header() });
+  if (res.status !== 303) throw new Error(`open: ${res.status} ${res.body.slice(0, 300)}`);
+  return new URL(res.headers.location!);
+}
