@@ -100,7 +100,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('credential pruning on %s', (dialect) =
     };
     t.clock.advance(2 * HOUR);
 
-    expect(await prune()).toEqual({ codes: 2, accessTokens: 3, refreshTokens: 1, families: 1, sessions: 0, reveals: 0 });
+    expect(await prune()).toEqual({ codes: 2, accessTokens: 3, refreshTokens: 1, families: 1, sessions: 0, reveals: 0, launchTokens: 0 });
     expect(await kept('authorization_codes', [unused, liveCode, revokedCode, lostCode])).toEqual([liveCode, lostCode]);
     const accessTokens = [live1, live2, revoked1, lost1, lost2].map((p) => p.access_token);
     expect(await kept('access_tokens', accessTokens)).toEqual([live2.access_token, lost2.access_token]);
@@ -108,7 +108,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('credential pruning on %s', (dialect) =
     expect(await kept('refresh_tokens', refreshTokens)).toEqual([live1, live2, lost1, lost2].map((p) => p.refresh_token));
     expect(await familiesKept(Object.values(families))).toEqual([families.live, families.lost]);
     // A second round at the same moment finds nothing more.
-    expect(await prune()).toEqual({ codes: 0, accessTokens: 0, refreshTokens: 0, families: 0, sessions: 0, reveals: 0 });
+    expect(await prune()).toEqual({ codes: 0, accessTokens: 0, refreshTokens: 0, families: 0, sessions: 0, reveals: 0, launchTokens: 0 });
 
     // The app that lost the answer still gets the very same pair.
     const retry = await refreshRequest(t, f, lost1.refresh_token);
@@ -210,6 +210,22 @@ describe.each(DIALECTS_WITH_PARTITIONED)('credential pruning on %s', (dialect) =
     expect((await sessions.execute()).map((r) => r.id_hash)).toEqual([hashToken(partner)]);
     expect(await reveals.execute()).toEqual([]);
     expect(await t.services.accounts.findSession('partner', partner, null)).toBeDefined();
+  });
+
+  it('the id of an exchanged launch token goes the margin after the token expired, not before', async () => {
+    const store = (await t.services.accounts.findStoreByName((await createFixture(t)).storeName))!;
+    const expiresAt = t.clock.now + MINUTE;
+    await t.db.kysely
+      .insertInto('launch_token_uses')
+      .values({ store_id: store.id, jti: 'prune-test-jti', expires_at: expiresAt, created_at: t.clock.now })
+      .execute();
+    const kept = () => t.db.kysely.selectFrom('launch_token_uses').select('jti').where('jti', '=', 'prune-test-jti').execute();
+    t.clock.advance(MINUTE + CLOCK_SKEW_MARGIN_MS - 1);
+    await prune();
+    expect(await kept()).toHaveLength(1);
+    t.clock.advance(2);
+    expect((await prune()).launchTokens).toBeGreaterThanOrEqual(1);
+    expect(await kept()).toEqual([]);
   });
 
   it('deletes in bounded batches: a round stops at its bound and the next one goes on', async () => {

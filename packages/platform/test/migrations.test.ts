@@ -108,7 +108,9 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
       const two = await storage.accounts.insertStore({ name: 'two', ownerMerchantId: merchant.id, now: NOW });
       // Inserted as the table stood then: the app repository reads columns added since.
       const app = (
-        await sql<{ id: number }>`insert into apps (client_id, partner_id, name, app_url, redirect_uri, scopes, client_secret_enc, created_at)
+        await sql<{
+          id: number;
+        }>`insert into apps (client_id, partner_id, name, app_url, redirect_uri, scopes, client_secret_enc, created_at)
           values ('families-app', null, 'Families', 'https://app.example.test/', 'https://app.example.test/cb', 'read_products', 'sealed', ${NOW})
           returning id`.execute(k)
       ).rows[0]!;

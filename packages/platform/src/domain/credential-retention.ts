@@ -10,7 +10,9 @@
 // - a family has ended once it is revoked, or once every token of it has expired; then its refresh
 //   tokens, its used code and the family itself go;
 // - a browser session, or a secret waiting to be shown once, goes once it has expired (a logout,
-//   or the one showing, deletes it at once).
+//   or the one showing, deletes it at once);
+// - the id of an exchanged launch token goes once the token has expired: from then on its expiry
+//   refuses it anyway.
 // Every "expired" or "revoked" is counted from a moment CLOCK_SKEW_MARGIN_MS ago, so no node whose
 // clock runs a little behind still sees a row as valid that another node has already deleted.
 // Pure: the clock and the lifetimes are parameters.
@@ -73,6 +75,7 @@ export const PRUNE_STEPS = [
   'codes',
   'sessions',
   'reveals',
+  'launch-tokens',
 ] as const;
 export type PruneStep = (typeof PRUNE_STEPS)[number];
 
@@ -84,6 +87,8 @@ export interface CredentialPruneCounts {
   families: number;
   sessions: number;
   reveals: number;
+  /** Ids of exchanged launch tokens, kept only until the token expired. */
+  launchTokens: number;
 }
 
 /** The count each step adds to. */
@@ -96,4 +101,5 @@ export const STEP_COUNTS: Record<PruneStep, keyof CredentialPruneCounts> = {
   codes: 'codes',
   sessions: 'sessions',
   reveals: 'reveals',
+  'launch-tokens': 'launchTokens',
 };

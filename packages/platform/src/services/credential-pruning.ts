@@ -42,7 +42,15 @@ export class CredentialPruning {
   /** One round: what each kind of row lost. */
   async prune(): Promise<CredentialPruneCounts> {
     const cutoffs = retentionCutoffs(this.clock(), this.lifetimes);
-    const counts: CredentialPruneCounts = { codes: 0, accessTokens: 0, refreshTokens: 0, families: 0, sessions: 0, reveals: 0 };
+    const counts: CredentialPruneCounts = {
+      codes: 0,
+      accessTokens: 0,
+      refreshTokens: 0,
+      families: 0,
+      sessions: 0,
+      reveals: 0,
+      launchTokens: 0,
+    };
     for (const step of PRUNE_STEPS) {
       for (let batch = 0; batch < this.maxBatches; batch++) {
         const deleted = await this.repo.pruneBatch(step, cutoffs, this.batchSize);

@@ -12,7 +12,14 @@ import { fleetWide } from '../fleet-wide.ts';
 import type { CredentialPruneRepository } from '../ports/credential-prune.ts';
 import type { Database } from '../schema.ts';
 
-type Table = 'refresh_tokens' | 'token_families' | 'access_tokens' | 'authorization_codes' | 'web_sessions' | 'one_time_reveals';
+type Table =
+  | 'refresh_tokens'
+  | 'token_families'
+  | 'access_tokens'
+  | 'authorization_codes'
+  | 'web_sessions'
+  | 'one_time_reveals'
+  | 'launch_token_uses';
 
 /** Each table's primary key, store_id first where the table belongs to a store. */
 const KEYS: Record<Table, readonly string[]> = {
@@ -22,10 +29,17 @@ const KEYS: Record<Table, readonly string[]> = {
   authorization_codes: ['store_id', 'code_hash'],
   web_sessions: ['id_hash'],
   one_time_reveals: ['id_hash'],
+  launch_token_uses: ['store_id', 'jti'],
 };
 
 /** Tables whose rows belong to stores: their deletes read every store on purpose. */
-const STORE_TABLES: ReadonlySet<Table> = new Set(['refresh_tokens', 'token_families', 'access_tokens', 'authorization_codes']);
+const STORE_TABLES: ReadonlySet<Table> = new Set([
+  'refresh_tokens',
+  'token_families',
+  'access_tokens',
+  'authorization_codes',
+  'launch_token_uses',
+]);
 
 export class SqlCredentialPrune implements CredentialPruneRepository {
   constructor(
@@ -101,6 +115,11 @@ export class SqlCredentialPrune implements CredentialPruneRepository {
         return ['web_sessions', bounded(k.selectFrom('web_sessions').select('id_hash').where('expires_at', '<', c.endedBefore))];
       case 'reveals':
         return ['one_time_reveals', bounded(k.selectFrom('one_time_reveals').select('id_hash').where('expires_at', '<', c.endedBefore))];
+      case 'launch-tokens':
+        return [
+          'launch_token_uses',
+          bounded(k.selectFrom('launch_token_uses').select(['store_id', 'jti']).where('expires_at', '<', c.endedBefore)),
+        ];
     }
   }
 
