@@ -119,6 +119,18 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
     for (const h of ['X-Service-Api-Call-Limit', 'RateLimit-Policy', 'RateLimit', 'X-Service-Api-Version', 'Deprecation', 'Sunset'])
       expect(list, h).toHaveProperty(h);
     expect(doc.paths['/openapi/{version}/products'].get.responses['429'].headers).toHaveProperty('RateLimit');
+    // The token endpoint with its three grants, form and JSON bodies, and both answers.
+    const token = doc.paths['/admin/oauth/token'].post;
+    expect(token.security).toEqual([]);
+    const form = token.requestBody.content['application/x-www-form-urlencoded'].schema;
+    expect(form.properties.grant_type.enum).toContain('urn:ietf:params:oauth:grant-type:token-exchange');
+    expect(Object.keys(token.requestBody.content)).toContain('application/json');
+    expect(Object.keys(token.responses['200'].content['application/json'].schema.properties)).toEqual(
+      expect.arrayContaining(['refresh_token', 'issued_token_type', 'associated_user']),
+    );
+    const docsPage = await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } });
+    expect(docsPage.body).toContain('/admin/oauth/token');
+    expect(docsPage.body).toContain('subject_token');
   });
 
   it('an app that turned iss on gets it on the code redirect, signed with the rest, and on every error redirect', async () => {

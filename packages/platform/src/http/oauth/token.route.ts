@@ -11,6 +11,7 @@ import type { OnlineTokenRecord, TokenRecord } from '../../services/oauth-servic
 import { storeBaseUrl } from '../../config.ts';
 import { InvalidClient, InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
+import { TOKEN_ROUTE_SCHEMA } from './token-schema.ts';
 
 /**
  * A grant refused by a limit: 429 in the token endpoint's error form. RFC 6749 has no code for it;
@@ -26,7 +27,13 @@ class GrantRateLimited extends OAuthError {
 }
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
-  app.post('/admin/oauth/token', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
+  const documentedOnly = {
+    schema: TOKEN_ROUTE_SCHEMA,
+    validatorCompiler: () => () => true,
+    serializerCompiler: () => (data: unknown) => JSON.stringify(data),
+  };
+  const options = { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024, ...documentedOnly };
+  app.post('/admin/oauth/token', options, async (req, reply) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     let params: Record<string, string> = {};
     try {
