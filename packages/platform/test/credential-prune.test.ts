@@ -14,12 +14,14 @@ import { storageOn } from '../src/storage/sql-storage.ts';
 import {
   api,
   codeFor,
+  consent,
   createFixture,
   createTestPlatform,
   DIALECTS_WITH_PARTITIONED,
   exchange,
   type Fixture,
   refreshRequest,
+  tokenRequest,
   type TestPlatform,
   testWorker,
 } from './harness.ts';
@@ -210,6 +212,26 @@ describe.each(DIALECTS_WITH_PARTITIONED)('credential pruning on %s', (dialect) =
     expect((await sessions.execute()).map((r) => r.id_hash)).toEqual([hashToken(partner)]);
     expect(await reveals.execute()).toEqual([]);
     expect(await t.services.accounts.findSession('partner', partner, null)).toBeDefined();
+  });
+
+  it('an online access token goes the margin after it expired, though its family has not ended', async () => {
+    const f = await createFixture(t);
+    const url = await consent(t, f, { 'grant_options[]': 'per-user' });
+    const online = await tokenRequest(t, f, {
+      client_id: f.clientId,
+      client_secret: f.clientSecret,
+      code: url.searchParams.get('code')!,
+      grant_type: 'authorization_code',
+      redirect_uri: f.redirectUri,
+    });
+    const token = online.json().access_token as string;
+    expect(await kept('access_tokens', [token])).toHaveLength(1);
+    t.clock.advance(24 * HOUR + CLOCK_SKEW_MARGIN_MS - 1);
+    await prune();
+    expect(await kept('access_tokens', [token])).toHaveLength(1);
+    t.clock.advance(2);
+    await prune();
+    expect(await kept('access_tokens', [token])).toEqual([]);
   });
 
   it('the id of an exchanged launch token goes the margin after the token expired, not before', async () => {

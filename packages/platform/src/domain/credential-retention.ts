@@ -7,6 +7,7 @@
 // - whether a successor is in use is read from its access token, so the access token issued with a
 //   family's newest refresh token stays while the family lives; every other access token goes once
 //   it has expired;
+//   an online access token (its family holds no refresh token) goes once it has expired;
 // - a family has ended once it is revoked, or once every token of it has expired; then its refresh
 //   tokens, its used code and the family itself go;
 // - a browser session, or a secret waiting to be shown once, goes once it has expired (a logout,

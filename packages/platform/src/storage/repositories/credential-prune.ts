@@ -126,7 +126,8 @@ export class SqlCredentialPrune implements CredentialPruneRepository {
   /**
    * Expired access tokens, except the one issued with the newest refresh token of a family that
    * lives: a rotated refresh token presented again is judged by whether that one was used. An access
-   * token is not that one when a refresh token of its family was issued after it.
+   * token is not that one when a refresh token of its family was issued after it, or when its
+   * family has no refresh token at all (online access: nothing can be presented again).
    */
   private accessTokens(c: RetentionCutoffs) {
     return this.k
@@ -154,6 +155,14 @@ export class SqlCredentialPrune implements CredentialPruneRepository {
               // only keep more.
               .where('r.expires_at', '>', eb('a.created_at', '+', c.refreshTtlMs))
               .whereRef('r.created_at', '>', 'a.created_at'),
+          ),
+          not(
+            exists(
+              selectFrom('refresh_tokens as o')
+                .select('o.token_hash')
+                .whereRef('o.store_id', '=', 'a.store_id')
+                .whereRef('o.family_id', '=', 'a.family_id'),
+            ),
           ),
         ]),
       );
