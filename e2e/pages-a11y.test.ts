@@ -199,6 +199,10 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     }).toString();
     await check(merchant, consent.toString());
     expect(await merchant.getByRole('button', { name: 'Install app' }).count()).toBe(1);
+    // The same, asking for online access (bound to the merchant, ended at logout).
+    consent.searchParams.set('grant_options[]', 'per-user');
+    await check(merchant, consent.toString());
+    expect(await merchant.getByText('this access ends when you log out').count()).toBe(1);
     // A private app created in the page: its token shown once.
     await merchant.goto(`${store()}/admin/private-apps/new`);
     await merchant.getByLabel('App name').fill('Shown once');
