@@ -14,6 +14,7 @@ import { registerWebhookCommands } from './webhooks.command.ts';
 import { registerAppConfigCommands } from './app-config.command.ts';
 import { registerWebhookToolCommands } from './webhook-tools.command.ts';
 import { registerDevCommand } from './dev.command.ts';
+import { registerResourceServerCommands } from './resource-servers.command.ts';
 
 export interface Io {
   out(text: string): void;
@@ -58,6 +59,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerAppConfigCommands(program);
   registerWebhookToolCommands(program);
   registerDevCommand(program);
+  registerResourceServerCommands(program);
   addExamples(program);
   return program;
 }

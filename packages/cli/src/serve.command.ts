@@ -33,6 +33,7 @@ interface ServeOptions extends DatabasePoolOptions {
   rateLimit?: string;
   tokenRateLimit?: string;
   tokenStoreRateLimit?: string;
+  introspectRateLimit?: string;
   accessTokenTtl?: string;
   logLevel?: string;
   logFormat?: string;
@@ -83,6 +84,12 @@ export function registerServeCommands(program: Command): void {
       new Option('--token-store-rate-limit <bucket/per-second>', 'token grants per store over all clients, or off (default 100/5)').env(
         'TOKEN_STORE_RATE_LIMIT',
       ),
+    )
+    .addOption(
+      new Option(
+        '--introspect-rate-limit <bucket/per-second>',
+        'token introspection requests per resource server, or off (default 300/5)',
+      ).env('INTROSPECT_RATE_LIMIT'),
     )
     .addOption(new Option('--access-token-ttl <seconds>', 'access token lifetime (default 3600)').env('ACCESS_TOKEN_TTL'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
@@ -140,6 +147,7 @@ export function registerServeCommands(program: Command): void {
           rateLimit: opts.rateLimit,
           tokenRateLimit: opts.tokenRateLimit,
           tokenStoreRateLimit: opts.tokenStoreRateLimit,
+          introspectRateLimit: opts.introspectRateLimit,
           accessTokenTtl: opts.accessTokenTtl,
           logLevel: opts.logLevel,
           logFormat: opts.logFormat ?? defaultLogFormat(opts.mode, process.stdout.isTTY === true),

@@ -15,6 +15,7 @@ import {
   parseSecretOverlap,
   parseShopRedactDelay,
   parseTokenRateLimits,
+  parseIntrospectRateLimit,
 } from './config/parsers.ts';
 import { parseClaimLease, parseShutdown } from './config/lifecycle-settings.ts';
 import { parseMetricsAccess, parseMetricsListener } from './config/metrics-settings.ts';
@@ -58,6 +59,7 @@ export {
   parseSecretOverlap,
   parseShopRedactDelay,
   parseTokenRateLimits,
+  parseIntrospectRateLimit,
 } from './config/parsers.ts';
 export { parseDatabaseSettings } from './config/database-settings.ts';
 
@@ -80,6 +82,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     rateLimit: env.RATE_LIMIT,
     tokenRateLimit: env.TOKEN_RATE_LIMIT,
     tokenStoreRateLimit: env.TOKEN_STORE_RATE_LIMIT,
+    introspectRateLimit: env.INTROSPECT_RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
     secretOverlap: env.SECRET_OVERLAP,
     logLevel: env.LOG_LEVEL,
@@ -147,6 +150,7 @@ export function loadConfig(raw: RawConfig): Config {
     mode,
     rateLimit: parseRateLimit(raw.rateLimit),
     tokenRateLimit: parseTokenRateLimits(raw),
+    introspectRateLimit: parseIntrospectRateLimit(raw.introspectRateLimit),
     accessTokenTtlSeconds: int('--access-token-ttl', raw.accessTokenTtl, 3600, 60, 86_400 * 30),
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,

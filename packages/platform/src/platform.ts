@@ -34,7 +34,9 @@ import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './service
 import { GrantLimits } from './services/grant-limits.ts';
 import { Readiness } from './services/readiness.ts';
 import { ResourceService } from './services/resource-service.ts';
+import { ResourceServers } from './services/resource-servers.ts';
 import { SeedService } from './services/seed-service.ts';
+import { TokenIntrospection } from './services/token-introspection.ts';
 import type { Services } from './services/services.ts';
 import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
@@ -107,7 +109,7 @@ const READINESS_DEADLINE_MS = 2_000;
  * none when every limit is off. Its own size is the Admin API's; the token endpoint passes its own.
  */
 async function rateLimiterFor(config: Config, clock: Clock): Promise<RateLimiter | undefined> {
-  if (config.rateLimit === 'off' && !GrantLimits.enabled(config.tokenRateLimit)) return undefined;
+  if (config.rateLimit === 'off' && !GrantLimits.enabled(config.tokenRateLimit) && config.introspectRateLimit === 'off') return undefined;
   // With the Admin API's limit off, its size is never used.
   const { bucket, perSecond } = config.rateLimit === 'off' ? { bucket: 1, perSecond: 1 } : config.rateLimit;
   if (!config.redisUrl) return new MemoryRateLimiter(bucket, perSecond, clock);
@@ -184,6 +186,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
   const rotations = new SecretRotations(storage, keys, config, clock);
   const launchTokens = new LaunchTokens((app) => rotations.clientSigningSecrets(app), clock);
+  const apiAuth = new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants);
+  const introspectLimits =
+    rateLimiter && config.introspectRateLimit !== 'off' ? { limiter: rateLimiter, limit: config.introspectRateLimit } : undefined;
   const services: Services = {
     config,
     clock,
@@ -193,7 +198,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     rotations,
     launchTokens,
     oauth: new OAuthService(storage, keys, config, clock, launchTokens),
-    apiAuth: new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants),
+    apiAuth,
+    resourceServers: new ResourceServers(storage.resourceServers, clock),
+    introspection: new TokenIntrospection(apiAuth, storage.tokens, storage.apps, clock, introspectLimits),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
     rateLimiter: config.rateLimit === 'off' ? undefined : rateLimiter,

@@ -82,6 +82,8 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
       code_challenge_methods_supported: ['S256'],
       token_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       revocation_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
+      introspection_endpoint: `${issuer}/admin/oauth/introspect`,
+      introspection_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       authorization_response_iss_parameter_supported: true,
     });
     // Every scope the authorize endpoint accepts, and nothing it would refuse.

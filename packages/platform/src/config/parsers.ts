@@ -50,6 +50,17 @@ export function parseTokenRateLimits(raw: Pick<RawConfig, 'tokenRateLimit' | 'to
   };
 }
 
+/**
+ * Token introspection per resource-server credential: a burst of 300, then 5 a second (300 a
+ * minute). A resource server that asks once per request it serves and keeps no cache hits it; one
+ * that caches answers for their lifetime never comes near.
+ */
+export const DEFAULT_INTROSPECT_RATE_LIMIT = { bucket: 300, perSecond: 5 } as const;
+
+export function parseIntrospectRateLimit(value: string | undefined): Config['introspectRateLimit'] {
+  return parseBucketLimit('--introspect-rate-limit', value, DEFAULT_INTROSPECT_RATE_LIMIT);
+}
+
 /** A leaky bucket written `<bucket>/<per-second>` (such as 40/2), or `off`. */
 function parseBucketLimit(
   flag: string,

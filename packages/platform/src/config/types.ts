@@ -24,6 +24,11 @@ export interface Config {
     client: { bucket: number; perSecond: number } | 'off';
     store: { bucket: number; perSecond: number } | 'off';
   };
+  /**
+   * Token introspection requests per resource-server credential (a leaky bucket shared by every
+   * store it asks at), or `off`.
+   */
+  introspectRateLimit: { bucket: number; perSecond: number } | 'off';
   accessTokenTtlSeconds: number;
   refreshTokenTtlSeconds: number;
   codeTtlSeconds: number;
@@ -157,6 +162,7 @@ export interface RawConfig {
   rateLimit?: string | undefined;
   tokenRateLimit?: string | undefined;
   tokenStoreRateLimit?: string | undefined;
+  introspectRateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
   secretOverlap?: string | undefined;
   logLevel?: string | undefined;

@@ -57,7 +57,11 @@ export class UnauthorizedError extends PlatformError {
   }
 }
 export class ForbiddenError extends PlatformError {
-  constructor(message: string) {
+  /** `scope`: the scope the request needs, when a missing scope is the reason (for WWW-Authenticate). */
+  constructor(
+    message: string,
+    readonly scope?: string,
+  ) {
     super(403, 'Forbidden', message);
   }
 }

@@ -11,6 +11,7 @@ export const TOKEN_PREFIX = {
   clientSecret: 'sg_cs_',
   webhookSecret: 'sg_whs_',
   session: 'sg_ss_',
+  resourceServerSecret: 'sg_rss_',
 } as const;
 export type TokenKind = keyof typeof TOKEN_PREFIX;
 

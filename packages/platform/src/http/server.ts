@@ -14,6 +14,7 @@ import { registerVersionHeaders } from './admin-api/api-headers.ts';
 import { registerAuthorizeRoutes } from './oauth/authorize.route.ts';
 import { registerDiscoveryRoute } from './oauth/discovery.route.ts';
 import { registerRevokeRoute } from './oauth/revoke.route.ts';
+import { registerIntrospectRoute } from './oauth/introspect.route.ts';
 import { registerTokenRoute } from './oauth/token.route.ts';
 import { registerPartnerDashboard } from './partner/partner-dashboard.route.ts';
 import { registerApiDocsRoutes } from './platform/api-docs.route.ts';
@@ -95,6 +96,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   app.addHook('onClose', async () => {
     await services.rateLimiter?.close();
     await services.grantLimits?.close();
+    await services.introspection.close();
   });
   registerRequestId(app);
   registerDrainConnections(app, services.readiness);
@@ -134,7 +136,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
         title: 'storegate Admin API',
         version: CURRENT_VERSION,
         description:
-          'Store Admin API. Every request carries the Access-Token header. Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
+          'Store Admin API. Every request carries its token in the Access-Token header or as Authorization: Bearer <token> (RFC 6750). Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more).',
       },
       servers: [
         {
@@ -142,8 +144,14 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
           variables: { store: { default: 'demo' } },
         },
       ],
-      components: { securitySchemes: { AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' } } },
-      security: [{ AccessToken: [] }],
+      components: {
+        securitySchemes: {
+          AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' },
+          Bearer: { type: 'http', scheme: 'bearer', description: 'RFC 6750: the same token as Access-Token, in Authorization.' },
+          ResourceServer: { type: 'http', scheme: 'basic', description: "A resource server's client_id and secret (token introspection)." },
+        },
+      },
+      security: [{ AccessToken: [] }, { Bearer: [] }],
     },
     hideUntagged: true,
   });
@@ -162,6 +170,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerAuthorizeRoutes(app, services);
   registerTokenRoute(app, services);
   registerRevokeRoute(app, services);
+  registerIntrospectRoute(app, services);
   registerDiscoveryRoute(app, services);
   registerAdminApi(app, services);
   registerApiDocsRoutes(app, config);

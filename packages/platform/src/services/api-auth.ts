@@ -1,7 +1,9 @@
-// Admin API authentication: the Access-Token header, for public-app access tokens and private-app
-// tokens alike. Every failure looks the same to the caller. The first call an access token
-// authenticates is recorded in the database (a rotated refresh token presented again may get the
-// same pair only while neither token has been used); every later call only reads.
+// Admin API authentication: the token of the Access-Token header (or of Authorization: Bearer), for
+// public-app access tokens and private-app tokens alike. Every failure looks the same to the
+// caller. The first call an access token authenticates is recorded in the database (a rotated
+// refresh token presented again may get the same pair only while neither token has been used);
+// every later call only reads. Token introspection asks the same question through `inspect`, so
+// the rules of a live token are written once, and records no use.
 //
 // Looked-up rows are reused only while storage's change stamp is unchanged (SQLite: any write, on
 // this connection or by another process, changes it; a revocation is a write), so a revoked,
@@ -11,7 +13,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AccessTokenRow, GrantStore, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
+import type { AccessTokenRow, GrantStore, Issued, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';
@@ -23,13 +25,25 @@ export interface ApiPrincipal {
   owner: string;
 }
 
-type TokenRow = AccessTokenRow | PrivateTokenRow;
+export type TokenRow = Issued<AccessTokenRow> | Issued<PrivateTokenRow>;
 
 /** A looked-up row, the change stamp it was read at, and the principal it gives (built once). */
 interface Entry {
   version: string;
   row: TokenRow | undefined;
   principal: ApiPrincipal | undefined;
+}
+
+/** A token's entry and its hash, as found by `find`. */
+interface Found {
+  entry: Entry;
+  hash: string;
+}
+
+/** A token that is live now, as token introspection describes it. */
+export interface LiveToken {
+  row: TokenRow;
+  principal: ApiPrincipal;
 }
 
 const MAX_ENTRIES = 10_000;
@@ -73,6 +87,22 @@ export class ApiAuthService {
    * promise) when the token's row is known at the current change stamp and needs no write.
    */
   authenticate(token: string | undefined, storeId: number): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+    const found = this.find(token, storeId);
+    if (found instanceof Promise) return found.then((f) => f && this.admit(f, storeId));
+    return found && this.admit(found, storeId);
+  }
+
+  /**
+   * The same judgement as `authenticate`, for token introspection: the live token's row and
+   * principal, or undefined. Looking is not using: the first use of an access token stays unrecorded.
+   */
+  async inspect(token: string, storeId: number): Promise<LiveToken | undefined> {
+    const found = await this.find(token, storeId);
+    if (!found || !this.live(found.entry, storeId)) return undefined;
+    return { row: found.entry.row!, principal: found.entry.principal! };
+  }
+
+  private find(token: string | undefined, storeId: number): Found | undefined | Promise<Found> {
     if (!token) return undefined;
     const kind = looksLike('access', token) ? 'a' : looksLike('private', token) ? 'p' : undefined;
     if (kind === undefined) return undefined;
@@ -80,34 +110,32 @@ export class ApiAuthService {
     const key = `${kind}:${storeId}:${hash}`;
     const version = this.changeStamp();
     const hit = version === undefined ? undefined : this.rows.get(key);
-    if (hit !== undefined && hit.version === version) return this.judge(hit, storeId, hash);
-    return this.lookUp(kind, key, version, storeId, hash);
+    if (hit !== undefined && hit.version === version) return { entry: hit, hash };
+    return this.lookUp(kind, key, version, storeId, hash).then((entry) => ({ entry, hash }));
   }
 
-  private async lookUp(
-    kind: 'a' | 'p',
-    key: string,
-    version: string | undefined,
-    storeId: number,
-    hash: string,
-  ): Promise<ApiPrincipal | undefined> {
+  private async lookUp(kind: 'a' | 'p', key: string, version: string | undefined, storeId: number, hash: string): Promise<Entry> {
     const row = kind === 'a' ? await this.tokens.findAccessToken(storeId, hash) : await this.tokens.findPrivateToken(storeId, hash);
     const entry: Entry = { version: version ?? '', row, principal: principalOf(row, storeId) };
     if (version !== undefined) {
       if (this.rows.size >= MAX_ENTRIES) this.rows.delete(this.rows.keys().next().value!);
       this.rows.set(key, entry);
     }
-    return this.judge(entry, storeId, hash);
+    return entry;
   }
 
   /** Revocation and store are fixed by the row; expiry is checked against the clock every time. */
-  private judge(entry: Entry, storeId: number, hash: string): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+  private live(entry: Entry, storeId: number): boolean {
     const { row, principal } = entry;
-    if (!row || !principal || row.revoked_at !== null || row.store_id !== storeId) return undefined;
-    if ('expires_at' in row) {
-      if (row.expires_at <= this.clock()) return undefined;
-      if (row.used_at === null) return this.markUsed(storeId, hash, row).then(() => principal);
-    }
+    if (!row || !principal || row.revoked_at !== null || row.store_id !== storeId) return false;
+    return !('expires_at' in row) || row.expires_at > this.clock();
+  }
+
+  /** A live token authenticates the call; an access token's first use is recorded first. */
+  private admit({ entry, hash }: Found, storeId: number): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+    if (!this.live(entry, storeId)) return undefined;
+    const { row, principal } = entry;
+    if (row && 'expires_at' in row && row.used_at === null) return this.markUsed(storeId, hash, row).then(() => principal);
     return principal;
   }
 }

@@ -66,7 +66,10 @@ export class EventLog {
     // whose grant shrank must not read back what it may no longer receive.
     const readable = TOPICS.filter((topic) => mayReceive(topic, p.scopes));
     if (req.topic !== undefined && !readable.includes(req.topic)) {
-      throw new ForbiddenError(`The topic ${req.topic} needs the read_${topicResource(req.topic)} scope`);
+      throw new ForbiddenError(
+        `The topic ${req.topic} needs the read_${topicResource(req.topic)} scope`,
+        `read_${topicResource(req.topic)}`,
+      );
     }
     const windowStart = this.clock() - this.retentionMs;
     let since = windowStart;

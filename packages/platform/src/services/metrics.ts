@@ -35,10 +35,13 @@ export interface DeliveryMetrics {
 }
 
 /**
- * Which limit refused a request: the Admin API's bucket, the login throttle, or a token-endpoint
- * bucket (per client in a store, per store).
+ * Which limit refused a request: the Admin API's bucket, the login throttle, a token-endpoint
+ * bucket (per client in a store, per store), or token introspection's (per resource server).
  */
-export type Limiter = 'admin_api' | 'login' | 'token_client' | 'token_store';
+export type Limiter = 'admin_api' | 'login' | 'token_client' | 'token_store' | 'introspection';
+
+/** How a token introspection request ended: an answer (active or not), or its refusal. */
+export type IntrospectionOutcome = 'active' | 'inactive' | 'invalid_client' | 'invalid_request' | 'rate_limited' | 'error';
 
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 const GRANT_TYPES = new Set(['authorization_code', 'refresh_token']);
@@ -82,9 +85,15 @@ export class PlatformMetrics implements DeliveryMetrics {
     labelNames: ['grant_type', 'outcome'] as const,
     registers: [this.registry],
   });
+  private readonly introspections = new Counter({
+    name: 'storegate_token_introspections_total',
+    help: 'Token introspection requests by outcome: active, inactive, invalid_client, invalid_request, rate_limited or error',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
   private readonly rejections = new Counter({
     name: 'storegate_rate_limit_rejections_total',
-    help: 'Requests refused by a limit: admin_api (429 of the leaky bucket), login (locked account or address), token_client or token_store (429 of the token endpoint, per client in a store or per store)',
+    help: 'Requests refused by a limit: admin_api (429 of the leaky bucket), login (locked account or address), token_client or token_store (429 of the token endpoint, per client in a store or per store), introspection (429 per resource server)',
     labelNames: ['limiter'] as const,
     registers: [this.registry],
   });
@@ -195,6 +204,11 @@ export class PlatformMetrics implements DeliveryMetrics {
   tokenGrant(grantType: string | undefined, outcome: string): void {
     const type = grantType === undefined || grantType === '' ? 'none' : GRANT_TYPES.has(grantType) ? grantType : 'unsupported';
     this.grants.inc({ grant_type: type, outcome });
+  }
+
+  /** One token introspection request and how it ended. */
+  introspection(outcome: IntrospectionOutcome): void {
+    this.introspections.inc({ outcome });
   }
 
   rateLimited(limiter: Limiter): void {

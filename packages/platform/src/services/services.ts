@@ -19,6 +19,8 @@ import type { LaunchTokens } from './launch-tokens.ts';
 import type { OneTimeReveals } from './one-time-reveal.ts';
 import type { PartnerDeliveries } from './partner-deliveries.ts';
 import type { RateLimiter } from './rate-limiter.ts';
+import type { ResourceServers } from './resource-servers.ts';
+import type { TokenIntrospection } from './token-introspection.ts';
 import type { Readiness } from './readiness.ts';
 import type { ResourceService } from './resource-service.ts';
 import type { SecretRotations } from './secret-rotation.ts';
@@ -35,6 +37,10 @@ export interface Services {
   launchTokens: LaunchTokens;
   oauth: OAuthService;
   apiAuth: ApiAuthService;
+  /** The operator's resource servers: the clients of token introspection (`storegate resource-servers`). */
+  resourceServers: ResourceServers;
+  /** Token introspection (RFC 7662) and its limit per resource server. */
+  introspection: TokenIntrospection;
   cursors: CursorCodec;
   resources: ResourceService;
   /** Customer privacy requests from the store admin (customers/data_request, customers/redact). */

@@ -51,7 +51,7 @@ export class WebhookSubscriptions {
   ): Promise<SubscriptionRow> {
     const resource = topicResource(input.topic);
     if (resource && !allows(p.scopes, 'read', resource))
-      throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`);
+      throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`, `read_${resource}`);
     const mode = this.config.mode;
     const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
     if (problem) throw new ValidationFailedError({ address: [problem] });

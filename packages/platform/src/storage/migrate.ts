@@ -26,6 +26,7 @@ import * as credentialPruneIndexes from './migrations/2026-11-26T01-credential-p
 import * as deliveryBacklogIndex from './migrations/2026-11-26T02-delivery-backlog-index.ts';
 import * as idempotencyResource from './migrations/2026-11-26T04-idempotency-resource.ts';
 import * as launchTokensAndOnlineAccess from './migrations/2026-11-27T00-launch-tokens-and-online-access.ts';
+import * as resourceServers from './migrations/2026-11-27T01-resource-servers.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -51,6 +52,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26T02-delivery-backlog-index': deliveryBacklogIndex,
   '2026-11-26T04-idempotency-resource': idempotencyResource,
   '2026-11-27T00-launch-tokens-and-online-access': launchTokensAndOnlineAccess,
+  '2026-11-27T01-resource-servers': resourceServers,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -37,6 +37,7 @@ export type {
   CodeRedemption,
   GrantQueries,
   GrantStore,
+  Issued,
   NewCode,
   NewOnlineAccess,
   NewTokenPair,

@@ -196,6 +196,8 @@ export interface Database {
   login_attempts: { key: string; failures: number; window_started_at: number; locked_until: number | null };
   /** The master key's public id (`current`, `previous`) and the sealed keys that outlive it (`data:…`). */
   master_keys: { name: string; value: string; updated_at: number };
+  /** The operator's resource servers (token introspection clients); the secret only as its SHA-256 hash. */
+  resource_servers: { id: Generated<number>; client_id: string; name: string; secret_hash: string; created_at: number };
   one_time_reveals: { id_hash: string; session_hash: string; payload_enc: string; expires_at: number };
   idempotency_keys: {
     store_id: number;

@@ -10,6 +10,7 @@ import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
 import type { Repositories, Storage } from './ports.ts';
 import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
+import type { ResourceServerRepository } from './ports/resource-servers.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlEventPayloadRepository } from './repositories/event-payload-repository.ts';
@@ -22,6 +23,7 @@ import type { Executor } from './repositories/executor.ts';
 import { outboxStatements } from './repositories/outbox-statements.ts';
 import { preparedStatements, type PreparedStatements } from './repositories/prepared-statements.ts';
 import { SqlResourceRepository } from './repositories/resource-repository.ts';
+import { SqlResourceServerRepository } from './repositories/resource-server-repository.ts';
 import { SqlRevealRepository } from './repositories/reveal-repository.ts';
 import { SqlSessionRepository } from './repositories/session-repository.ts';
 import { SqlStorageStats } from './repositories/storage-stats.ts';
@@ -56,7 +58,13 @@ function repositories(x: Executor): Repositories {
 
 /** Opens the database named by `config` (nothing is migrated until `migrate()`). */
 /** Storage as the composition root holds it: the ports, the open handle, and the figures metrics read. */
-export type OpenStorage = Storage & { readonly db: Db; readonly stats: StorageStats; readonly directory: AdminDirectoryRepository };
+export type OpenStorage = Storage & {
+  readonly db: Db;
+  readonly stats: StorageStats;
+  readonly directory: AdminDirectoryRepository;
+  /** The operator's token introspection clients: platform-wide, outside any store's transaction. */
+  readonly resourceServers: ResourceServerRepository;
+};
 
 export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): OpenStorage {
   return storageOn(openDatabase(config, options));
@@ -92,6 +100,7 @@ export function storageOn(db: Db): OpenStorage {
     db,
     stats: new SqlStorageStats(db),
     directory: new SqlAdminDirectory(db.kysely),
+    resourceServers: new SqlResourceServerRepository(db.kysely),
     ...base,
     grants,
     deliveryQueue: new SqlDeliveryQueue(db, durability),

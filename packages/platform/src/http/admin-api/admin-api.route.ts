@@ -33,6 +33,7 @@ import { boundedValidator } from '../plugins/schema-bounds.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
+import { presentedToken, registerBearerChallenges } from './bearer.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -99,6 +100,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
       route.preValidation = [checkBody, ...own];
     });
 
+    registerBearerChallenges(api, services.config);
     registerIdempotency(api, services);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
@@ -122,8 +124,7 @@ function admit(services: Services, req: FastifyRequest, reply: FastifyReply): Pr
     throw new NotFoundError(
       `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
     );
-  const header = req.headers['access-token'];
-  const principal = services.apiAuth.authenticate(typeof header === 'string' ? header : undefined, req.store!.id);
+  const principal = services.apiAuth.authenticate(presentedToken(req), req.store!.id);
   if (principal instanceof Promise) return principal.then((p) => admitPrincipal(services, req, reply, p));
   return admitPrincipal(services, req, reply, principal);
 }
@@ -166,6 +167,7 @@ function checkScope(req: FastifyRequest, principal: ApiPrincipal): undefined {
     const writable = (RESOURCES as readonly string[]).includes(need.resource);
     throw new ForbiddenError(
       `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' && writable ? ` (or write_${need.resource})` : ''}`,
+      `${need.access}_${need.resource}`,
     );
   }
   return undefined;

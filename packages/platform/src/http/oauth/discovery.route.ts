@@ -23,6 +23,8 @@ const METADATA = {
     'code_challenge_methods_supported',
     'token_endpoint_auth_methods_supported',
     'revocation_endpoint_auth_methods_supported',
+    'introspection_endpoint',
+    'introspection_endpoint_auth_methods_supported',
     'authorization_response_iss_parameter_supported',
   ],
   properties: {
@@ -40,6 +42,11 @@ const METADATA = {
     code_challenge_methods_supported: { type: 'array', items: { type: 'string' }, description: 'PKCE (RFC 7636) is optional; only S256.' },
     token_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
     revocation_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
+    introspection_endpoint: {
+      type: 'string',
+      description: "RFC 7662 token introspection, for the operator's resource servers only (not apps).",
+    },
+    introspection_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
     authorization_response_iss_parameter_supported: {
       type: 'boolean',
       description:
@@ -76,6 +83,8 @@ export function registerDiscoveryRoute(app: FastifyInstance, services: Services)
         code_challenge_methods_supported: ['S256'],
         token_endpoint_auth_methods_supported: clientAuth,
         revocation_endpoint_auth_methods_supported: clientAuth,
+        introspection_endpoint: `${issuer}/admin/oauth/introspect`,
+        introspection_endpoint_auth_methods_supported: clientAuth,
         authorization_response_iss_parameter_supported: await services.apps.issToEveryApp(),
       };
     },

@@ -95,6 +95,9 @@ export interface GrantStore {
   ): Promise<{ app: AppRow; redeemed: { scopes: string; installationId: number } | undefined }>;
 }
 
+/** A token row and when it was issued (token introspection's `iat`). */
+export type Issued<Row> = Row & { created_at: number };
+
 export interface TokenRepository {
   insertCode(code: NewCode): Promise<void>;
   /** Ends the online access a merchant holds in a store (their logout). Returns how many families it ended. */
@@ -107,8 +110,10 @@ export interface TokenRepository {
    */
   expireCodes(storeId: number, installationId: number, now: number): Promise<number>;
   /** Read on every Admin API request: prepared statements. */
-  findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined>;
-  findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined>;
+  findAccessToken(storeId: number, hash: string): Promise<Issued<AccessTokenRow> | undefined>;
+  findPrivateToken(storeId: number, hash: string): Promise<Issued<PrivateTokenRow> | undefined>;
+  /** A refresh token as a grant reads it (revoked when its family is); token introspection. */
+  findRefreshToken(storeId: number, hash: string): Promise<RefreshRow | undefined>;
 }
 
 export interface NewCode {

@@ -4,7 +4,7 @@
 // it reads one partition; the joins carry store_id too, for the same reason.
 import type { Kysely } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
+import type { AccessTokenRow, AppRow, CodeRow, Issued, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { Database } from '../schema.ts';
 
 /** The columns of an app as the services see it (`AppRow`). */
@@ -35,19 +35,19 @@ export function preparedStatements(k: Kysely<Database>) {
         .where('client_id', '=', p('id')),
     ),
     // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
-    accessToken: defineQuery<AccessTokenRow>((p) =>
+    accessToken: defineQuery<Issued<AccessTokenRow>>((p) =>
       k
         .selectFrom('access_tokens as a')
         .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'a.store_id').onRef('f.id', '=', 'a.family_id'))
-        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at'])
+        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at', 'a.created_at'])
         .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
         .where('a.store_id', '=', p<number>('store'))
         .where('a.token_hash', '=', p('hash')),
     ),
-    privateToken: defineQuery<PrivateTokenRow>((p) =>
+    privateToken: defineQuery<Issued<PrivateTokenRow>>((p) =>
       k
         .selectFrom('private_apps')
-        .select(['id', 'store_id', 'scopes', 'revoked_at'])
+        .select(['id', 'store_id', 'scopes', 'revoked_at', 'created_at'])
         .where('store_id', '=', p<number>('store'))
         .where('token_hash', '=', p('hash')),
     ),

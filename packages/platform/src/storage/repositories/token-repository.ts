@@ -1,6 +1,6 @@
 // Authorization codes as they are issued (and ended early), token lookups of the Admin API, and
 // ending every token of an installation. (Grants themselves run through the GrantStore.)
-import type { AccessTokenRow, NewCode, PrivateTokenRow, TokenRepository } from '../ports.ts';
+import type { AccessTokenRow, Issued, NewCode, PrivateTokenRow, RefreshRow, TokenRepository } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlTokenRepository implements TokenRepository {
@@ -64,11 +64,15 @@ export class SqlTokenRepository implements TokenRepository {
   // On SQLite these run as synchronous prepared statements on the shared connection. Such a read
   // may see a write of a transaction still in flight; the only writes that matter here are
   // revocations, and refusing a token a moment early is harmless.
-  findAccessToken(storeId: number, hash: string): Promise<AccessTokenRow | undefined> {
+  findAccessToken(storeId: number, hash: string): Promise<Issued<AccessTokenRow> | undefined> {
     return this.x.runner.first(this.x.prepared.accessToken, { store: storeId, hash });
   }
 
-  findPrivateToken(storeId: number, hash: string): Promise<PrivateTokenRow | undefined> {
+  findPrivateToken(storeId: number, hash: string): Promise<Issued<PrivateTokenRow> | undefined> {
     return this.x.runner.first(this.x.prepared.privateToken, { store: storeId, hash });
+  }
+
+  findRefreshToken(storeId: number, hash: string): Promise<RefreshRow | undefined> {
+    return this.x.runner.first(this.x.prepared.refreshByHash, { store: storeId, hash });
   }
 }
