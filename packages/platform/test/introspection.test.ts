@@ -9,15 +9,19 @@ import type { Scope } from '../src/domain/scopes.ts';
 import {
   api,
   codeFor,
+  consent,
   createFixture,
+  csrfFrom,
   createTestPlatform,
   DIALECTS,
   exchange,
   type Fixture,
   formBody,
+  login,
   privateToken,
   refreshRequest,
   type TestPlatform,
+  tokenRequest,
 } from './harness.ts';
 
 interface Credential {
@@ -103,6 +107,44 @@ describe.each(DIALECTS)('token introspection on %s', (dialect) => {
     expect(rotated.statusCode, rotated.body).toBe(200);
     expect(await ask(tokens.refresh_token)).toEqual({ active: false });
     expect(await ask(rotated.json().refresh_token)).toMatchObject({ active: true, token_type: 'refresh_token' });
+  });
+
+  it("names the merchant of online access as sub; the merchant's logout makes it inactive", async () => {
+    const g = await createFixture(t);
+    const jar = await login(t, g);
+    const url = await consent(t, g, { 'grant_options[]': 'per-user' }, jar);
+    const res = await tokenRequest(t, g, {
+      client_id: g.clientId,
+      client_secret: g.clientSecret,
+      code: url.searchParams.get('code')!,
+      grant_type: 'authorization_code',
+      redirect_uri: g.redirectUri,
+    });
+    expect(res.statusCode, res.body).toBe(200);
+    const online = res.json() as { access_token: string; expires_at: number; associated_user: { id: string } };
+    const offline = await exchange(t, g, await codeFor(t, g));
+    expect(await ask(online.access_token, g.host)).toEqual({
+      active: true,
+      scope: 'read_products write_orders',
+      client_id: g.clientId,
+      sub: online.associated_user.id,
+      token_type: 'Bearer',
+      exp: online.expires_at,
+      iat: Math.floor(t.clock.now / 1000),
+      iss: `http://${g.storeName}.localhost:8080`,
+      store: g.storeName,
+    });
+    expect(await ask(offline.access_token, g.host)).not.toHaveProperty('sub');
+    const page = await t.app.inject({ method: 'GET', url: '/admin', headers: { host: g.host, cookie: jar.header() } });
+    const logout = await t.app.inject({
+      method: 'POST',
+      url: '/admin/logout',
+      headers: { host: g.host, cookie: jar.header(), 'content-type': 'application/x-www-form-urlencoded' },
+      payload: formBody({ _csrf: csrfFrom(page.body) }),
+    });
+    expect(logout.statusCode).toBe(303);
+    expect(await ask(online.access_token, g.host)).toEqual({ active: false });
+    expect(await ask(offline.access_token, g.host)).toMatchObject({ active: true });
   });
 
   it("describes a private app's token (private_app_id, no client_id, no exp); revoked, it is inactive", async () => {

@@ -13,7 +13,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AccessTokenRow, GrantStore, Issued, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
+import type { AccessTokenLookup, GrantStore, Issued, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';
@@ -25,7 +25,7 @@ export interface ApiPrincipal {
   owner: string;
 }
 
-export type TokenRow = Issued<AccessTokenRow> | Issued<PrivateTokenRow>;
+export type TokenRow = AccessTokenLookup | Issued<PrivateTokenRow>;
 
 /** A looked-up row, the change stamp it was read at, and the principal it gives (built once). */
 interface Entry {
@@ -68,7 +68,7 @@ export class ApiAuthService {
    * reuse. The write is guarded (`used_at IS NULL`), so first calls on several nodes at once change
    * the row once; a row read as used never writes again.
    */
-  private markUsed(storeId: number, hash: string, row: AccessTokenRow): Promise<void> {
+  private markUsed(storeId: number, hash: string, row: AccessTokenLookup): Promise<void> {
     const pending = this.marking.get(hash);
     if (pending) return pending;
     const now = this.clock();

@@ -20,6 +20,8 @@ export interface ActiveToken {
   client_id?: string;
   /** The private app whose token it is (its id in the store); absent for a public app's token. */
   private_app_id?: string;
+  /** Online access only: the id of the merchant it acts for (a decimal string, as a launch token's `sub`). */
+  sub?: string;
   /** `Bearer` for tokens the Admin API takes (access and private-app tokens), `refresh_token` for a refresh token. */
   token_type: 'Bearer' | 'refresh_token';
   /** Unix seconds; absent for a private app's token, which lives until the app is revoked. */
@@ -74,7 +76,8 @@ export class TokenIntrospection {
     const app = await this.apps.findById(row.app_id);
     if (!app) return INACTIVE;
     const times = { exp: seconds(row.expires_at), iat: seconds(row.created_at) };
-    return { active: true, scope, client_id: app.client_id, token_type: 'Bearer', ...times, ...about };
+    const merchant = row.merchant_id === null ? {} : { sub: String(row.merchant_id) };
+    return { active: true, scope, client_id: app.client_id, ...merchant, token_type: 'Bearer', ...times, ...about };
   }
 
   private async refreshToken(token: string, storeId: number, about: { iss: string; store: string }): Promise<IntrospectionAnswer> {

@@ -33,6 +33,7 @@ export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
 export type {
+  AccessTokenLookup,
   ClientCheck,
   CodeRedemption,
   GrantQueries,

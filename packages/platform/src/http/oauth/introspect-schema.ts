@@ -5,6 +5,10 @@ const ACTIVE_MEMBERS = {
   active: { type: 'boolean', description: 'Whether the token is live now; when false, no other member is sent.' },
   scope: { type: 'string', description: 'The scopes it grants now, space-separated.' },
   client_id: { type: 'string', description: "The public app's client_id; absent for a private app's token." },
+  sub: {
+    type: 'string',
+    description: "Online access only: the id of the merchant the token acts for (it ends at the merchant's logout).",
+  },
   private_app_id: { type: 'string', description: "The private app's id in the store, for a private app's token only." },
   token_type: {
     type: 'string',

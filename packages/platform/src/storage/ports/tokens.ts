@@ -97,6 +97,8 @@ export interface GrantStore {
 
 /** A token row and when it was issued (token introspection's `iat`). */
 export type Issued<Row> = Row & { created_at: number };
+/** An access token as it is looked up: also the merchant whose online access it is (null: the store's own access). */
+export type AccessTokenLookup = Issued<AccessTokenRow> & { merchant_id: number | null };
 
 export interface TokenRepository {
   insertCode(code: NewCode): Promise<void>;
@@ -110,7 +112,7 @@ export interface TokenRepository {
    */
   expireCodes(storeId: number, installationId: number, now: number): Promise<number>;
   /** Read on every Admin API request: prepared statements. */
-  findAccessToken(storeId: number, hash: string): Promise<Issued<AccessTokenRow> | undefined>;
+  findAccessToken(storeId: number, hash: string): Promise<AccessTokenLookup | undefined>;
   findPrivateToken(storeId: number, hash: string): Promise<Issued<PrivateTokenRow> | undefined>;
   /** A refresh token as a grant reads it (revoked when its family is); token introspection. */
   findRefreshToken(storeId: number, hash: string): Promise<RefreshRow | undefined>;

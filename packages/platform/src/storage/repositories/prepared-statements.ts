@@ -4,7 +4,7 @@
 // it reads one partition; the joins carry store_id too, for the same reason.
 import type { Kysely } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { AccessTokenRow, AppRow, CodeRow, Issued, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
+import type { AccessTokenLookup, AppRow, CodeRow, Issued, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
 import type { Database } from '../schema.ts';
 
 /** The columns of an app as the services see it (`AppRow`). */
@@ -35,11 +35,11 @@ export function preparedStatements(k: Kysely<Database>) {
         .where('client_id', '=', p('id')),
     ),
     // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
-    accessToken: defineQuery<Issued<AccessTokenRow>>((p) =>
+    accessToken: defineQuery<AccessTokenLookup>((p) =>
       k
         .selectFrom('access_tokens as a')
         .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'a.store_id').onRef('f.id', '=', 'a.family_id'))
-        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at', 'a.created_at'])
+        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at', 'a.created_at', 'f.merchant_id'])
         .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
         .where('a.store_id', '=', p<number>('store'))
         .where('a.token_hash', '=', p('hash')),

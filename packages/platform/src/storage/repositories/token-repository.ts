@@ -1,6 +1,6 @@
 // Authorization codes as they are issued (and ended early), token lookups of the Admin API, and
 // ending every token of an installation. (Grants themselves run through the GrantStore.)
-import type { AccessTokenRow, Issued, NewCode, PrivateTokenRow, RefreshRow, TokenRepository } from '../ports.ts';
+import type { AccessTokenLookup, Issued, NewCode, PrivateTokenRow, RefreshRow, TokenRepository } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlTokenRepository implements TokenRepository {
@@ -64,7 +64,7 @@ export class SqlTokenRepository implements TokenRepository {
   // On SQLite these run as synchronous prepared statements on the shared connection. Such a read
   // may see a write of a transaction still in flight; the only writes that matter here are
   // revocations, and refusing a token a moment early is harmless.
-  findAccessToken(storeId: number, hash: string): Promise<Issued<AccessTokenRow> | undefined> {
+  findAccessToken(storeId: number, hash: string): Promise<AccessTokenLookup | undefined> {
     return this.x.runner.first(this.x.prepared.accessToken, { store: storeId, hash });
   }
 
