@@ -1071,8 +1071,15 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         expires_at: NOW + HOUR,
         revoked_at: null,
         used_at: null,
+        created_at: NOW,
+        merchant_id: null,
       });
       expect(await s.tokens.findAccessToken(p.storeId, p.refreshHash)).toBeUndefined();
+      // Token introspection reads a refresh token as the grant does, outside any grant.
+      const asGranted = await s.grants.run((q) => q.refreshByHash(p.storeId, p.refreshHash));
+      expect(asGranted).toMatchObject({ app_id: w.app.id, rotated_at: null });
+      expect(await s.tokens.findRefreshToken(p.storeId, p.refreshHash)).toEqual(asGranted);
+      expect(await s.tokens.findRefreshToken(p.storeId, p.accessHash)).toBeUndefined();
     });
 
     it('every token lookup names its store: with another store the rows are unknown, and writes change nothing', async () => {
@@ -1106,6 +1113,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       });
       expect(await s.tokens.findAccessToken(elsewhere, p.accessHash)).toBeUndefined();
       expect(await s.tokens.findPrivateToken(elsewhere, privateHash)).toBeUndefined();
+      expect(await s.tokens.findRefreshToken(elsewhere, p.refreshHash)).toBeUndefined();
       await s.tokens.revokeInstallation(elsewhere, w.installation.id, NOW);
       expect(await s.tokens.expireCodes(elsewhere, w.installation.id, NOW)).toBe(0);
       await s.apps.updateInstallation(elsewhere, w.installation.id, { uninstalledAt: NOW });
@@ -1169,6 +1177,8 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         expires_at: NOW + 2 * HOUR,
         revoked_at: null,
         used_at: null,
+        created_at: NOW + 1,
+        merchant_id: null,
       });
       // Rotated already: the second presentation is the full grant's to judge.
       expect(await rotate(s, w.app, rotation(p, tag('n')))).toBeUndefined();
@@ -1506,6 +1516,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         store_id: w.store.id,
         scopes: 'read_products',
         revoked_at: null,
+        created_at: NOW,
       });
       expect(await s.tokens.findPrivateToken(w.store.id, 'private-hash-unknown')).toBeUndefined();
       await s.apps.revokePrivateApp(w.store.id, id, NOW + 1);
@@ -1514,6 +1525,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         store_id: w.store.id,
         scopes: 'read_products',
         revoked_at: NOW + 1,
+        created_at: NOW,
       });
     });
   });
