@@ -8,6 +8,9 @@ import { readRequestInput, type RequestLike, type RequestOrQuery } from './http/
 import { redactingLogger, type SdkLogger } from './logging/redacting-logger.ts';
 import { postTokenRequest, type TokenFailure, type TokenGrant } from './oauth/token-endpoint.ts';
 import { checkIssuer } from './oauth/issuer.ts';
+import { requireLaunchParams } from './oauth/launch-request.ts';
+import type { VerifiedLaunchToken } from './oauth/launch-token.ts';
+import { exchangeLaunchToken, verifyAppLaunchToken, type TokenExchangeOptions } from './oauth/token-exchange.ts';
 import { TokenManager, type AccessTokenOptions } from './oauth/token-manager.ts';
 import { clearStateCookieHeader, readCookie, stateCookieHeader } from './oauth/state-cookie.ts';
 import { bindingDigest, createState, requireSameBrowser, verifyState } from './oauth/state.ts';
@@ -21,6 +24,11 @@ export interface BeginOptions {
   shop: string;
   /** Scopes to ask for instead of the configured ones. */
   scopes?: string | readonly string[];
+  /**
+   * Ask for the merchant's online token (`grant_options[]=per-user`) instead of the shop's offline
+   * pair: the callback then stores an online session (per user, never refreshed).
+   */
+  online?: boolean;
 }
 
 /** Options of `auth.begin` in signed-state mode: the state is bound to the app's session, not to a cookie. */
@@ -59,14 +67,27 @@ export interface CallbackOptions {
 }
 
 /**
- * A verified App-URL request: the signed GET (shop, timestamp, hmac) the platform sends to the
- * app's URL when a merchant clicks Install or Open in the store admin.
+ * A verified App-URL request: the signed GET (shop, timestamp, hmac, and when an installed app is
+ * opened id_token) the platform sends to the app's URL when a merchant clicks Install or Open in
+ * the store admin.
  */
 export interface InstallRequest {
   shop: string;
   timestamp: number;
+  /**
+   * The launch token, when the request carries one: covered by the hmac, but not verified as a
+   * token here (it lives 60 s, so a reload must not break the OAuth path); `auth.tokenExchange`
+   * and `verifyLaunchToken` verify it.
+   */
+  idToken: string | undefined;
   /** Every verified parameter except `hmac`. */
   params: Record<string, string>;
+}
+
+/** Which session of a shop: its offline one (default), or the online one of a merchant. */
+export interface SessionSelector {
+  /** The merchant (`sub` of the launch token, `associatedUser.id`) whose online session to use. */
+  userId?: string | undefined;
 }
 
 /** A webhook to verify: the raw body and headers, or a web `Request` (its body is read here). */
@@ -79,7 +100,8 @@ export type WebhookInput = { rawBody: RawBody; headers: HeadersInput } | Request
  * ```ts
  * const { url, cookie } = await app.auth.begin({ shop: 'demo.localhost' });
  * const session = await app.auth.callback(request);            // after the platform redirects back
- * const { shop } = await app.verifyInstallRequest(request);     // App-URL request
+ * const { shop, idToken } = await app.verifyInstallRequest(request); // App-URL request
+ * const offline = await app.auth.tokenExchange({ idToken, shop });   // managed install: no redirect
  * const event = await app.verifyWebhook({ rawBody, headers });
  * const token = await app.getAccessToken(shop);
  * const products = await app.client(shop).paginate('products').toArray({ max: 100 });
@@ -107,49 +129,45 @@ export interface StoregateApp {
     callback(request: RequestOrQuery, options?: CallbackOptions): Promise<Session>;
     /** `Set-Cookie` value that removes the state cookie after the callback. */
     clearStateCookie(): string;
+    /**
+     * Managed install: verifies the launch token, exchanges it at the store's token endpoint for the
+     * shop's offline token (or with `online: true` the merchant's online token), stores the session
+     * and returns it. No redirect. Throws `LaunchTokenError` before anything is sent for a token
+     * that does not verify, `TokenExchangeError` when the platform refuses it.
+     */
+    tokenExchange(options: TokenExchangeOptions): Promise<Session>;
   };
   /**
-   * Verifies the App-URL request (shop, timestamp, hmac). Any other parameter, or one of these
-   * twice, is refused with `ParameterError` (`PARAMETER_UNEXPECTED`, `PARAMETER_INVALID`).
+   * Verifies the App-URL request (shop, timestamp, hmac, optional id_token). Any other parameter,
+   * or one of these twice, is refused with `ParameterError` (`PARAMETER_UNEXPECTED`, `PARAMETER_INVALID`).
    */
   verifyInstallRequest(request: RequestOrQuery): Promise<InstallRequest>;
+  /**
+   * Verifies a launch token (`id_token`): HS256 only, signed with the client secret (current or
+   * previous), for this app, from a store of the configured domain reached at the configured API
+   * origin, within its validity (5 s of skew). Throws `LaunchTokenError`.
+   */
+  verifyLaunchToken(idToken: string): Promise<VerifiedLaunchToken>;
   /** Verifies a webhook with the app's secrets, header names and clock. */
   verifyWebhook<T = unknown>(input: WebhookInput): Promise<WebhookEvent<T>>;
-  /** A valid access token for the shop, refreshed ahead of expiry. */
+  /**
+   * A valid access token for the shop, refreshed ahead of expiry; with `userId`, that merchant's
+   * online token (never refreshed: `SessionExpiredError` once it expires).
+   */
   getAccessToken(shop: string, options?: AccessTokenOptions): Promise<string>;
-  /** The Admin API client of a shop. */
-  client(shop: string): AdminClient;
+  /**
+   * The stored session: the shop's offline one, or with `userId` the merchant's online one, which
+   * reads as `undefined` once expired (or within the refresh margin of it).
+   */
+  getSession(shop: string, options?: SessionSelector): Promise<Session | undefined>;
+  /** The Admin API client of a shop; with `userId`, acting with that merchant's online token. */
+  client(shop: string, options?: SessionSelector): AdminClient;
   /** Same as {@link StoregateApp.client}. */
-  api(shop: string): AdminClient;
+  api(shop: string, options?: SessionSelector): AdminClient;
   /** Whether `shop` is a shop hostname of the configured store domain. */
   isValidShop(shop: string): boolean;
   /** The session storage in use. */
   readonly sessions: SessionStorage;
-}
-
-/** Every parameter the platform sends on an App-URL request (Install or Open in the store admin). */
-const LAUNCH_PARAMS = ['hmac', 'shop', 'timestamp'] as const;
-
-/**
- * Refuses an App-URL request that carries a parameter the platform never sends there, or one of its
- * parameters twice, before the hmac is checked: a signature made for another message (such as the
- * redirect with the code, whose `state` the app chose) must not pass for a launch, and a repeated
- * name would be read one way by the signature and another by the app.
- */
-function requireLaunchParams(pairs: ReadonlyArray<readonly [string, string]>): void {
-  const seen = new Set<string>();
-  for (const [name] of pairs) {
-    if (!(LAUNCH_PARAMS as readonly string[]).includes(name)) {
-      const shown = name.length > 64 ? `${name.slice(0, 64)}…` : name;
-      throw new ParameterError(
-        'PARAMETER_UNEXPECTED',
-        name,
-        `query parameter "${shown}" is not part of an App-URL request, which carries only ${LAUNCH_PARAMS.join(', ')}: refused before the hmac is checked`,
-      );
-    }
-    if (seen.has(name)) throw new ParameterError('PARAMETER_INVALID', name, `query parameter "${name}" appears more than once`);
-    seen.add(name);
-  }
 }
 
 function isWebRequest(input: WebhookInput): input is Request {
@@ -220,7 +238,8 @@ export function createApp(config: AppConfig): StoregateApp {
       response_type: 'code',
       state,
     });
-    log.info('authorization started', { shop, bound });
+    if (options.online === true) query.append('grant_options[]', 'per-user');
+    log.info('authorization started', { shop, bound, online: options.online === true });
     const url = `${c.apiOrigin(shop)}/admin/oauth/authorize?${query.toString()}`;
     if (bound) return { url, state };
     return {
@@ -274,7 +293,12 @@ export function createApp(config: AppConfig): StoregateApp {
       log.addSecret(session.accessToken);
       log.addSecret(session.refreshToken);
       await c.sessionStorage.set(session);
-      log.info('app installed; session stored', { shop, scope: session.scope, expiresAt: session.expiresAt });
+      log.info('app installed; session stored', {
+        shop,
+        online: session.online === true,
+        scope: session.scope,
+        expiresAt: session.expiresAt,
+      });
       return session;
     } catch (error) {
       log.warn('authorization callback refused', { code: (error as { code?: string }).code, message: (error as Error).message });
@@ -288,7 +312,7 @@ export function createApp(config: AppConfig): StoregateApp {
     const params = await verifyQuery(query, c.clientSecrets, { timestampToleranceSeconds: c.timestampToleranceSeconds, now });
     const shop = requireParam(params, 'shop');
     if (!isValidShop(shop, c.storeDomain)) throw new ShopError(shop, c.storeDomain);
-    return { shop, timestamp: Number(params['timestamp']), params };
+    return { shop, timestamp: Number(params['timestamp']), idToken: params['id_token'], params };
   }
 
   async function verifyAppWebhook<T>(input: WebhookInput): Promise<WebhookEvent<T>> {
@@ -307,8 +331,9 @@ export function createApp(config: AppConfig): StoregateApp {
     });
   }
 
-  function client(shop: string): AdminClient {
+  function client(shop: string, options: SessionSelector = {}): AdminClient {
     requireShop(shop);
+    const userId = options.userId;
     return new AdminClient({
       shop,
       origin: c.apiOrigin(shop),
@@ -324,8 +349,15 @@ export function createApp(config: AppConfig): StoregateApp {
       timeoutMs: c.requestTimeoutMs,
       accessTokenHeader: c.accessTokenHeader,
       callLimitHeader: `${c.headerPrefix}Api-Call-Limit`,
-      getAccessToken: (signal) => tokens.getAccessToken(shop, { signal }),
-      refreshAfterUnauthorized: (rejected, signal) => tokens.refreshAfterUnauthorized(shop, rejected, { signal }),
+      apiAuthentication: c.apiAuthentication,
+      getAccessToken: (signal) => tokens.getAccessToken(shop, { signal, userId }),
+      // An online token is never refreshed: a 401 on it is final (exchange a new launch token).
+      ...(userId === undefined
+        ? {
+            refreshAfterUnauthorized: (rejected: string, signal?: AbortSignal) =>
+              tokens.refreshAfterUnauthorized(shop, rejected, { signal }),
+          }
+        : {}),
     });
   }
 
@@ -340,10 +372,18 @@ export function createApp(config: AppConfig): StoregateApp {
       signatureHeader: c.signatureHeader,
       stateCookieName: c.stateCookieName,
     }),
-    auth: { begin, callback, clearStateCookie: () => clearStateCookieHeader(c.stateCookieName, secure) },
+    auth: {
+      begin,
+      callback,
+      clearStateCookie: () => clearStateCookieHeader(c.stateCookieName, secure),
+      tokenExchange: (options) => exchangeLaunchToken(c, log, options),
+    },
     verifyInstallRequest,
+    verifyLaunchToken: (idToken) => verifyAppLaunchToken(c, log, idToken),
     verifyWebhook: verifyAppWebhook,
     getAccessToken: (shop, options) => tokens.getAccessToken(shop, options),
+    getSession: (shop, options = {}) =>
+      options.userId === undefined ? c.sessionStorage.get(requireShop(shop)) : tokens.onlineSession(requireShop(shop), options.userId),
     client,
     api: client,
     isValidShop: (shop) => isValidShop(shop, c.storeDomain),

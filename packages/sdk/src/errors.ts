@@ -11,6 +11,16 @@ export const ERROR_CODES = {
   state: ['STATE_MISSING', 'STATE_INVALID', 'STATE_EXPIRED', 'STATE_MISMATCH'],
   authorization: ['AUTHORIZATION_DENIED'],
   issuer: ['ISSUER_MISMATCH'],
+  launchToken: [
+    'LAUNCH_TOKEN_MALFORMED',
+    'LAUNCH_TOKEN_ALGORITHM_REFUSED',
+    'LAUNCH_TOKEN_SIGNATURE_INVALID',
+    'LAUNCH_TOKEN_EXPIRED',
+    'LAUNCH_TOKEN_NOT_YET_VALID',
+    'LAUNCH_TOKEN_AUDIENCE_MISMATCH',
+    'LAUNCH_TOKEN_ISSUER_INVALID',
+    'LAUNCH_TOKEN_CLAIM_MISSING',
+  ],
   webhook: [
     'WEBHOOK_BODY_NOT_RAW',
     'WEBHOOK_SIGNATURE_MISSING',
@@ -18,7 +28,7 @@ export const ERROR_CODES = {
     'WEBHOOK_TIMESTAMP_OUT_OF_RANGE',
     'WEBHOOK_PAYLOAD_INVALID',
   ],
-  token: ['TOKEN_EXCHANGE_FAILED', 'TOKEN_REFRESH_FAILED', 'REAUTHORIZATION_REQUIRED', 'SESSION_NOT_FOUND'],
+  token: ['TOKEN_EXCHANGE_FAILED', 'TOKEN_REFRESH_FAILED', 'REAUTHORIZATION_REQUIRED', 'SESSION_NOT_FOUND', 'SESSION_EXPIRED'],
   api: [
     'UNAUTHORIZED',
     'FORBIDDEN',
@@ -129,6 +139,23 @@ export class IssuerError extends StoregateError {
   }
 }
 
+/** Every code of {@link LaunchTokenError}. */
+export type LaunchTokenErrorCode = (typeof ERROR_CODES.launchToken)[number];
+
+/**
+ * A launch token (`id_token`) was refused: not a compact JWS, an algorithm other than HS256, a
+ * signature made with neither client secret, outside its validity (5 s of skew allowed), for another
+ * app, from something that is not a store of the configured domain, or without a required claim.
+ * `claim` names the claim at fault when there is one. The message never contains the token.
+ */
+export class LaunchTokenError extends StoregateError {
+  readonly claim: string | undefined;
+  constructor(code: LaunchTokenErrorCode, message: string, claim?: string) {
+    super(code, message);
+    this.claim = claim;
+  }
+}
+
 /** A webhook could not be verified: not a raw body, no or wrong signature, stale timestamp. */
 export class WebhookError extends StoregateError {
   constructor(
@@ -182,6 +209,20 @@ export class SessionNotFoundError extends StoregateError {
   constructor(shop: string) {
     super('SESSION_NOT_FOUND', `no session stored for shop ${shop}; install the app first`);
     this.shop = shop;
+  }
+}
+
+/**
+ * The merchant's online session is gone or expired (online tokens are never refreshed): exchange
+ * a new launch token (or send the merchant through the per-user authorization again).
+ */
+export class SessionExpiredError extends StoregateError {
+  readonly shop: string;
+  readonly userId: string;
+  constructor(shop: string, userId: string, reason: string) {
+    super('SESSION_EXPIRED', `the online session of user ${userId} in shop ${shop} ${reason}; exchange a new launch token for another`);
+    this.shop = shop;
+    this.userId = userId;
   }
 }
 

@@ -7,12 +7,13 @@ export type {
   BoundBeginResult,
   CallbackOptions,
   InstallRequest,
+  SessionSelector,
   StoregateApp,
   WebhookInput,
   RequestLike,
 } from './app.ts';
 export { resolveConfig, normalizeScopes, paginationForVersion, DEFAULT_API_VERSION } from './config/app-config.ts';
-export type { AppConfig, Clock, PaginationConvention, ResolvedConfig } from './config/app-config.ts';
+export type { ApiAuthentication, AppConfig, Clock, PaginationConvention, ResolvedConfig } from './config/app-config.ts';
 export {
   ERROR_CODES,
   StoregateError,
@@ -25,10 +26,12 @@ export {
   AuthorizationDeniedError,
   IssuerError,
   WebhookError,
+  LaunchTokenError,
   TokenExchangeError,
   TokenRefreshError,
   ReauthorizationRequiredError,
   SessionNotFoundError,
+  SessionExpiredError,
   SessionStorageError,
   ApiError,
   AuthError,
@@ -41,7 +44,7 @@ export {
   TimeoutError,
   AbortedError,
 } from './errors.ts';
-export type { ErrorCode, ApiErrorDetails } from './errors.ts';
+export type { ErrorCode, ApiErrorDetails, LaunchTokenErrorCode } from './errors.ts';
 export { signQuery, verifyQuery, canonicalQuery, queryPairs, checkTimestamp } from './signature/query-signature.ts';
 export type { QueryInput, QueryValue, SecretInput, VerifyQueryOptions } from './signature/query-signature.ts';
 export {
@@ -56,6 +59,10 @@ export { isValidShop } from './shop/shop-hostname.ts';
 export type { ShopValidationOptions } from './shop/shop-hostname.ts';
 export { createState, verifyState } from './oauth/state.ts';
 export { checkIssuer } from './oauth/issuer.ts';
+export { verifyLaunchToken, LAUNCH_TOKEN_SKEW_SECONDS } from './oauth/launch-token.ts';
+export type { LaunchTokenClaims, VerifiedLaunchToken, VerifyLaunchTokenOptions } from './oauth/launch-token.ts';
+export { ID_TOKEN_TYPE, REQUESTED_TOKEN_TYPES, TOKEN_EXCHANGE_GRANT } from './oauth/token-endpoint.ts';
+export type { TokenExchangeOptions } from './oauth/token-exchange.ts';
 export type { StatePayload } from './oauth/state.ts';
 export { stateCookieHeader, clearStateCookieHeader, readCookie } from './oauth/state-cookie.ts';
 export type { StateCookieOptions } from './oauth/state-cookie.ts';
@@ -74,6 +81,7 @@ export { parseRetryAfter } from './api/retry-policy.ts';
 export type { RetryOptions, Sleep } from './api/retry-policy.ts';
 export type { CallLimitOptions } from './api/call-limit.ts';
 export { memorySessionStorage } from './session/memory-session-storage.ts';
-export type { Session, SessionStorage } from './session/session.ts';
+export { offlineSessionId, onlineSessionId, sessionIdOf } from './session/session.ts';
+export type { AssociatedUser, Session, SessionStorage } from './session/session.ts';
 export { redactingLogger } from './logging/redacting-logger.ts';
 export type { Logger } from './logging/redacting-logger.ts';

@@ -71,6 +71,8 @@ export interface AdminClientContext {
   throttle: CallLimitThrottle | undefined;
   timeoutMs: number;
   accessTokenHeader: string;
+  /** `'bearer'`: the token goes in `Authorization: Bearer …` instead of `accessTokenHeader`. */
+  apiAuthentication?: 'access-token' | 'bearer' | undefined;
   callLimitHeader: string;
   getAccessToken(signal?: AbortSignal): Promise<string>;
   /** Called once after a 401; returns the token to retry with. */
@@ -176,7 +178,7 @@ export class AdminClient {
           url,
           method,
           headers: {
-            [ctx.accessTokenHeader]: token,
+            ...(ctx.apiAuthentication === 'bearer' ? { Authorization: `Bearer ${token}` } : { [ctx.accessTokenHeader]: token }),
             'Content-Type': 'application/json',
             Accept: 'application/json',
             ...keyHeader,

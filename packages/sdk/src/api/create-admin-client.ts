@@ -29,6 +29,8 @@ export interface AdminClientOptions {
   requestTimeoutMs?: number;
   headerPrefix?: string;
   accessTokenHeader?: string;
+  /** `'bearer'` sends `Authorization: Bearer <token>` instead of the `Access-Token` header (default `'access-token'`). */
+  apiAuthentication?: 'access-token' | 'bearer';
 }
 
 /**
@@ -59,6 +61,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     ...(options.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: options.requestTimeoutMs }),
     ...(options.headerPrefix === undefined ? {} : { headerPrefix: options.headerPrefix }),
     ...(options.accessTokenHeader === undefined ? {} : { accessTokenHeader: options.accessTokenHeader }),
+    ...(options.apiAuthentication === undefined ? {} : { apiAuthentication: options.apiAuthentication }),
   });
   const token = options.accessToken;
   const log = redactingLogger(options.logger, typeof token === 'string' ? [token] : []);
@@ -79,6 +82,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     throttle: c.callLimit === false ? undefined : new CallLimitThrottle(c.callLimit, now),
     timeoutMs: c.requestTimeoutMs,
     accessTokenHeader: c.accessTokenHeader,
+    apiAuthentication: c.apiAuthentication,
     callLimitHeader: `${c.headerPrefix}Api-Call-Limit`,
     getAccessToken:
       typeof token === 'string'

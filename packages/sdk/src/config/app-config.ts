@@ -14,6 +14,9 @@ export interface Clock {
   now(): number;
 }
 
+/** How Admin API calls present the access token. */
+export type ApiAuthentication = 'access-token' | 'bearer';
+
 /** How list endpoints page: `has_more` (API versions from 2025-01 on) or `pre_cursor` (older versions). */
 export type PaginationConvention = 'has_more' | 'pre_cursor';
 
@@ -56,8 +59,14 @@ export interface AppConfig {
   headerPrefix?: string;
   /** Webhook body-signature header (default `{headerPrefix}Hmac-Sha256`). */
   signatureHeader?: string;
-  /** Header carrying the access token (default `Access-Token`). */
+  /** Header carrying the access token (default `Access-Token`); only with `apiAuthentication: 'access-token'`. */
   accessTokenHeader?: string;
+  /**
+   * How Admin API calls present the token: `'access-token'` (default: the `Access-Token` header,
+   * which every platform of the family reads) or `'bearer'` (`Authorization: Bearer <token>`,
+   * RFC 6750, for platforms and proxies that expect it).
+   */
+  apiAuthentication?: ApiAuthentication;
   /** Allowed clock skew for signed `timestamp`s, seconds (default 300). */
   timestampToleranceSeconds?: number;
   /** Refuse webhooks that lack the Standard Webhooks signature (replay protection); default false. */
@@ -98,6 +107,7 @@ export interface ResolvedConfig {
   headerPrefix: string;
   signatureHeader: string | undefined;
   accessTokenHeader: string;
+  apiAuthentication: ApiAuthentication;
   timestampToleranceSeconds: number;
   requireStandardWebhookSignature: boolean;
   stateTtlSeconds: number;
@@ -128,6 +138,7 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set<keyof AppConfig>([
   'headerPrefix',
   'signatureHeader',
   'accessTokenHeader',
+  'apiAuthentication',
   'timestampToleranceSeconds',
   'requireStandardWebhookSignature',
   'stateTtlSeconds',
@@ -264,6 +275,13 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     if (v !== undefined && (typeof v !== 'string' || !/^[A-Za-z0-9_!#$%&'*+.^`|~-]+$/.test(v)))
       problems.push(`${key} must be a header/cookie token`);
   }
+  const apiAuthentication = input.apiAuthentication ?? 'access-token';
+  if (apiAuthentication !== 'access-token' && apiAuthentication !== 'bearer')
+    problems.push('apiAuthentication must be "access-token" or "bearer"');
+  else if (apiAuthentication === 'bearer' && input.accessTokenHeader !== undefined)
+    problems.push('accessTokenHeader names the header of apiAuthentication "access-token"; leave it out with "bearer"');
+  if (typeof input.accessTokenHeader === 'string' && input.accessTokenHeader.toLowerCase() === 'authorization')
+    problems.push('accessTokenHeader cannot be Authorization (that header needs the Bearer scheme): set apiAuthentication: "bearer"');
   const retry = { ...DEFAULT_RETRY };
   if (input.retry !== undefined) {
     if (input.retry === null || typeof input.retry !== 'object') problems.push('retry must be an object');
@@ -315,6 +333,7 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     headerPrefix: input.headerPrefix ?? 'X-Service-',
     signatureHeader: input.signatureHeader,
     accessTokenHeader: input.accessTokenHeader ?? 'Access-Token',
+    apiAuthentication,
     timestampToleranceSeconds,
     requireStandardWebhookSignature: input.requireStandardWebhookSignature ?? false,
     stateTtlSeconds,

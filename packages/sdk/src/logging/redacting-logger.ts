@@ -23,9 +23,10 @@ const REDACTED = '[REDACTED]';
 const SENSITIVE_KEY = /token|secret|password|authorization|cookie|hmac|signature|^code$|client_secret|state$/i;
 // Tokens are caught by shape too, even when never registered as secrets: the platform prefixes
 // access, refresh, private-app tokens and authorization codes with sg_at_, sg_rt_, sg_pt_, sg_ac_.
+// Launch tokens are compact JWS: three base64url parts, the first two JSON objects (`eyJ`).
 // Likewise the OAuth parameters that carry secrets inside logged URLs.
-const TOKEN_PATTERN = /\bsg_(?:at|rt|pt|ac)_[A-Za-z0-9_-]+/g;
-const QUERY_SECRET = /([?&](?:code|hmac|state|access_token|refresh_token|client_secret)=)[^&#\s]*/gi;
+const TOKEN_PATTERN = /\bsg_(?:at|rt|pt|ac)_[A-Za-z0-9_-]+|\beyJ[A-Za-z0-9_-]*\.eyJ[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+/g;
+const QUERY_SECRET = /([?&](?:code|hmac|state|access_token|refresh_token|client_secret|id_token|subject_token)=)[^&#\s]*/gi;
 const MAX_SECRETS = 1024;
 
 /**

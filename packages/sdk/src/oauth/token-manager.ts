@@ -1,16 +1,30 @@
 // Access tokens that expire and are renewed with the refresh token: refresh ahead of expiry, one
 // refresh per shop at a time in this process, an optional lock across processes, the new pair saved
 // (compare-and-set) before it is handed out, `invalid_grant` turned into "re-authorisation needed".
-import { backoffDelayMs } from '../api/retry-policy.ts';
+// A merchant's online token is never refreshed: it has no refresh token by design, and once it
+// expires the app exchanges a new launch token instead.
 import type { ResolvedConfig } from '../config/app-config.ts';
-import { AbortedError, NetworkError, ReauthorizationRequiredError, SessionNotFoundError, TokenRefreshError } from '../errors.ts';
+import {
+  AbortedError,
+  NetworkError,
+  ReauthorizationRequiredError,
+  SessionExpiredError,
+  SessionNotFoundError,
+  TokenRefreshError,
+} from '../errors.ts';
 import type { SdkLogger } from '../logging/redacting-logger.ts';
-import type { Session } from '../session/session.ts';
-import { postTokenRequest, type TokenFailure } from './token-endpoint.ts';
+import { onlineSessionId, type Session } from '../session/session.ts';
+import { postTokenRequestWithRetries } from './token-endpoint.ts';
 
 /** Options of one token request. */
 export interface AccessTokenOptions {
   signal?: AbortSignal;
+  /**
+   * The merchant whose online token to use (the `sub` of their launch token, `associatedUser.id`)
+   * instead of the shop's offline token. Online tokens are never refreshed: an absent, expired (or
+   * expiring within the refresh margin) one throws `SessionExpiredError`.
+   */
+  userId?: string | undefined;
 }
 
 /**
@@ -52,6 +66,23 @@ export class TokenManager {
   }
 
   /**
+   * The online session of a merchant while it is still usable, `undefined` when absent or expired
+   * (or expiring within the refresh margin, when a shop's offline token would be refreshed).
+   *
+   * @example
+   * ```ts
+   * const session = await tokens.onlineSession('demo.localhost', '1'); // undefined: exchange a launch token
+   * ```
+   */
+  async onlineSession(shop: string, userId: string): Promise<Session | undefined> {
+    const session = await this.#config.sessionStorage.get(onlineSessionId(shop, userId));
+    if (!session || !session.online || session.shop !== shop || session.associatedUser?.id !== userId) return undefined;
+    if (session.expiresAt === null || session.expiresAt === undefined || this.#needsRefresh(session)) return undefined;
+    this.#log.addSecret(session.accessToken);
+    return session;
+  }
+
+  /**
    * A valid access token for `shop`, refreshed first when it expires within the margin.
    *
    * @example
@@ -60,6 +91,11 @@ export class TokenManager {
    * ```
    */
   async getAccessToken(shop: string, options: AccessTokenOptions = {}): Promise<string> {
+    if (options.userId !== undefined) {
+      const online = await this.onlineSession(shop, options.userId);
+      if (!online) throw new SessionExpiredError(shop, options.userId, 'is absent or expired');
+      return online.accessToken;
+    }
     const session = await this.#load(shop);
     if (!this.#needsRefresh(session)) return session.accessToken;
     return this.#refreshOnce(shop, session.accessToken, false, options.signal);
@@ -94,6 +130,10 @@ export class TokenManager {
     try {
       // Re-read under the lock: another process may have refreshed meanwhile.
       const current = await this.#load(shop);
+      if (current.online) {
+        // Stored under the shop's key by a storage that predates online sessions: still never refreshed.
+        throw new SessionExpiredError(shop, current.associatedUser?.id ?? 'unknown', 'cannot be refreshed (online tokens never are)');
+      }
       if (current.accessToken !== staleToken && !this.#needsRefresh(current)) return current.accessToken;
       if (!force && !this.#needsRefresh(current)) return current.accessToken;
       if (!current.refreshToken) {
@@ -108,63 +148,56 @@ export class TokenManager {
 
   async #refresh(current: Session, refreshToken: string): Promise<string> {
     const { shop } = current;
-    const retry = this.#config.retry;
-    let failure: TokenFailure | undefined;
-    let lastError: unknown;
-    for (let attempt = 0; attempt <= retry.maxRetries; attempt++) {
-      if (attempt > 0) {
-        const delay = backoffDelayMs(attempt - 1, retry, this.#config.randomBytes);
-        this.#log.warn('token refresh failed; retrying', { shop, attempt, delayMs: delay, status: failure?.status });
-        await this.#config.sleep(delay);
-      }
-      failure = undefined;
-      try {
-        const result = await postTokenRequest(this.#config, shop, { grant_type: 'refresh_token', refresh_token: refreshToken });
-        if (result.ok) {
-          const next: Session = {
-            ...current,
-            ...result.session,
-            refreshToken: result.session.refreshToken ?? refreshToken,
-            storeId: result.session.storeId ?? current.storeId,
-            storeName: result.session.storeName ?? current.storeName,
-            reauthorizationRequired: false,
-          };
-          this.#log.addSecret(next.accessToken);
-          this.#log.addSecret(next.refreshToken);
-          // Saved before it is returned: a crash after this line loses nothing.
-          const saved = await this.#config.sessionStorage.compareAndSet(shop, refreshToken, next);
-          if (!saved) {
-            const latest = await this.#load(shop);
-            this.#log.warn('another writer stored a newer session during the refresh; using it', { shop });
-            return latest.accessToken;
-          }
-          this.#log.info('access token refreshed', { shop, expiresAt: next.expiresAt });
-          return next.accessToken;
-        }
-        failure = result;
-        if (result.oauthError === 'invalid_grant') {
-          throw await this.#requireReauthorization(
-            current,
-            `the platform refused the refresh token (invalid_grant${result.description ? `: ${result.description}` : ''})`,
-          );
-        }
-        if (result.status < 500 && result.status !== 429 && result.status !== 408) break;
-      } catch (error) {
-        if (error instanceof AbortedError || !(error instanceof NetworkError)) throw error;
-        lastError = error;
-      }
-    }
-    if (failure) {
+    let result: Awaited<ReturnType<typeof postTokenRequestWithRetries>>;
+    try {
+      result = await postTokenRequestWithRetries(
+        this.#config,
+        this.#log,
+        shop,
+        { grant_type: 'refresh_token', refresh_token: refreshToken },
+        'token refresh',
+      );
+    } catch (error) {
+      if (!(error instanceof NetworkError)) throw error;
       throw new TokenRefreshError(
-        `refreshing the token of ${shop} failed with ${failure.status}${failure.oauthError ? ` ${failure.oauthError}` : ''}; the stored refresh token was kept`,
-        { status: failure.status, oauthError: failure.oauthError },
+        `refreshing the token of ${shop} failed after ${this.#config.retry.maxRetries + 1} attempts (network); the stored refresh token was kept`,
+        { cause: error },
+      );
+    }
+    if (result.ok) {
+      // Only the token fields are taken from the answer: the session stays the shop's offline one.
+      const next: Session = {
+        ...current,
+        id: current.id ?? shop,
+        accessToken: result.session.accessToken,
+        expiresAt: result.session.expiresAt,
+        scope: result.session.scope,
+        refreshToken: result.session.refreshToken ?? refreshToken,
+        storeId: result.session.storeId ?? current.storeId,
+        storeName: result.session.storeName ?? current.storeName,
+        reauthorizationRequired: false,
+      };
+      this.#log.addSecret(next.accessToken);
+      this.#log.addSecret(next.refreshToken);
+      // Saved before it is returned: a crash after this line loses nothing.
+      const saved = await this.#config.sessionStorage.compareAndSet(shop, refreshToken, next);
+      if (!saved) {
+        const latest = await this.#load(shop);
+        this.#log.warn('another writer stored a newer session during the refresh; using it', { shop });
+        return latest.accessToken;
+      }
+      this.#log.info('access token refreshed', { shop, expiresAt: next.expiresAt });
+      return next.accessToken;
+    }
+    if (result.oauthError === 'invalid_grant') {
+      throw await this.#requireReauthorization(
+        current,
+        `the platform refused the refresh token (invalid_grant${result.description ? `: ${result.description}` : ''})`,
       );
     }
     throw new TokenRefreshError(
-      `refreshing the token of ${shop} failed after ${retry.maxRetries + 1} attempts (network); the stored refresh token was kept`,
-      {
-        cause: lastError,
-      },
+      `refreshing the token of ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}; the stored refresh token was kept`,
+      { status: result.status, oauthError: result.oauthError },
     );
   }
 

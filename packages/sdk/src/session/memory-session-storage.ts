@@ -1,6 +1,6 @@
 // The default session storage: a Map in this process. Fine for development and a single process;
 // use the SQLite, PostgreSQL or Redis adapter when sessions must survive a restart or be shared.
-import type { Session, SessionStorage } from './session.ts';
+import { sessionIdOf, type Session, type SessionStorage } from './session.ts';
 
 /**
  * Session storage in process memory (the default of `createApp`). Sessions are copied in and out,
@@ -14,20 +14,21 @@ import type { Session, SessionStorage } from './session.ts';
 export function memorySessionStorage(): SessionStorage {
   const sessions = new Map<string, Session>();
   return {
-    async get(shop) {
-      const s = sessions.get(shop);
+    async get(id) {
+      const s = sessions.get(id);
       return s ? { ...s } : undefined;
     },
     async set(session) {
-      sessions.set(session.shop, { ...session });
+      const id = sessionIdOf(session);
+      sessions.set(id, { ...session, id });
     },
-    async delete(shop) {
-      sessions.delete(shop);
+    async delete(id) {
+      sessions.delete(id);
     },
-    async compareAndSet(shop, expectedRefreshToken, next) {
-      const current = sessions.get(shop);
+    async compareAndSet(id, expectedRefreshToken, next) {
+      const current = sessions.get(id);
       if (!current || (current.refreshToken ?? null) !== expectedRefreshToken) return false;
-      sessions.set(shop, { ...next, shop });
+      sessions.set(id, { ...next, id });
       return true;
     },
   };

@@ -2,7 +2,7 @@
 // dependency the app passes in; this module never imports it).
 import { SessionStorageError, TokenRefreshError } from '../errors.ts';
 import type { RefreshLock } from '../oauth/refresh-lock.ts';
-import { deserializeSession, isSafeIdentifier, serializeSession, type Session, type SessionStorage } from './session.ts';
+import { deserializeSession, isSafeIdentifier, serializeSession, sessionIdOf, type Session, type SessionStorage } from './session.ts';
 
 /** The part of a pg `Pool` (or `Client`) this adapter uses. */
 export interface PostgresQueryable {
@@ -16,7 +16,9 @@ export interface PostgresSessionStorageOptions {
 }
 
 /**
- * Session storage in PostgreSQL. Pass a pg `Pool`; the table is created on first use.
+ * Session storage in PostgreSQL. Pass a pg `Pool`; the table is created on first use. Its `shop`
+ * column holds the session id (the shop hostname for a shop's offline session, so tables written
+ * by earlier versions are read as they are).
  *
  * @example
  * ```ts
@@ -47,33 +49,33 @@ export function postgresSessionStorage(pool: PostgresQueryable, options: Postgre
       );
     return created;
   };
-  const stamp = (session: Session): Session => ({ ...session, updatedAt: Math.floor(Date.now() / 1000) });
+  const stamp = (session: Session, id: string): Session => ({ ...session, id, updatedAt: Math.floor(Date.now() / 1000) });
   return {
-    async get(shop) {
+    async get(id) {
       await ready();
-      const { rows } = await pool.query(`SELECT data FROM ${table} WHERE shop = $1`, [shop]);
+      const { rows } = await pool.query(`SELECT data FROM ${table} WHERE shop = $1`, [id]);
       const row = rows[0];
       return row ? deserializeSession(row['data'] as string) : undefined;
     },
     async set(session) {
       await ready();
-      const s = stamp(session);
+      const s = stamp(session, sessionIdOf(session));
       await pool.query(
         `INSERT INTO ${table} (shop, data, refresh_token, updated_at) VALUES ($1, $2, $3, $4)
          ON CONFLICT (shop) DO UPDATE SET data = EXCLUDED.data, refresh_token = EXCLUDED.refresh_token, updated_at = EXCLUDED.updated_at`,
-        [s.shop, serializeSession(s), s.refreshToken ?? null, s.updatedAt],
+        [s.id, serializeSession(s), s.refreshToken ?? null, s.updatedAt],
       );
     },
-    async delete(shop) {
+    async delete(id) {
       await ready();
-      await pool.query(`DELETE FROM ${table} WHERE shop = $1`, [shop]);
+      await pool.query(`DELETE FROM ${table} WHERE shop = $1`, [id]);
     },
-    async compareAndSet(shop, expectedRefreshToken, next) {
+    async compareAndSet(id, expectedRefreshToken, next) {
       await ready();
-      const s = stamp({ ...next, shop });
+      const s = stamp(next, id);
       const result = await pool.query(
         `UPDATE ${table} SET data = $1, refresh_token = $2, updated_at = $3 WHERE shop = $4 AND refresh_token IS NOT DISTINCT FROM $5`,
-        [serializeSession(s), s.refreshToken ?? null, s.updatedAt, shop, expectedRefreshToken],
+        [serializeSession(s), s.refreshToken ?? null, s.updatedAt, id, expectedRefreshToken],
       );
       return result.rowCount === 1;
     },

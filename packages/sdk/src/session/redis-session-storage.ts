@@ -3,7 +3,7 @@
 import { randomFloat, cryptoRandomBytes } from '../crypto/random.ts';
 import { bytesToBase64Url } from '../crypto/encoding.ts';
 import { TokenRefreshError } from '../errors.ts';
-import { deserializeSession, serializeSession, type SessionStorage } from './session.ts';
+import { deserializeSession, serializeSession, sessionIdOf, type SessionStorage } from './session.ts';
 import type { RefreshLock } from '../oauth/refresh-lock.ts';
 
 /** The part of an ioredis client this module uses. */
@@ -17,7 +17,7 @@ export interface RedisClient {
 
 /** Options of {@link redisSessionStorage}. */
 export interface RedisSessionStorageOptions {
-  /** Key prefix (default `storegate:session:`); one hash per shop. */
+  /** Key prefix (default `storegate:session:`); one hash per session id (the shop hostname for a shop's offline session). */
   prefix?: string;
 }
 
@@ -41,22 +41,23 @@ return 1`;
  */
 export function redisSessionStorage(redis: RedisClient, options: RedisSessionStorageOptions = {}): SessionStorage {
   const prefix = options.prefix ?? 'storegate:session:';
-  const key = (shop: string) => prefix + shop;
+  const key = (id: string) => prefix + id;
   return {
-    async get(shop) {
-      const data = await redis.hget(key(shop), 'data');
+    async get(id) {
+      const data = await redis.hget(key(id), 'data');
       return data === null ? undefined : deserializeSession(data);
     },
     async set(session) {
-      const s = { ...session, updatedAt: Math.floor(Date.now() / 1000) };
-      await redis.hset(key(s.shop), 'data', serializeSession(s), 'rt', s.refreshToken ?? '');
+      const id = sessionIdOf(session);
+      const s = { ...session, id, updatedAt: Math.floor(Date.now() / 1000) };
+      await redis.hset(key(id), 'data', serializeSession(s), 'rt', s.refreshToken ?? '');
     },
-    async delete(shop) {
-      await redis.del(key(shop));
+    async delete(id) {
+      await redis.del(key(id));
     },
-    async compareAndSet(shop, expectedRefreshToken, next) {
-      const s = { ...next, shop, updatedAt: Math.floor(Date.now() / 1000) };
-      const done = await redis.eval(CAS_SCRIPT, 1, key(shop), expectedRefreshToken ?? '', serializeSession(s), s.refreshToken ?? '');
+    async compareAndSet(id, expectedRefreshToken, next) {
+      const s = { ...next, id, updatedAt: Math.floor(Date.now() / 1000) };
+      const done = await redis.eval(CAS_SCRIPT, 1, key(id), expectedRefreshToken ?? '', serializeSession(s), s.refreshToken ?? '');
       return Number(done) === 1;
     },
   };

@@ -1,7 +1,7 @@
 // `@storegate/app/session/sqlite`: sessions in a SQLite table through better-sqlite3 (a peer
 // dependency the app passes in; this module never imports it).
 import { SessionStorageError } from '../errors.ts';
-import { deserializeSession, isSafeIdentifier, serializeSession, type Session, type SessionStorage } from './session.ts';
+import { deserializeSession, isSafeIdentifier, serializeSession, sessionIdOf, type Session, type SessionStorage } from './session.ts';
 
 /** The part of a better-sqlite3 `Database` this adapter uses. */
 export interface SqliteDatabase {
@@ -20,6 +20,8 @@ export interface SqliteSessionStorageOptions {
 
 /**
  * Session storage in SQLite. Pass a better-sqlite3 `Database`; the table is created on first use.
+ * Its `shop` column holds the session id (the shop hostname for a shop's offline session, so
+ * tables written by earlier versions are read as they are).
  *
  * @example
  * ```ts
@@ -56,22 +58,22 @@ export function sqliteSessionStorage(db: SqliteDatabase, options: SqliteSessionS
     }
     return statements;
   };
-  const stamp = (session: Session): Session => ({ ...session, updatedAt: Math.floor(Date.now() / 1000) });
+  const stamp = (session: Session, id: string): Session => ({ ...session, id, updatedAt: Math.floor(Date.now() / 1000) });
   return {
-    async get(shop) {
-      const row = ready().get.get(shop) as { data: string } | undefined;
+    async get(id) {
+      const row = ready().get.get(id) as { data: string } | undefined;
       return row ? deserializeSession(row.data) : undefined;
     },
     async set(session) {
-      const s = stamp(session);
-      ready().upsert.run(s.shop, serializeSession(s), s.refreshToken ?? null, s.updatedAt);
+      const s = stamp(session, sessionIdOf(session));
+      ready().upsert.run(s.id, serializeSession(s), s.refreshToken ?? null, s.updatedAt);
     },
-    async delete(shop) {
-      ready().del.run(shop);
+    async delete(id) {
+      ready().del.run(id);
     },
-    async compareAndSet(shop, expectedRefreshToken, next) {
-      const s = stamp({ ...next, shop });
-      return ready().cas.run(serializeSession(s), s.refreshToken ?? null, s.updatedAt, shop, expectedRefreshToken).changes === 1;
+    async compareAndSet(id, expectedRefreshToken, next) {
+      const s = stamp(next, id);
+      return ready().cas.run(serializeSession(s), s.refreshToken ?? null, s.updatedAt, id, expectedRefreshToken).changes === 1;
     },
   };
 }
