@@ -10,7 +10,7 @@ import { fakeFetch, json } from './support/fake-fetch.ts';
 import { memorySessionStorage } from '../src/session/memory-session-storage.ts';
 import { postgresRefreshLock, postgresSessionStorage } from '../src/session/postgres-session-storage.ts';
 import { redisRefreshLock, redisSessionStorage } from '../src/session/redis-session-storage.ts';
-import type { Session, SessionStorage } from '../src/session/session.ts';
+import { onlineSessionId, type Session, type SessionStorage } from '../src/session/session.ts';
 import { sqliteSessionStorage } from '../src/session/sqlite-session-storage.ts';
 
 const run = `t${process.pid}_${Date.now().toString(36)}`;
@@ -23,6 +23,36 @@ const session = (shop: string, refreshToken: string | null = 'sg_rt_1'): Session
   storeId: '42',
   storeName: 'demo',
 });
+
+const online = (shop: string, userId: string, accessToken = 'sg_at_online1'): Session => ({
+  id: onlineSessionId(shop, userId),
+  shop,
+  accessToken,
+  refreshToken: null,
+  expiresAt: 1_700_086_400,
+  scope: 'read_products write_products',
+  storeId: '42',
+  storeName: 'demo',
+  online: true,
+  associatedUser: { id: userId, email: `merchant${userId}@example.com` },
+  associatedUserScope: 'read_products',
+});
+
+// What a version without session ids stored: no `id`, no online fields.
+const LEGACY_JSON = JSON.stringify({
+  shop: 'old.localhost',
+  accessToken: 'sg_at_legacy',
+  refreshToken: 'sg_rt_legacy',
+  expiresAt: 1_700_003_600,
+  scope: 'read_products',
+});
+
+/** A row written by an earlier version reads as the shop's offline session and can still be refreshed. */
+async function readsLegacyRow(s: SessionStorage) {
+  expect(await s.get('old.localhost')).toMatchObject({ id: 'old.localhost', shop: 'old.localhost', accessToken: 'sg_at_legacy' });
+  expect(await s.compareAndSet('old.localhost', 'sg_rt_legacy', { ...session('old.localhost'), refreshToken: 'sg_rt_next' })).toBe(true);
+  expect(await s.get('old.localhost')).toMatchObject({ id: 'old.localhost', refreshToken: 'sg_rt_next' });
+}
 
 /** Two apps (two "processes") sharing storage and a lock: one refresh between them. */
 async function twoProcessesRefreshOnce(storage: SessionStorage, lock: RefreshLock) {
@@ -80,6 +110,28 @@ function contract(name: string, make: () => Promise<SessionStorage>, options: { 
       expect(await s.compareAndSet('none.localhost', 'sg_rt_1', session('none.localhost'))).toBe(false);
       expect(await s.get('none.localhost')).toBeUndefined();
     });
+    it("keeps a shop's offline session and its merchants' online sessions apart, every field round-tripped", async () => {
+      const s = await make();
+      await s.set(session('o.localhost'));
+      await s.set(online('o.localhost', '7'));
+      await s.set(online('o.localhost', '8', 'sg_at_online8'));
+      const offline = await s.get('o.localhost');
+      expect(offline).toMatchObject({ ...session('o.localhost'), id: 'o.localhost' });
+      expect(offline?.online).toBeUndefined();
+      const seven = await s.get('online_o.localhost_7');
+      expect(seven).toEqual({ ...online('o.localhost', '7'), updatedAt: seven?.updatedAt });
+      expect(seven?.associatedUser).toEqual({ id: '7', email: 'merchant7@example.com' });
+      expect(await s.get('online_o.localhost_8')).toMatchObject({ accessToken: 'sg_at_online8', associatedUser: { id: '8' } });
+      // An online session without an id is stored under its merchant's key, not over the offline one.
+      const { id: _dropped, ...withoutId } = online('o.localhost', '7', 'sg_at_online7b');
+      await s.set(withoutId);
+      expect(await s.get('online_o.localhost_7')).toMatchObject({ id: 'online_o.localhost_7', accessToken: 'sg_at_online7b' });
+      expect((await s.get('o.localhost'))?.accessToken).toBe('sg_at_1');
+      await s.delete('online_o.localhost_7');
+      expect(await s.get('online_o.localhost_7')).toBeUndefined();
+      expect(await s.get('online_o.localhost_8')).toBeDefined();
+      expect((await s.get('o.localhost'))?.accessToken).toBe('sg_at_1');
+    });
     it('compareAndSet handles a session without a refresh token', async () => {
       const s = await make();
       await s.set(session('c.localhost', null));
@@ -118,6 +170,17 @@ describe('SQLite adapter', () => {
       expect.objectContaining({ code: 'SESSION_STORAGE_FAILED' }),
     );
   });
+  it('reads a row written by an earlier version as the offline session', async () => {
+    const db = new Database(':memory:');
+    const s = sqliteSessionStorage(db, { table: 'legacy' });
+    await s.get('x.localhost');
+    db.prepare('INSERT INTO legacy (shop, data, refresh_token, updated_at) VALUES (?, ?, ?, 0)').run(
+      'old.localhost',
+      LEGACY_JSON,
+      'sg_rt_legacy',
+    );
+    await readsLegacyRow(s);
+  });
 });
 
 describe.skipIf(!process.env.TEST_PG_URL)('PostgreSQL', () => {
@@ -155,6 +218,18 @@ describe.skipIf(!process.env.TEST_PG_URL)('PostgreSQL', () => {
     expect(order).toHaveLength(6);
     for (let i = 0; i < order.length; i += 2) expect(order[i]!.split(' ')[0]).toBe(order[i + 1]!.split(' ')[0]);
   });
+  it('reads a row written by an earlier version as the offline session', async () => {
+    const table = `${run}_pg_legacy`;
+    tables.push(table);
+    const s = postgresSessionStorage(pool, { table });
+    await s.get('x.localhost');
+    await pool.query(`INSERT INTO ${table} (shop, data, refresh_token, updated_at) VALUES ($1, $2, $3, 0)`, [
+      'old.localhost',
+      LEGACY_JSON,
+      'sg_rt_legacy',
+    ]);
+    await readsLegacyRow(s);
+  });
   it('creates its table on first use, also when two instances start at once', async () => {
     const table = `${run}_pg_race`;
     tables.push(table);
@@ -181,6 +256,10 @@ describe.skipIf(!process.env.TEST_REDIS_URL)('Redis', () => {
       redisSessionStorage(redis, { prefix: `${prefix}two:` }),
       redisRefreshLock(redis, { prefix: `${prefix}twolock:` }),
     );
+  });
+  it('reads a hash written by an earlier version as the offline session', async () => {
+    await redis.hset(`${prefix}legacy:old.localhost`, 'data', LEGACY_JSON, 'rt', 'sg_rt_legacy');
+    await readsLegacyRow(redisSessionStorage(redis, { prefix: `${prefix}legacy:` }));
   });
   it('the refresh lock lets one holder in at a time', async () => {
     const lock = redisRefreshLock(redis, { prefix: `${prefix}lock:`, ttlMs: 5000 });

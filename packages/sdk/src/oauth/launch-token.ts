@@ -141,9 +141,10 @@ export async function verifyLaunchToken(token: unknown, options: VerifyLaunchTok
   const segments = token.split('.');
   if (segments.length !== 3) throw malformed('a compact JWS has three dot-separated parts');
   const [headerPart, payloadPart, signaturePart] = segments as [string, string, string];
-  if (!SEGMENT.test(headerPart) || !SEGMENT.test(payloadPart) || !SEGMENT.test(signaturePart))
-    throw malformed('each part must be non-empty base64url without padding');
+  if (!SEGMENT.test(headerPart)) throw malformed('each part must be non-empty base64url without padding');
+  // The algorithm first, so an unsigned token (`alg: none`, empty signature) is named as such.
   checkHeader(decodeJsonSegment(headerPart, 'header'));
+  if (!SEGMENT.test(payloadPart) || !SEGMENT.test(signaturePart)) throw malformed('each part must be non-empty base64url without padding');
 
   const signingInput = `${headerPart}.${payloadPart}`;
   const secrets = typeof options.secret === 'string' ? [options.secret] : options.secret;

@@ -76,7 +76,7 @@ export class TokenManager {
    */
   async onlineSession(shop: string, userId: string): Promise<Session | undefined> {
     const session = await this.#config.sessionStorage.get(onlineSessionId(shop, userId));
-    if (!session || !session.online || session.shop !== shop || session.associatedUser?.id !== userId) return undefined;
+    if (!session?.online || session.shop !== shop || session.associatedUser?.id !== userId) return undefined;
     if (session.expiresAt === null || session.expiresAt === undefined || this.#needsRefresh(session)) return undefined;
     this.#log.addSecret(session.accessToken);
     return session;
