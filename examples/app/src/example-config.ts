@@ -36,6 +36,11 @@ export interface ExampleConfig {
   webhookLogSize: number;
   /** Products per page. */
   pageSize: number;
+  /**
+   * Managed install (`STOREGATE_MANAGED_INSTALL=1`): the App URL takes the platform's signed launch
+   * (hmac + id_token) and exchanges the launch token for tokens, with no OAuth redirect of its own.
+   */
+  managedInstall: boolean;
 }
 
 export class ExampleConfigError extends Error {
@@ -98,6 +103,7 @@ function httpUrl(env: Env, name: string, fallback: string, problems: string[]): 
  * | `APP_SESSION_STORAGE` | `sqlite` (file `APP_SESSION_DB`, default `examples/app/data/sessions.db`) or `memory` |
  * | `APP_WEBHOOK_LOG_SIZE` | `50` |
  * | `APP_PAGE_SIZE` | `10` |
+ * | `STOREGATE_MANAGED_INSTALL` | `0` (OAuth at the App URL); `1`: managed install (token exchange of the launch token) |
  */
 export function loadExampleConfig(env: Env): ExampleConfig {
   const problems: string[] = [];
@@ -139,6 +145,10 @@ export function loadExampleConfig(env: Env): ExampleConfig {
 
   const webhookLogSize = integer(env, 'APP_WEBHOOK_LOG_SIZE', 50, 1, 10_000, problems);
   const pageSize = integer(env, 'APP_PAGE_SIZE', 10, 1, 250, problems);
+  const managedRaw = env['STOREGATE_MANAGED_INSTALL']?.trim().toLowerCase() ?? '';
+  if (!['', '0', '1', 'false', 'true'].includes(managedRaw))
+    problems.push(`STOREGATE_MANAGED_INSTALL must be 1 (managed install) or 0 (OAuth at the App URL) (got "${managedRaw}")`);
+  const managedInstall = managedRaw === '1' || managedRaw === 'true';
 
   if (problems.length > 0) throw new ExampleConfigError(problems);
   return {
@@ -156,6 +166,7 @@ export function loadExampleConfig(env: Env): ExampleConfig {
     sessionStorage,
     webhookLogSize,
     pageSize,
+    managedInstall,
   };
 }
 

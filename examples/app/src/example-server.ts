@@ -2,7 +2,9 @@
 // itself (main.ts does), so tests can run it on any port.
 //
 //   GET  /               App URL: the platform's signed install request (shop, timestamp, hmac) →
-//                        authorize; without a query, a home page with an install form
+//                        authorize; without a query, a home page with an install form. With
+//                        STOREGATE_MANAGED_INSTALL=1: the signed launch (… and id_token) → token
+//                        exchange → the products, no redirect
 //   GET  /auth?shop=     install into a store named by the merchant (seed §4.1, last bullet)
 //   GET  /auth/callback  checks state, hmac, shop, timestamp; exchanges the code; subscribes webhooks
 //   GET  /products       one page of products, links to the next (and on 2022-01 the previous) page
@@ -19,6 +21,7 @@ import {
   createAdminClient,
   createApp,
   HmacError,
+  LaunchTokenError,
   NetworkError,
   NotFoundError,
   ParameterError,
@@ -43,6 +46,7 @@ import { localhostFetch } from '@storegate/app/node';
 import { sqliteSessionStorage } from '@storegate/app/session/sqlite';
 import { API_VERSIONS, WEBHOOK_TOPICS, type ApiVersion, type ExampleConfig } from './example-config.ts';
 import { eventsPage, homePage, messagePage, productsPage, type ProductRow } from './html-views.ts';
+import { ManagedLaunches, MissingLaunchTokenError, type ManagedLaunch } from './managed-launch.ts';
 import { ShopAccessCookie } from './shop-access-cookie.ts';
 import { subscribeWebhooks, type SubscriptionStatus } from './webhook-subscriber.ts';
 import { WebhookLog } from './webhook-log.ts';
@@ -114,11 +118,32 @@ interface ErrorAnswer {
   headers?: Record<string, string>;
 }
 
-function installAgain(shop: string | undefined): { href: string; label: string } | undefined {
-  return shop ? { href: `/auth?shop=${encodeURIComponent(shop)}`, label: 'Install (authorize) again' } : undefined;
+type Action = { href: string; label: string } | undefined;
+
+function describeError(
+  error: unknown,
+  shop: string | undefined,
+  platform: string,
+  installAgain: (shop?: string) => Action,
+): ErrorAnswer | undefined {
+  if (error instanceof LaunchTokenError || error instanceof MissingLaunchTokenError) {
+    return {
+      status: 400,
+      title: 'This launch could not be verified',
+      message: error.message,
+      code: error instanceof LaunchTokenError ? error.code : undefined,
+      action: installAgain(shop),
+    };
+  }
+  return describeOtherError(error, shop, platform, installAgain);
 }
 
-function describeError(error: unknown, shop: string | undefined, platform: string): ErrorAnswer | undefined {
+function describeOtherError(
+  error: unknown,
+  shop: string | undefined,
+  platform: string,
+  installAgain: (shop?: string) => Action,
+): ErrorAnswer | undefined {
   if (error instanceof RequestError) return { status: error.status, title: 'Bad request', message: error.message, action: error.action };
   if (
     error instanceof StateError ||
@@ -147,8 +172,8 @@ function describeError(error: unknown, shop: string | undefined, platform: strin
   if (error instanceof TokenExchangeError) {
     return {
       status: 502,
-      title: 'The platform refused the code exchange',
-      message: `${error.message}. Codes are single-use and expire after a minute: start the install again.`,
+      title: 'The platform refused the token exchange',
+      message: `${error.message}. Codes and launch tokens are single-use and expire after a minute: start again.`,
       code: error.code,
       action: installAgain(shop),
     };
@@ -235,6 +260,17 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
   const subscriptions = new Map<string, SubscriptionStatus>();
   const access = new ShopAccessCookie(config.clientSecret, { secure: config.appUrl.startsWith('https://') });
   const platformOrigin = (shop: string) => config.apiOrigin.split('{shop}').join(shop);
+  // Where a merchant starts again: the OAuth install of this app, or with managed install the
+  // store admin, which installs and opens the app itself.
+  const installAgain = (shop?: string): Action => {
+    if (!shop) return undefined;
+    if (config.managedInstall) return { href: `${platformOrigin(shop)}/admin`, label: 'Open the app from the store admin' };
+    return { href: `/auth?shop=${encodeURIComponent(shop)}`, label: 'Install (authorize) again' };
+  };
+  const subscribeAfterInstall = async (shop: string) => {
+    subscriptions.set(shop, await subscribeWebhooks(app.client(shop), config.webhookAddress, WEBHOOK_TOPICS));
+  };
+  const launches = new ManagedLaunches(app, subscribeAfterInstall);
 
   /** A client pinned to `version`: the app's own, or one sharing its token manager. */
   const clientFor = (shop: string, version: ApiVersion): AdminClient =>
@@ -298,6 +334,13 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     .route('/')
     .get(async (req, res) => {
       const query = queryOf(req);
+      if (query.has('hmac') && config.managedInstall) {
+        // Managed install: the launch is verified and its token exchanged here; the page follows.
+        const launch = await launches.open({ url: req.originalUrl, headers: req.headers });
+        res.setHeader('set-cookie', access.issue(launch.shop));
+        await sendProducts(res, launch.shop, new URLSearchParams(), launch);
+        return;
+      }
       if (query.has('hmac')) {
         // The App URL request (seed §2.3, §5.2): verify before anything else.
         const install = await app.verifyInstallRequest({ url: req.originalUrl, headers: req.headers });
@@ -342,12 +385,57 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     .route('/auth/callback')
     .get(async (req, res) => {
       const session = await app.auth.callback({ url: req.originalUrl, headers: req.headers });
-      const status = await subscribeWebhooks(app.client(session.shop), config.webhookAddress, WEBHOOK_TOPICS);
-      subscriptions.set(session.shop, status);
+      await subscribeAfterInstall(session.shop);
       res.setHeader('set-cookie', [app.auth.clearStateCookie(), access.issue(session.shop)]);
       res.redirect(303, `/products?shop=${encodeURIComponent(session.shop)}&installed=1`);
     })
     .all(methodNotAllowed('GET'));
+
+  /** One page of products (the query's version, cursor and direction), with the launch's news when there is one. */
+  const sendProducts = async (res: Response, shop: string, query: URLSearchParams, launch?: ManagedLaunch): Promise<void> => {
+    const version = single(query, 'version') ?? config.apiVersion;
+    if (!(API_VERSIONS as readonly string[]).includes(version))
+      throw new RequestError(400, `Unknown API version "${version}": use one of ${API_VERSIONS.join(', ')}.`);
+    const direction = single(query, 'direction') ?? 'forward';
+    if (direction !== 'forward' && direction !== 'backward')
+      throw new RequestError(400, `direction must be "forward" or "backward" (got "${direction}").`);
+    const cursor = single(query, 'cursor');
+    if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
+      throw new RequestError(400, 'The cursor must be the opaque text a previous page gave (1 to 2048 visible characters).');
+    if (direction === 'backward' && version !== '2022-01')
+      throw new RequestError(
+        400,
+        `Going backwards needs API version 2022-01 (its pages carry pre_cursor); ${version} pages only go forward.`,
+      );
+    if (direction === 'backward' && cursor === undefined)
+      throw new RequestError(400, 'Going backwards starts from a page\'s pre_cursor: pass it as "cursor".');
+    const installed = single(query, 'installed');
+    if (installed !== undefined && installed !== '1') throw new RequestError(400, 'installed must be 1 when given.');
+
+    const client = clientFor(shop, version as ApiVersion);
+    const [page] = await client
+      .pages<ProductRow>('products', { limit: config.pageSize, cursor: cursor ?? null, direction, maxPages: 1 })
+      .toArray({ max: 1 });
+    if (!page) throw new Error('the paginator returned no page');
+    const link = (c: string, dir: 'forward' | 'backward') =>
+      `/products?${new URLSearchParams({ shop, version, ...(dir === 'backward' ? { direction: dir } : {}), cursor: c }).toString()}`;
+    // Forward pages say whether another follows; a page reached backwards always has one after it.
+    const next = page.direction === 'backward' || page.hasMore ? page.cursor : null;
+    res.type('html').send(
+      productsPage({
+        shop,
+        apiVersion: version,
+        versions: API_VERSIONS,
+        products: page.data,
+        nextHref: next ? link(next, 'forward') : undefined,
+        previousHref: page.preCursor ? link(page.preCursor, 'backward') : undefined,
+        requestCursor: page.requestCursor,
+        installed: installed === '1' || launch?.installed === true,
+        subscriptions: subscriptions.get(shop),
+        signedInAs: launch?.user,
+      }),
+    );
+  };
 
   server
     .route('/products')
@@ -355,47 +443,7 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       const query = queryOf(req);
       const shop = shopParam(query);
       requireAccess(req, shop);
-      const version = single(query, 'version') ?? config.apiVersion;
-      if (!(API_VERSIONS as readonly string[]).includes(version))
-        throw new RequestError(400, `Unknown API version "${version}": use one of ${API_VERSIONS.join(', ')}.`);
-      const direction = single(query, 'direction') ?? 'forward';
-      if (direction !== 'forward' && direction !== 'backward')
-        throw new RequestError(400, `direction must be "forward" or "backward" (got "${direction}").`);
-      const cursor = single(query, 'cursor');
-      if (cursor !== undefined && !CURSOR_PATTERN.test(cursor))
-        throw new RequestError(400, 'The cursor must be the opaque text a previous page gave (1 to 2048 visible characters).');
-      if (direction === 'backward' && version !== '2022-01')
-        throw new RequestError(
-          400,
-          `Going backwards needs API version 2022-01 (its pages carry pre_cursor); ${version} pages only go forward.`,
-        );
-      if (direction === 'backward' && cursor === undefined)
-        throw new RequestError(400, 'Going backwards starts from a page\'s pre_cursor: pass it as "cursor".');
-      const installed = single(query, 'installed');
-      if (installed !== undefined && installed !== '1') throw new RequestError(400, 'installed must be 1 when given.');
-
-      const client = clientFor(shop, version as ApiVersion);
-      const [page] = await client
-        .pages<ProductRow>('products', { limit: config.pageSize, cursor: cursor ?? null, direction, maxPages: 1 })
-        .toArray({ max: 1 });
-      if (!page) throw new Error('the paginator returned no page');
-      const link = (c: string, dir: 'forward' | 'backward') =>
-        `/products?${new URLSearchParams({ shop, version, ...(dir === 'backward' ? { direction: dir } : {}), cursor: c }).toString()}`;
-      // Forward pages say whether another follows; a page reached backwards always has one after it.
-      const next = page.direction === 'backward' || page.hasMore ? page.cursor : null;
-      res.type('html').send(
-        productsPage({
-          shop,
-          apiVersion: version,
-          versions: API_VERSIONS,
-          products: page.data,
-          nextHref: next ? link(next, 'forward') : undefined,
-          previousHref: page.preCursor ? link(page.preCursor, 'backward') : undefined,
-          requestCursor: page.requestCursor,
-          installed: installed === '1',
-          subscriptions: subscriptions.get(shop),
-        }),
-      );
+      await sendProducts(res, shop, query);
     })
     .all(methodNotAllowed('GET'));
 
@@ -429,6 +477,7 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       if (fresh && event.topic === 'app/uninstalled') {
         // The platform revoked every token of the installation: forget them.
         await app.sessions.delete(event.shop);
+        await launches.forget(event.shop);
         subscriptions.delete(event.shop);
       }
       res
@@ -472,7 +521,7 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     } catch {
       shop = undefined;
     }
-    const answer = describeError(error, shop, shop ? platformOrigin(shop) : config.apiOrigin);
+    const answer = describeError(error, shop, shop ? platformOrigin(shop) : config.apiOrigin, installAgain);
     if (!answer) {
       deps.logger?.error?.('example app: unexpected error', { path: req.path, message: (error as Error).message });
       if (!deps.logger) console.error(`example app: ${req.method} ${req.path}:`, error);

@@ -75,6 +75,8 @@ export interface ProductsView {
   requestCursor: string | null;
   installed: boolean;
   subscriptions: ReadonlyMap<string, string> | undefined;
+  /** The merchant whose online session this launch gave (managed install). */
+  signedInAs?: { id: string; email: string } | undefined;
 }
 
 export function productsPage(view: ProductsView): string {
@@ -98,9 +100,12 @@ export function productsPage(view: ProductsView): string {
   const installed = view.installed
     ? `<div class="notice">The app is installed in ${escapeHtml(view.shop)}.${view.subscriptions ? ` Webhooks: ${[...view.subscriptions].map(([topic, status]) => `${escapeHtml(topic)} (${escapeHtml(status)})`).join(', ')}.` : ''}</div>`
     : '';
+  const signedIn = view.signedInAs
+    ? `<div class="notice">Opened by <strong>${escapeHtml(view.signedInAs.email || `merchant ${view.signedInAs.id}`)}</strong> (merchant ${escapeHtml(view.signedInAs.id)}, online token).</div>`
+    : '';
   return layout(
     `Products of ${view.shop}`,
-    `${installed}<h1>Products</h1>
+    `${installed}${signedIn}<h1>Products</h1>
 <p class="muted">API version ${versionLinks}${view.apiVersion === '2022-01' ? ' (older convention: cursor + pre_cursor, so you can go back)' : ' (newer convention: cursor + has_more; switch to 2022-01 to page backwards)'}</p>
 ${view.products.length === 0 ? '<p>No products on this page.</p>' : `<table><thead><tr><th>ID</th><th>Title</th><th>Vendor</th><th>Status</th><th>Price</th><th>Updated</th></tr></thead><tbody>\n${rows}\n</tbody></table>`}
 ${pager}

@@ -31,8 +31,15 @@ const listener = example.server.listen(config.port, config.host, () => {
     [
       '',
       `storegate example app listening on http://${config.host}:${port}  (App URL ${config.appUrl})`,
-      `  install:   open the store admin (e.g. ${storeAdminUrl(config)}), log in, Apps → "Demo app" → Install`,
-      `             or http://localhost:${port}/auth?shop=demo`,
+      ...(config.managedInstall
+        ? [
+            `  install:   managed (STOREGATE_MANAGED_INSTALL=1): install from the store admin (e.g. ${storeAdminUrl(config)});`,
+            '             the App URL verifies the launch and exchanges its id_token, no OAuth redirect',
+          ]
+        : [
+            `  install:   open the store admin (e.g. ${storeAdminUrl(config)}), log in, Apps → "Demo app" → Install`,
+            `             or http://localhost:${port}/auth?shop=demo`,
+          ]),
       `  platform:  expected at ${config.apiOrigin}  API version ${config.apiVersion}  (another address: STOREGATE_API_ORIGIN)`,
       `  webhooks:  ${config.webhookAddress}  (${WEBHOOK_TOPICS.join(', ')})`,
       `  sessions:  ${sessions}`,
