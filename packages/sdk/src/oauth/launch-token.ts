@@ -92,7 +92,8 @@ function requireString(claims: Record<string, unknown>, name: string): string {
 
 function requireTime(claims: Record<string, unknown>, name: string): number {
   const value = claims[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+  // A NumericDate may carry fractions of a second (RFC 7519 section 2); the platform sends whole ones.
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0)
     throw new LaunchTokenError('LAUNCH_TOKEN_CLAIM_MISSING', `launch token has no "${name}" claim (unix seconds)`, name);
   return value;
 }
