@@ -45,8 +45,8 @@ import {
 import { localhostFetch } from '@storegate/app/node';
 import { sqliteSessionStorage } from '@storegate/app/session/sqlite';
 import { API_VERSIONS, WEBHOOK_TOPICS, type ApiVersion, type ExampleConfig } from './example-config.ts';
-import { eventsPage, homePage, messagePage, productsPage, type ProductRow } from './html-views.ts';
-import { ManagedLaunches, MissingLaunchTokenError, type ManagedLaunch } from './managed-launch.ts';
+import { eventsPage, homePage, messagePage, productsPage, type ProductRow, type ProductsView } from './html-views.ts';
+import { ManagedLaunches, MissingLaunchTokenError } from './managed-launch.ts';
 import { ShopAccessCookie } from './shop-access-cookie.ts';
 import { subscribeWebhooks, type SubscriptionStatus } from './webhook-subscriber.ts';
 import { WebhookLog } from './webhook-log.ts';
@@ -270,7 +270,9 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
   const subscribeAfterInstall = async (shop: string) => {
     subscriptions.set(shop, await subscribeWebhooks(app.client(shop), config.webhookAddress, WEBHOOK_TOPICS));
   };
-  const launches = new ManagedLaunches(app, subscribeAfterInstall);
+  const launches = new ManagedLaunches(app, subscribeAfterInstall, (shop, error) =>
+    deps.logger?.warn?.('example app: no online token for this launch', { shop, code: error.code, message: error.message }),
+  );
 
   /** A client pinned to `version`: the app's own, or one sharing its token manager. */
   const clientFor = (shop: string, version: ApiVersion): AdminClient =>
@@ -336,9 +338,15 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       const query = queryOf(req);
       if (query.has('hmac') && config.managedInstall) {
         // Managed install: the launch is verified and its token exchanged here; the page follows.
-        const launch = await launches.open({ url: req.originalUrl, headers: req.headers });
+        const { launch, result: view } = await launches.open({ url: req.originalUrl, headers: req.headers }, (shop) =>
+          productsView(shop, new URLSearchParams()),
+        );
         res.setHeader('set-cookie', access.issue(launch.shop));
-        await sendProducts(res, launch.shop, new URLSearchParams(), launch);
+        res
+          .type('html')
+          .send(
+            productsPage({ ...view, installed: launch.installed, subscriptions: subscriptions.get(launch.shop), signedInAs: launch.user }),
+          );
         return;
       }
       if (query.has('hmac')) {
@@ -391,8 +399,8 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     })
     .all(methodNotAllowed('GET'));
 
-  /** One page of products (the query's version, cursor and direction), with the launch's news when there is one. */
-  const sendProducts = async (res: Response, shop: string, query: URLSearchParams, launch?: ManagedLaunch): Promise<void> => {
+  /** One page of products (the query's version, cursor and direction), read through the Admin API. */
+  const productsView = async (shop: string, query: URLSearchParams): Promise<ProductsView> => {
     const version = single(query, 'version') ?? config.apiVersion;
     if (!(API_VERSIONS as readonly string[]).includes(version))
       throw new RequestError(400, `Unknown API version "${version}": use one of ${API_VERSIONS.join(', ')}.`);
@@ -421,20 +429,17 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       `/products?${new URLSearchParams({ shop, version, ...(dir === 'backward' ? { direction: dir } : {}), cursor: c }).toString()}`;
     // Forward pages say whether another follows; a page reached backwards always has one after it.
     const next = page.direction === 'backward' || page.hasMore ? page.cursor : null;
-    res.type('html').send(
-      productsPage({
-        shop,
-        apiVersion: version,
-        versions: API_VERSIONS,
-        products: page.data,
-        nextHref: next ? link(next, 'forward') : undefined,
-        previousHref: page.preCursor ? link(page.preCursor, 'backward') : undefined,
-        requestCursor: page.requestCursor,
-        installed: installed === '1' || launch?.installed === true,
-        subscriptions: subscriptions.get(shop),
-        signedInAs: launch?.user,
-      }),
-    );
+    return {
+      shop,
+      apiVersion: version,
+      versions: API_VERSIONS,
+      products: page.data,
+      nextHref: next ? link(next, 'forward') : undefined,
+      previousHref: page.preCursor ? link(page.preCursor, 'backward') : undefined,
+      requestCursor: page.requestCursor,
+      installed: installed === '1',
+      subscriptions: subscriptions.get(shop),
+    };
   };
 
   server
@@ -443,7 +448,7 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
       const query = queryOf(req);
       const shop = shopParam(query);
       requireAccess(req, shop);
-      await sendProducts(res, shop, query);
+      res.type('html').send(productsPage(await productsView(shop, query)));
     })
     .all(methodNotAllowed('GET'));
 

@@ -53,14 +53,17 @@ function startExample(managed: boolean) {
   const exchanges: Exchange[] = [];
   const used = new Set<string>();
   let issued = 0;
-  const state = { refuse: false };
+  const state = { refuse: false, refuseOnline: false };
   const stubFetch = (async (input: string | URL | Request, init?: RequestInit) => {
     const url = new URL(input instanceof Request ? input.url : input.toString());
     const body = typeof init?.body === 'string' ? init.body : undefined;
     calls.push({ url, body, headers: new Headers(init?.headers) });
     if (url.pathname === '/admin/oauth/token') {
       const form = JSON.parse(body ?? '{}') as Exchange & { client_secret: string };
+      if (form.grant_type === 'refresh_token') return Response.json({ error: 'invalid_grant' }, { status: 400 });
       exchanges.push(form);
+      if (state.refuseOnline && form.requested_token_type === ONLINE_TYPE)
+        return Response.json({ error: 'invalid_request', error_description: 'no online tokens here' }, { status: 400 });
       if (state.refuse || form.client_secret !== SECRET || used.has(form.subject_token))
         return Response.json({ error: 'invalid_grant', error_description: 'launch token refused' }, { status: 400 });
       used.add(form.subject_token);
@@ -80,6 +83,8 @@ function startExample(managed: boolean) {
       return Response.json({ ...common, access_token: `sg_at_offline${issued}`, refresh_token: `sg_rt_${issued}`, expires_at: expiresAt });
     }
     if (url.pathname === '/openapi/2026-01/webhooks') return Response.json({ data: { id: '1' } }, { status: 201 });
+    if (url.pathname === '/openapi/2026-01/products' && new Headers(init?.headers).get('access-token') === 'sg_at_revoked')
+      return Response.json({ code: 'Unauthorized', message: 'revoked' }, { status: 401 });
     if (url.pathname === '/openapi/2026-01/products')
       return Response.json({ data: [{ id: '7', title: 'Managed hat', status: 'active' }], cursor: null, has_more: false });
     return Response.json({ code: 'NotFound', message: 'no' }, { status: 404 });
@@ -110,6 +115,7 @@ describe('managed install (STOREGATE_MANAGED_INSTALL=1)', () => {
     ctx.calls.length = 0;
     ctx.exchanges.length = 0;
     ctx.state.refuse = false;
+    ctx.state.refuseOnline = false;
     await example.app.sessions.delete(SHOP);
     await example.app.sessions.delete('online_demo.localhost_7');
   });
@@ -183,6 +189,33 @@ describe('managed install (STOREGATE_MANAGED_INSTALL=1)', () => {
     expect(html).toContain('invalid_grant');
     expect(html).toContain('http://demo.localhost:8080/admin');
     expect(await example.app.sessions.get(SHOP)).toBeUndefined();
+  });
+
+  it('a revoked offline token (an uninstall the app missed) is replaced with this launch token, and the page still shows', async () => {
+    await example.app.sessions.set({
+      shop: SHOP,
+      accessToken: 'sg_at_revoked',
+      refreshToken: 'sg_rt_revoked',
+      expiresAt: Math.floor(Date.now() / 1000) + 3600,
+      scope: 'read_products',
+    });
+    const res = await get(`/?${await launchQuery(launchToken({ sub: '7' }))}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('Managed hat');
+    expect(html).toContain('The app is installed in demo.localhost');
+    expect(ctx.exchanges.map((e) => e.requested_token_type)).toEqual([OFFLINE_TYPE]);
+    expect(await example.app.sessions.get(SHOP)).toMatchObject({ accessToken: expect.stringMatching(/^sg_at_offline/) });
+  });
+
+  it('when the platform gives no online token the products still show, without naming the merchant', async () => {
+    await get(`/?${await launchQuery(launchToken())}`);
+    ctx.state.refuseOnline = true;
+    const res = await get(`/?${await launchQuery(launchToken({ sub: '7' }))}`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).toContain('Managed hat');
+    expect(html).not.toContain('Opened by');
   });
 
   it('app/uninstalled forgets the offline and the online sessions', async () => {
