@@ -118,6 +118,7 @@ export interface StoregateApp {
     headerPrefix: string;
     signatureHeader: string | undefined;
     stateCookieName: string;
+    apiAuthentication: 'access-token' | 'bearer';
   }>;
   /** The OAuth install flow. */
   readonly auth: {
@@ -371,6 +372,7 @@ export function createApp(config: AppConfig): StoregateApp {
       headerPrefix: c.headerPrefix,
       signatureHeader: c.signatureHeader,
       stateCookieName: c.stateCookieName,
+      apiAuthentication: c.apiAuthentication,
     }),
     auth: {
       begin,
