@@ -194,7 +194,8 @@ export async function verifyLaunchToken(token: unknown, options: VerifyLaunchTok
   const nbf = requireTime(claims, 'nbf');
   const iat = claims['iat'] === undefined ? undefined : requireTime(claims, 'iat');
   const nowSeconds = (options.now ?? Date.now)() / 1000;
-  if (nowSeconds > exp + LAUNCH_TOKEN_SKEW_SECONDS)
+  // Valid strictly before `exp` and from `nbf` on (RFC 7519 sections 4.1.4, 4.1.5), each widened by the skew.
+  if (nowSeconds >= exp + LAUNCH_TOKEN_SKEW_SECONDS)
     throw new LaunchTokenError(
       'LAUNCH_TOKEN_EXPIRED',
       `launch token expired ${Math.round(nowSeconds - exp)} s ago: open the app from the store admin again (check the server clock if this repeats)`,
