@@ -44,7 +44,7 @@ import {
 } from '@storegate/app';
 import { localhostFetch } from '@storegate/app/node';
 import { sqliteSessionStorage } from '@storegate/app/session/sqlite';
-import { API_VERSIONS, WEBHOOK_TOPICS, type ApiVersion, type ExampleConfig } from './example-config.ts';
+import { API_VERSIONS, storeAdminUrl, WEBHOOK_TOPICS, type ApiVersion, type ExampleConfig } from './example-config.ts';
 import { eventsPage, homePage, messagePage, productsPage, type ProductRow, type ProductsView } from './html-views.ts';
 import { ManagedLaunches, MissingLaunchTokenError } from './managed-launch.ts';
 import { ShopAccessCookie } from './shop-access-cookie.ts';
@@ -375,7 +375,15 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
         );
       }
       const shop = access.read(req.headers.cookie);
-      res.type('html').send(homePage({ shop, storeDomain: config.storeDomain, appUrl: config.appUrl, scopes: config.scopes }));
+      res.type('html').send(
+        homePage({
+          shop,
+          storeDomain: config.storeDomain,
+          appUrl: config.appUrl,
+          scopes: config.scopes,
+          storeAdmin: config.managedInstall ? storeAdminUrl(config) : undefined,
+        }),
+      );
     })
     .all(methodNotAllowed('GET'));
 
@@ -383,6 +391,12 @@ export function createExampleServer(config: ExampleConfig, deps: ExampleServerDe
     .route('/auth')
     .get(async (req, res) => {
       const shop = shopParam(queryOf(req));
+      if (config.managedInstall)
+        throw new RequestError(
+          400,
+          'With managed install the platform installs this app: install or open it from the store admin, not through this page.',
+          installAgain(shop),
+        );
       const { url, cookie } = await app.auth.begin({ shop });
       res.setHeader('set-cookie', cookie);
       res.redirect(302, url);

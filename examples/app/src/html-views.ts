@@ -36,7 +36,14 @@ ${options.refreshSeconds ? `<meta http-equiv="refresh" content="${options.refres
 <main>${body}</main></body></html>`;
 }
 
-export function homePage(input: { shop: string | undefined; storeDomain: string; appUrl: string; scopes: string }): string {
+export function homePage(input: {
+  shop: string | undefined;
+  storeDomain: string;
+  appUrl: string;
+  scopes: string;
+  /** With managed install: the store admin, where the app is installed (no install form here). */
+  storeAdmin?: string | undefined;
+}): string {
   const open = input.shop
     ? `<div class="notice">Installed in <strong>${escapeHtml(input.shop)}</strong>: <a href="/products?shop=${encodeURIComponent(input.shop)}">products</a> · <a href="/events?shop=${encodeURIComponent(input.shop)}">webhooks</a></div>`
     : '';
@@ -44,11 +51,15 @@ export function homePage(input: { shop: string | undefined; storeDomain: string;
     'Home',
     `<h1>storegate example app</h1>
 ${open}
-<p>Install this app from your store admin (<em>Apps → Install</em>), or name the store here:</p>
+${
+  input.storeAdmin
+    ? `<p>Managed install: install and open this app from your store admin (<a href="${escapeHtml(input.storeAdmin)}">${escapeHtml(input.storeAdmin)}</a>, <em>Apps → Install</em>); the platform asks for consent and opens it here.</p>`
+    : `<p>Install this app from your store admin (<em>Apps → Install</em>), or name the store here:</p>
 <form method="get" action="/auth">
   <label>Store <input type="text" name="shop" placeholder="demo or demo.${escapeHtml(input.storeDomain)}" required></label>
   <button class="button" type="submit">Install</button>
-</form>
+</form>`
+}
 <p class="muted">App URL ${escapeHtml(input.appUrl)} · scopes ${escapeHtml(input.scopes)}</p>`,
     { shop: input.shop },
   );

@@ -218,6 +218,16 @@ describe('managed install (STOREGATE_MANAGED_INSTALL=1)', () => {
     expect(html).not.toContain('Opened by');
   });
 
+  it('offers no OAuth install of its own: the home page points to the store admin, /auth refuses', async () => {
+    const home = await (await get('/')).text();
+    expect(home).toContain('Managed install');
+    expect(home).not.toContain('action="/auth"');
+    const auth = await get('/auth?shop=demo');
+    expect(auth.status).toBe(400);
+    expect(auth.headers.get('location')).toBeNull();
+    expect(await auth.text()).toContain('http://demo.localhost:8080/admin');
+  });
+
   it('app/uninstalled forgets the offline and the online sessions', async () => {
     await get(`/?${await launchQuery(launchToken())}`);
     await get(`/?${await launchQuery(launchToken({ sub: '7' }))}`);
