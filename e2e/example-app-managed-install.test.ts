@@ -3,12 +3,13 @@
 // own consent page; the platform opens the App URL with a signed launch; the app exchanges the
 // launch token at the token endpoint and answers with the store's products, with no redirect of its
 // own. Opening it again gives the merchant's online token; the SDK's own token exchange meets the
-// platform's refusals; uninstalling makes the app forget the store. Both as child processes (the
+// platform's refusals, and its client calls the API with Access-Token or Authorization: Bearer;
+// uninstalling makes the app forget the store. Both as child processes (the
 // entry point `npm run example` runs, real webhooks), and in-process on SQLite and PostgreSQL.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Database from 'better-sqlite3';
-import { createApp, LaunchTokenError, TokenExchangeError } from '@storegate/app';
+import { createApp, LaunchTokenError, memorySessionStorage, TokenExchangeError } from '@storegate/app';
 import { localhostFetch } from '@storegate/app/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadExampleConfig } from '../examples/app/src/example-config.ts';
@@ -172,15 +173,23 @@ describe('example app with managed install, against the real platform', () => {
     expect(res.body.match(/<tr><td>/g)).toHaveLength(10);
   });
 
-  it('the SDK exchanges a fresh launch token itself; the platform refuses it a second time, and a token for another app is refused before it is sent', async () => {
-    const app = createApp({
+  it('the SDK exchanges a fresh launch token itself and calls the API with it (Access-Token or Bearer); the platform refuses it a second time, and a token for another app is refused before it is sent', async () => {
+    const sessionStorage = memorySessionStorage();
+    const sent: Headers[] = [];
+    const recording: typeof fetch = (input, init) => {
+      sent.push(new Headers(init?.headers));
+      return localhostFetch()(input, init);
+    };
+    const settings = {
       clientId: credentials.client_id,
       clientSecret: credentials.client_secret,
       scopes: 'read_products',
       redirectUri: `http://localhost:${example.port}/auth/callback`,
       apiOrigin: `http://{shop}:${platform.port}`,
-      fetch: localhostFetch(),
-    });
+      fetch: recording,
+      sessionStorage,
+    };
+    const app = createApp(settings);
     const launch = await admin('GET', `/admin/apps/${credentials.client_id}/install`);
     const install = await app.verifyInstallRequest(new URL(launch.headers.location!).search);
     expect(install.shop).toBe(SHOP);
@@ -191,6 +200,12 @@ describe('example app with managed install, against the real platform', () => {
     expect(online).toMatchObject({ online: true, refreshToken: null, associatedUser: { id: verified.userId, email: merchant.email } });
     const { data } = await app.client(SHOP, { userId: verified.userId }).get<{ data: unknown[] }>('products', { query: { limit: 3 } });
     expect(data).toHaveLength(3);
+    expect(sent.at(-1)!.get('access-token')).toBe(online.accessToken);
+    const bearer = createApp({ ...settings, apiAuthentication: 'bearer' });
+    const viaBearer = await bearer.client(SHOP, { userId: verified.userId }).get<{ data: unknown[] }>('products', { query: { limit: 2 } });
+    expect(viaBearer.data).toHaveLength(2);
+    expect(sent.at(-1)!.get('authorization')).toBe(`Bearer ${online.accessToken}`);
+    expect(sent.at(-1)!.has('access-token')).toBe(false);
 
     const again = await app.auth.tokenExchange({ idToken: install.idToken!, shop: SHOP }).catch((e: unknown) => e);
     expect(again).toBeInstanceOf(TokenExchangeError);
