@@ -80,7 +80,7 @@ export function registerAdminCommands(program: Command): void {
     .requiredOption('--name <name>', 'app name shown to merchants')
     .requiredOption('--app-url <url>', 'App URL: receives the signed install request')
     .requiredOption('--redirect-uri <url>', 'App Redirect URL (exact; no "#")')
-    .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders"', '')
+    .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders" (the platform family\'s whole vocabulary)', '')
     .option('--partner <email>', 'partner account that owns the app')
     .option('--privacy-webhook-url <url>', 'where customers/data_request, customers/redact and shop/redact go (none: the app gets none)')
     .option('--authorization-iss', 'the redirect with the code carries a signed iss (turn on once the callback checks iss)')

@@ -211,6 +211,13 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const changed = await run(['apps', 'deploy', '--config', file]);
     expect(changed.code).toBe(0);
     expect(changed.stdout).toContain('scopes: read_products -> read_orders read_products');
+    // The scopes a freshly generated app of the platform family asks for, singular forms included.
+    writeFileSync(file, body('"read_product", "write_cart_transform", "read_themes", "write_themes", "write_shop"', id));
+    const family = await run(['apps', 'deploy', '--config', file]);
+    expect(family.stderr).toBe('');
+    expect(family.stdout).toContain(
+      'scopes: read_orders read_products -> read_products read_themes write_cart_transform write_shop write_themes',
+    );
 
     const before = await appsTable();
     const bad = [

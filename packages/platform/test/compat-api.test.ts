@@ -31,11 +31,12 @@ function links(header: unknown): Record<string, string> {
 }
 
 describe('read_shop scope (pure)', () => {
-  it('is read-only: read_shop parses, write_shop is an unknown scope; consent words name what it shows', () => {
+  it('is read-only: read_shop parses, write_shop parses and grants nothing more; consent words name what it shows', () => {
     expect(parseScopes('read_shop, read_products')).toEqual(['read_products', 'read_shop']);
-    expect(() => parseScopes('write_shop')).toThrow(ScopeParseError);
+    expect(parseScopes('write_shop')).toEqual(['write_shop']);
     expect(() => parseScopes('read_shops')).toThrow(ScopeParseError);
     expect(describeScope('read_shop')).toMatch(/store’s name.*currency and time zone/);
+    expect(describeScope('write_shop')).toMatch(/store’s name.*currency and time zone.*cannot change your store/);
   });
 });
 
@@ -133,7 +134,7 @@ describe.each(DIALECTS)('Admin API compatibility on %s', (dialect) => {
       const other = await privateToken(t, f.storeName, 'write_products write_orders write_customers');
       const res = await api(t, f, other, 'GET', '/openapi/2026-01/shop');
       expect(res.statusCode).toBe(403);
-      expect(res.json()).toMatchObject({ code: 'Forbidden', message: 'This request needs the read_shop scope' });
+      expect(res.json()).toMatchObject({ code: 'Forbidden', message: 'This request needs the read_shop scope (or write_shop)' });
       expect((await api(t, f, undefined, 'GET', '/openapi/2026-01/shop')).statusCode).toBe(401);
       const put = await api(t, f, token, 'PUT', '/openapi/2026-01/shop', { shop: { name: 'x' } });
       expect(put.statusCode).toBe(405);
@@ -169,15 +170,21 @@ describe.each(DIALECTS)('Admin API compatibility on %s', (dialect) => {
       }
     });
 
-    it('authorize: write_shop is invalid_scope; read_shop is described on the consent page and offered to private apps', async () => {
+    it('authorize: write_shop is accepted and reads the shop, never changes it; read_shop is described on the consent page and offered to private apps', async () => {
       const jar = await login(t, f);
-      const refused = await t.app.inject({
+      const asked = await t.app.inject({
         method: 'GET',
         url: authorizeUrl(f, { scope: 'read_products write_shop' }),
         headers: { host: f.host, cookie: jar.header() },
       });
-      expect(refused.statusCode).toBe(303);
-      expect(new URL(String(refused.headers.location)).searchParams.get('error')).toBe('invalid_scope');
+      expect(asked.statusCode).toBe(200);
+      expect(asked.body).toMatch(/\(write_shop(, new)?\)/);
+      expect(asked.body).toContain('it cannot change your store');
+      const writer = await privateToken(t, f.storeName, 'write_shop');
+      expect((await api(t, f, writer, 'GET', '/openapi/2026-01/shop')).json().data.name).toBe(f.storeName);
+      for (const method of ['PUT', 'PATCH', 'POST'] as const)
+        expect((await api(t, f, writer, method, '/openapi/2026-01/shop', { shop: { name: 'taken' } })).statusCode).toBe(405);
+      expect((await t.services.accounts.findStoreByName(f.storeName))?.name).toBe(f.storeName);
 
       const g = await createFixture(t);
       const gjar = await login(t, g);
@@ -192,7 +199,7 @@ describe.each(DIALECTS)('Admin API compatibility on %s', (dialect) => {
 
       const form = await getPage(t, g.host, '/admin/private-apps/new', gjar);
       expect(form.body).toContain('<label for="scope-read_shop">');
-      expect(form.body).not.toContain('write_shop');
+      expect(form.body).toContain('<label for="scope-write_shop">');
       const created = await postPage(t, g.host, '/admin/private-apps', gjar, {
         _csrf: csrfFrom(form.body),
         name: 'Shop reader',

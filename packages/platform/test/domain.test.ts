@@ -3,7 +3,18 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkCode, decideRefresh, decideReplay, pkceChallenge } from '../src/domain/grants.ts';
 import { canonicalQuery, signQuery, signedQueryString, UnsafeSignedValueError, verifyQueryString } from '../src/domain/query-signature.ts';
-import { ALL_SCOPES, allows, covers, describeScope, formatScopes, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
+import {
+  ALL_SCOPES,
+  allows,
+  covers,
+  describeScope,
+  formatScopes,
+  isServed,
+  parseScopes,
+  ScopeParseError,
+  splitScope,
+  supportedScopes,
+} from '../src/domain/scopes.ts';
 import { RESOURCE_DEFS } from '../src/domain/resources.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
@@ -119,6 +130,74 @@ describe('scopes (PRODUCT.md §4)', () => {
     }
     expect(describeScope('write_orders')).toBe('See, create and change your orders');
     for (const s of ALL_SCOPES) expect(describeScope(s), s).toMatch(/^See/);
+  });
+});
+
+describe('the platform family’s scope vocabulary', () => {
+  const FAMILY = [
+    'customer',
+    'order',
+    'product',
+    'collection',
+    'script_tags',
+    'content',
+    'app_proxy',
+    'data',
+    'html_tags',
+    'shop',
+    'comments',
+    'price_rules',
+    'shop_navigation',
+    'search_api',
+    'gift_cards',
+    'themes',
+    'payment_info',
+    'inventory',
+    'finance',
+    'cart_transform',
+  ];
+  it('accepts every published scope, singular and plural, in one canonical form', () => {
+    const published = FAMILY.flatMap((r) => [`read_${r}`, `write_${r}`]);
+    const parsed = parseScopes(published.join(' '));
+    expect(parsed).toHaveLength(40);
+    expect(parsed).toEqual(supportedScopes());
+    expect([...ALL_SCOPES].sort()).toEqual(parsed);
+    for (const [a, b] of [
+      ['read_product', 'read_products'],
+      ['write_collection', 'write_collections'],
+      ['read_script_tag', 'read_script_tags'],
+      ['write_theme', 'write_themes'],
+      ['read_gift_card', 'read_gift_cards'],
+      ['write_cart_transforms', 'write_cart_transform'],
+      ['read_price_rule', 'read_price_rules'],
+    ] as const)
+      expect(parseScopes(a), a).toEqual(parseScopes(b));
+    expect(parseScopes('write_cart_transform read_themes write_themes write_shop')).toEqual([
+      'read_themes',
+      'write_cart_transform',
+      'write_shop',
+      'write_themes',
+    ]);
+    for (const bad of ['read_shops_navigation', 'read_theme_', 'read__themes', 'write_shop_', 'read_shop navigation_x', 'read_contents'])
+      expect(() => parseScopes(bad), bad).toThrow(ScopeParseError);
+  });
+  it('keeps resources with underscores apart: write_shop covers read_shop, not read_shop_navigation', () => {
+    expect(splitScope('write_shop_navigation')).toEqual(['write', 'shop_navigation']);
+    expect(covers(['write_shop'], ['read_shop'])).toBe(true);
+    expect(covers(['write_shop'], ['read_shop_navigation'])).toBe(false);
+    expect(covers(['write_script_tags'], ['read_script_tags'])).toBe(true);
+    expect(allows(['read_themes'], 'write', 'themes')).toBe(false);
+  });
+  it('tells the merchant in plain words that an unserved scope grants nothing, and that write_shop changes nothing', () => {
+    for (const s of ALL_SCOPES) {
+      const [, resource] = splitScope(s);
+      if (!isServed(resource)) expect(describeScope(s), s).toMatch(/no such feature yet: grants nothing/);
+      else expect(describeScope(s), s).not.toMatch(/grants nothing/);
+    }
+    expect(describeScope('write_themes')).toMatch(/^See and change your themes/);
+    expect(describeScope('write_shop')).toMatch(/cannot change your store/);
+    expect(isServed('products')).toBe(true);
+    expect(isServed('cart_transform')).toBe(false);
   });
 });
 

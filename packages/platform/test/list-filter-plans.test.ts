@@ -179,16 +179,23 @@ async function setUp(env: Env): Promise<void> {
     await fill(env, table, SMALL, SMALL_ROWS, (i) => [created(i), updated(i, SMALL_ROWS)]);
     await fill(env, table, BIG, BIG_ROWS, (i) => [created(i), updated(i, BIG_ROWS)]);
   }
+  // A title few products of the big store have (every other one is 'p'), spread over its ids.
+  await sql`update products set title = 'rare' where store_id = ${BIG} and id in (${sql.join(RARE_IDS)})`.execute(env.kysely);
 }
+
+/** The ids of the big store's products titled 'rare' (its ids start at SMALL_ROWS + 1). */
+const RARE_IDS = [150, 700, 15_000, 29_950].map((i) => SMALL_ROWS + i);
 
 /** The store's ids matching `f`, ascending: the plain filter pages must agree with. */
 async function expected(env: Env, table: Table, store: number, f: ListFilters): Promise<number[]> {
-  const rows = await sql<{ id: number; created_at: number; updated_at: number }>`
-    select id, created_at, updated_at from ${sql.table(table)} where store_id = ${store} order by id`.execute(env.kysely);
+  const title = table === 'products' ? sql`title` : sql`'' as title`;
+  const rows = await sql<{ id: number; created_at: number; updated_at: number; title: string }>`
+    select id, created_at, updated_at, ${title} from ${sql.table(table)} where store_id = ${store} order by id`.execute(env.kysely);
   return rows.rows
-    .map((r) => ({ id: Number(r.id), c: Number(r.created_at), u: Number(r.updated_at) }))
+    .map((r) => ({ id: Number(r.id), c: Number(r.created_at), u: Number(r.updated_at), title: r.title }))
     .filter(
       (r) =>
+        (f.match?.title === undefined || f.match.title === r.title) &&
         (f.ids === undefined || f.ids.includes(r.id)) &&
         (f.sinceId === undefined || r.id > f.sinceId) &&
         (f.createdAtMin === undefined || r.c >= f.createdAtMin) &&
@@ -252,6 +259,13 @@ const FILTERS: [string, ListFilters][] = [
   ['both ranges', { createdAtMin: created(BIG_ROWS / 4), updatedAtMax: mid, createdAtMax: created(BIG_ROWS - 10) }],
   ['since_id and a wide created_at range', { sinceId: 25_000, createdAtMin: FAR_PAST }],
   ['ids and a time range', { ids: [5, 700, 12_000, 29_999], createdAtMin: created(600) }],
+  ['a title every product has', { match: { title: 'p' } }],
+  ['a rare title', { match: { title: 'rare' } }],
+  ['a title no product has', { match: { title: 'nope' } }],
+  ['a rare title and a wide created_at range', { match: { title: 'rare' }, createdAtMin: created(10) }],
+  ['a rare title and a narrow created_at range', { match: { title: 'rare' }, createdAtMin: mid, createdAtMax: mid + 300 * SECOND }],
+  ['a common title and a range dense at the end', { match: { title: 'p' }, createdAtMin: created(BIG_ROWS - BIG_ROWS / 10) }],
+  ['a rare title and since_id', { match: { title: 'rare' }, sinceId: 1000 }],
 ];
 
 describe.each(DIALECTS_WITH_PARTITIONED)('list filters read a bounded number of rows (%s)', (dialect) => {
@@ -352,6 +366,39 @@ describe.each(DIALECTS_WITH_PARTITIONED)('list filters read a bounded number of 
     });
   }
 
+  it('counts: exact, each one statement on an index that reads only the matching entries when the filter is selective', async () => {
+    const counted: [ListFilters, boolean][] = [
+      [{}, false],
+      [{ match: { title: 'rare' } }, true],
+      [{ match: { title: 'nope' } }, true],
+      [{ ids: [5, 700, 12_000, 29_999] }, true],
+      [{ createdAtMin: FAR_FUTURE }, true],
+      [{ createdAtMin: mid, createdAtMax: mid + 300 * SECOND }, true],
+      [{ updatedAtMin: mid, updatedAtMax: mid + 300 * SECOND }, true],
+      [{ sinceId: BIG_ROWS + SMALL_ROWS - 20 }, true],
+      [{ match: { title: 'rare' }, createdAtMin: created(10) }, true],
+      [{ match: { title: 'p' }, createdAtMin: mid }, false],
+    ];
+    for (const [f, selective] of counted) {
+      const want = (await expected(env, 'products', BIG, f)).length;
+      env.queries.length = 0;
+      expect(await env.storage.resources.page('products').count({ storeId: BIG, filters: f }), JSON.stringify(f)).toBe(want);
+      expect(env.queries.length).toBe(1);
+      const q = env.queries[0]!;
+      const { plan, rowsRead } = await env.explain(q);
+      const text = `${JSON.stringify(f)}\n${q.sql}\n${plan.join('\n')}`;
+      if (env.dialect === 'sqlite') {
+        expect(plan.join('\n'), text).not.toMatch(/^SCAN products\b/m);
+        if (selective) expect(plan.join('\n'), text).toMatch(/SEARCH products USING (COVERING )?INDEX|INTEGER PRIMARY KEY/);
+      } else {
+        expect(plan, text).not.toContain('Seq Scan');
+        if (selective) expect(rowsRead, text).toBeLessThanOrEqual(want + 10);
+      }
+    }
+    // Another store's rows are never counted.
+    expect(await env.storage.resources.page('products').count({ storeId: SMALL, filters: { match: { title: 'rare' } } })).toBe(0);
+  });
+
   it('a range dense in the store but not where the page starts: pages stop short, bounded, and walk to the end', async () => {
     // The newest tenth of the store matches: the first pages find nothing in the rows they may
     // read and say where they stopped; the walk still reaches every matching row.
@@ -383,6 +430,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('filtered pages agree with a plain filt
     // Times in 0..99 seconds, with repeats, in no order: created_at is not monotonic in the id.
     await fill(env, 'products', BIG, N, () => [Math.floor(random() * 100) * SECOND, Math.floor(random() * 100) * SECOND]);
     await fill(env, 'products', SMALL, 50, () => [Math.floor(random() * 100) * SECOND, Math.floor(random() * 100) * SECOND]);
+    await sql`update products set title = 'rare' where store_id = ${BIG} and (id * 7919) % 9 = 0`.execute(env.kysely);
   }, 60_000);
 
   afterAll(async () => {
@@ -404,6 +452,12 @@ describe.each(DIALECTS_WITH_PARTITIONED)('filtered pages agree with a plain filt
       { createdAtMin: 5 * s, updatedAtMin: 5 * s, sinceId: 120 },
       { ids: [3, 9, 44, 45, 120, 199], createdAtMin: 30 * s },
       { createdAtMin: 1000 * s },
+      { match: { title: 'rare' } },
+      { match: { title: 'p' }, sinceId: 30 },
+      { match: { title: 'rare' }, createdAtMin: 2 * s, createdAtMax: 40 * s },
+      { match: { title: 'rare' }, updatedAtMin: 20 * s },
+      { match: { title: 'p' }, createdAtMin: 90 * s },
+      { match: { title: 'nope' }, createdAtMin: 1 * s },
     ];
     for (const f of filters) {
       const all = await expected(env, 'products', BIG, f);

@@ -42,6 +42,10 @@ function source(n: number): KeysetSource<Row> & { calls: string[] } {
       const behind = from !== undefined && rows.some((r) => (side === 'after' ? r.id <= from : r.id >= from));
       return { rows: page, behind };
     },
+    async count() {
+      calls.push('count');
+      return rows.length;
+    },
   };
 }
 

@@ -1732,6 +1732,54 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(false);
     });
 
+    it('updateSubscription: topic and address in its own store only, a duplicate is refused; with enable, not disabled', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const owner = `app:${w.app.id}`;
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/u1');
+      const taken = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/u2');
+      const values = { topic: 'products/delete', address: 'https://hooks.example.test/u3', updated_at: NOW + 1, enable: false };
+      expect(await s.webhooks.updateSubscription(other.store.id, sub.id, values)).toBeUndefined();
+      expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toMatchObject({ topic: 'products/create' });
+      const changed = await s.webhooks.updateSubscription(w.store.id, sub.id, values);
+      expect(changed).toMatchObject({
+        id: sub.id,
+        topic: 'products/delete',
+        address: 'https://hooks.example.test/u3',
+        updated_at: NOW + 1,
+      });
+      await expect(
+        s.webhooks.updateSubscription(w.store.id, sub.id, {
+          ...values,
+          topic: 'products/update',
+          address: 'https://hooks.example.test/u2',
+        }),
+      ).rejects.toBeInstanceOf(DuplicateRecordError);
+      expect(await s.webhooks.findSubscription(w.store.id, owner, taken.id)).toEqual(taken);
+      await s.transaction((tx) => tx.webhooks.updateSubscription(w.store.id, sub.id, { ...values, enable: true }).then(() => undefined));
+      expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toMatchObject({ disabled_at: null });
+    });
+
+    it('subscriptions() count, with the owner and the topic and address filters', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/c1');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/c1');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/c2');
+      await subscribe(s, other.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/c1');
+      const keyset = s.webhooks.subscriptions();
+      const q = { storeId: w.store.id, where: { owner: `app:${w.app.id}` } };
+      expect(await keyset.count(q)).toBe(3);
+      expect(await keyset.count({ ...q, filters: { match: { topic: 'products/update' } } })).toBe(2);
+      expect(await keyset.count({ ...q, filters: { match: { topic: 'products/update', address: 'https://hooks.example.test/c1' } } })).toBe(
+        1,
+      );
+      expect(await keyset.count({ ...q, filters: { match: { address: 'https://hooks.example.test/C1' } } })).toBe(0);
+      expect(await keyset.count({ storeId: other.store.id, where: { owner: `app:${w.app.id}` } })).toBe(1);
+      const page = await keyset.window({ ...q, filters: { match: { address: 'https://hooks.example.test/c1' } } }, 'after', undefined, 10);
+      expect(page.rows.map((r) => r.topic)).toEqual(['products/create', 'products/update']);
+    });
+
     it('subscriptions() keyset, filtered by owner and store', async () => {
       const w = await world(s);
       const two = await secondApp(s, w);

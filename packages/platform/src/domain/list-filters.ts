@@ -1,7 +1,8 @@
-// The query of an Admin API list: which rows (ids, since_id, created/updated time ranges), which
-// fields of each, and the page parameters. Every list takes the same set, parsed and checked here
-// once; a parameter outside the set is refused rather than ignored, so a client that believes it
-// filtered never receives every row instead.
+// The query of an Admin API list: which rows (ids, since_id, created/updated time ranges, and the
+// exact-match filters a list adds of its own, such as a product's title), which fields of each, and
+// the page parameters. Every list takes the same set plus its own, parsed and checked here once; a
+// parameter outside the set is refused rather than ignored, so a client that believes it filtered
+// never receives every row instead.
 import { createHash } from 'node:crypto';
 import { PlatformError, ValidationFailedError } from './errors.ts';
 
@@ -18,6 +19,19 @@ export interface ListFilters {
   createdAtMax?: number;
   updatedAtMin?: number;
   updatedAtMax?: number;
+  /** Exact-match filters of the list's own (column to value, the value in its stored form). */
+  match?: Readonly<Record<string, string>>;
+}
+
+/**
+ * A filter one list adds to the common set: `name` is both the query parameter and the column it
+ * compares for equality (an index of the table must lead with (store_id, name) or the list be
+ * bounded otherwise). `check` returns what is wrong with a value, or undefined.
+ */
+export interface MatchFilter {
+  name: string;
+  description: string;
+  check(value: string): string | undefined;
 }
 
 export interface ListQuery {
@@ -51,11 +65,15 @@ export const FILTER_PARAMS = {
 
 /** A query parameter no list supports: 400 naming it. */
 export class UnsupportedParameterError extends PlatformError {
-  constructor(readonly names: string[]) {
+  constructor(
+    readonly names: string[],
+    accepted: readonly string[] = [...PAGE_PARAMS, ...Object.keys(FILTER_PARAMS)],
+    what = 'Lists take',
+  ) {
     super(
       400,
       'BadRequest',
-      `Unsupported query parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}. Lists take ${[...PAGE_PARAMS, ...Object.keys(FILTER_PARAMS)].join(', ')}`,
+      `Unsupported query parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}. ${what} ${accepted.join(', ')}`,
       { errors: Object.fromEntries(names.map((n) => [n, ['is not a supported query parameter']])) },
     );
   }
@@ -92,9 +110,21 @@ function offsetMinutes(offset: string): number {
  * `fieldNames` are the top-level fields of the list's objects. Throws UnsupportedParameterError for
  * an unknown parameter and ValidationFailedError naming each bad one.
  */
-export function parseListQuery(query: Record<string, unknown>, fieldNames: readonly string[]): ListQuery {
-  const unknown = Object.keys(query).filter((k) => !(PAGE_PARAMS as readonly string[]).includes(k) && !Object.hasOwn(FILTER_PARAMS, k));
-  if (unknown.length > 0) throw new UnsupportedParameterError(unknown.map((k) => k.slice(0, 40)).slice(0, 10));
+export function parseListQuery(
+  query: Record<string, unknown>,
+  fieldNames: readonly string[],
+  matches: readonly MatchFilter[] = [],
+): ListQuery {
+  const own = matches.map((m) => m.name);
+  const unknown = Object.keys(query).filter(
+    (k) => !(PAGE_PARAMS as readonly string[]).includes(k) && !Object.hasOwn(FILTER_PARAMS, k) && !own.includes(k),
+  );
+  if (unknown.length > 0)
+    throw new UnsupportedParameterError(
+      unknown.map((k) => k.slice(0, 40)).slice(0, 10),
+      [...PAGE_PARAMS, ...Object.keys(FILTER_PARAMS), ...own],
+      'This list takes',
+    );
 
   const errors: Record<string, string[]> = {};
   const filters: ListFilters = {};
@@ -147,6 +177,19 @@ export function parseListQuery(query: Record<string, unknown>, fieldNames: reado
     if (min !== undefined && max !== undefined && min > max) errors[`${which}_min`] = [`must not be after ${which}_max`];
   }
 
+  const match: Record<string, string> = {};
+  for (const m of matches) {
+    const raw = once(m.name);
+    if (raw === undefined) continue;
+    const problem = m.check(raw);
+    if (problem) errors[m.name] = [problem];
+    else {
+      match[m.name] = raw;
+      params.push([m.name, raw]);
+    }
+  }
+  if (Object.keys(match).length > 0) filters.match = match;
+
   let fields: string[] | undefined;
   const rawFields = once('fields');
   if (rawFields !== undefined) {
@@ -181,7 +224,7 @@ export function hasFilters(f: ListFilters): boolean {
  */
 export function filterDigest(f: ListFilters): string {
   if (!hasFilters(f)) return '';
-  const canonical = [
+  let canonical = [
     f.ids?.join(',') ?? '',
     f.sinceId ?? '',
     f.createdAtMin ?? '',
@@ -189,6 +232,9 @@ export function filterDigest(f: ListFilters): string {
     f.updatedAtMin ?? '',
     f.updatedAtMax ?? '',
   ].join('|');
+  // Appended only when set, so that the cursors of lists filtered without one keep their digest.
+  const match = f.match ? Object.entries(f.match).sort(([a], [b]) => (a < b ? -1 : 1)) : [];
+  if (match.length > 0) canonical += `|${JSON.stringify(match)}`;
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
 }
 
@@ -198,4 +244,16 @@ export function selectFields<T extends Record<string, unknown>>(obj: T, fields: 
   const out: Partial<T> = {};
   for (const k of Object.keys(obj) as (keyof T & string)[]) if (fields.includes(k)) out[k] = obj[k];
   return out;
+}
+
+/**
+ * Parses the query of a count: the row filters of the list (and its own exact-match filters), none
+ * of the page parameters nor `fields`, which would mean nothing there.
+ */
+export function parseCountQuery(query: Record<string, unknown>, matches: readonly MatchFilter[] = []): ListFilters {
+  const accepted = [...Object.keys(FILTER_PARAMS).filter((k) => k !== 'fields'), ...matches.map((m) => m.name)];
+  const refused = Object.keys(query).filter((k) => !accepted.includes(k));
+  if (refused.length > 0)
+    throw new UnsupportedParameterError(refused.map((k) => k.slice(0, 40)).slice(0, 10), accepted, 'A count takes the filters of its list');
+  return parseListQuery(query, [], matches).filters;
 }

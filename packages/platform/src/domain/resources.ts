@@ -1,5 +1,6 @@
 // Store resources of the Admin API: their JSON schemas (validation, serialization and the OpenAPI
 // document all come from these), and the mapping between rows and API objects.
+import type { MatchFilter } from './list-filters.ts';
 import type { Resource } from './scopes.ts';
 
 /** The store resources of the Admin API, which are also their table names. */
@@ -13,6 +14,8 @@ export interface ResourceDef {
   singular: string;
   table: 'products' | 'orders' | 'customers';
   canDelete: boolean;
+  /** Exact-match filters its list and count take besides the common ones (see list-filters.ts). */
+  matches: readonly MatchFilter[];
   object: Record<string, unknown>;
   create: Record<string, unknown>;
   update: Record<string, unknown>;
@@ -39,11 +42,22 @@ const productFields = {
   tags: { type: 'string', maxLength: 1000, description: 'Comma-separated tags' },
 };
 
+/**
+ * `title`: the whole title, compared exactly (case and blanks included), as the platform family's
+ * clients send it; read from the (store_id, title, id) index.
+ */
+const TITLE_FILTER: MatchFilter = {
+  name: 'title',
+  description: 'Only products whose title is exactly this (case-sensitive; no partial match); at most 255 characters.',
+  check: (v) => (v.length === 0 ? 'must not be empty' : v.length > 255 ? 'must be at most 255 characters' : undefined),
+};
+
 export const products: ResourceDef = {
   name: 'products',
   singular: 'product',
   table: 'products',
   canDelete: true,
+  matches: [TITLE_FILTER],
   object: {
     type: 'object',
     additionalProperties: false,
@@ -98,6 +112,7 @@ export const customers: ResourceDef = {
   singular: 'customer',
   table: 'customers',
   canDelete: true,
+  matches: [],
   object: {
     type: 'object',
     additionalProperties: false,
@@ -150,6 +165,7 @@ export const orders: ResourceDef = {
   singular: 'order',
   table: 'orders',
   canDelete: false,
+  matches: [],
   object: {
     type: 'object',
     additionalProperties: false,

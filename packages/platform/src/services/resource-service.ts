@@ -8,7 +8,7 @@ import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 import type { CachedPage, PageCache } from './page-cache.ts';
-import { filterDigest, selectFields } from '../domain/list-filters.ts';
+import { filterDigest, type ListFilters, selectFields } from '../domain/list-filters.ts';
 import { keysetPage, linkedKeysetPage, type PageRequest } from './pagination.ts';
 
 /** A list page rendered as its JSON body (UTF-8 bytes), with the cursors of the pages either side (for `Link`). */
@@ -50,6 +50,11 @@ export class ResourceService {
   /** One page of a store's resources as API objects (no cache). */
   page(def: ResourceDef, storeId: number, page: PageRequest) {
     return keysetPage(this.storage.resources.page(def.name), this.cursors, { storeId, resource: def.name }, page, (row) => def.toJson(row));
+  }
+
+  /** How many of a store's resources match `filters`: an exact count (see KeysetSource.count). */
+  count(def: ResourceDef, storeId: number, filters: ListFilters): Promise<number> {
+    return this.storage.resources.page(def.name).count({ storeId, filters });
   }
 
   async get(def: ResourceDef, storeId: number, id: number): Promise<ResourceRow> {

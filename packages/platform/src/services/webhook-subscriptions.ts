@@ -1,5 +1,5 @@
-// An app's webhook subscriptions through the Admin API: list, subscribe, get, delete. The caller
-// is the authenticated principal; a subscription belongs to it and to its store.
+// An app's webhook subscriptions through the Admin API: list, count, subscribe, get, update,
+// delete. The caller is the authenticated principal; a subscription belongs to it and to its store.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
@@ -8,7 +8,8 @@ import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUB
 import { allows, type Scope } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
-import type { Storage, SubscriptionRow } from '../storage/ports.ts';
+import type { ListFilters } from '../domain/list-filters.ts';
+import type { Repositories, Storage, SubscriptionRow } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import type { WriteStep } from './idempotency.ts';
 import { linkedKeysetPage, type PageRequest } from './pagination.ts';
@@ -43,18 +44,45 @@ export class WebhookSubscriptions {
     );
   }
 
+  /** How many of the caller's subscriptions match `filters` (at most MAX_SUBSCRIPTIONS_PER_OWNER). */
+  count(p: ApiPrincipal, filters: ListFilters): Promise<number> {
+    return this.storage.webhooks.subscriptions().count({ storeId: p.storeId, where: { owner: p.owner }, filters });
+  }
+
+  /** The scope the topic needs (403) and the address rules (422), as a subscribe checks them. */
+  private async checkInput(p: ApiPrincipal, input: { address?: string | undefined; topic?: WebhookTopic | undefined }): Promise<void> {
+    const resource = input.topic === undefined ? undefined : topicResource(input.topic);
+    if (resource && !allows(p.scopes, 'read', resource))
+      throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`, `read_${resource}`);
+    if (input.address === undefined) return;
+    const mode = this.config.mode;
+    const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
+    if (problem) throw new ValidationFailedError({ address: [problem] });
+  }
+
+  /** The per-topic caps, for a subscription about to be added to `topic` (in a transaction holding the store lock). */
+  private async checkTopicCaps(tx: Repositories, p: ApiPrincipal, topic: string): Promise<void> {
+    // What one write of the store can fan out to: per owner, and over every owner of the store.
+    const onTopic = await tx.webhooks.countTopicSubscriptions(p.storeId, topic, p.owner);
+    if (onTopic.owner >= MAX_SUBSCRIPTIONS_PER_TOPIC) {
+      throw new ValidationFailedError({
+        base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${topic} in a store; delete one first`],
+      });
+    }
+    if (onTopic.store >= MAX_STORE_SUBSCRIPTIONS_PER_TOPIC) {
+      throw new ValidationFailedError({
+        base: [`a store may have at most ${MAX_STORE_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${topic} over all its apps`],
+      });
+    }
+  }
+
   /** `then` runs in the transaction of the write, after it (see ResourceService). */
   async create(
     p: ApiPrincipal,
     input: { address: string; topic: WebhookTopic; apiVersion: string },
     then?: WriteStep<SubscriptionRow>,
   ): Promise<SubscriptionRow> {
-    const resource = topicResource(input.topic);
-    if (resource && !allows(p.scopes, 'read', resource))
-      throw new ForbiddenError(`The topic ${input.topic} needs the read_${resource} scope`, `read_${resource}`);
-    const mode = this.config.mode;
-    const problem = checkWebhookAddress(input.address, mode) ?? (mode === 'production' ? await resolvesToPublic(input.address) : undefined);
-    if (problem) throw new ValidationFailedError({ address: [problem] });
+    await this.checkInput(p, input);
     const now = this.clock();
     const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
     return this.storage.transaction(async (tx) => {
@@ -67,20 +95,7 @@ export class WebhookSubscriptions {
           base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} webhook subscriptions in a store; delete one first`],
         });
       }
-      // What one write of the store can fan out to: per owner, and over every owner of the store.
-      const onTopic = await tx.webhooks.countTopicSubscriptions(p.storeId, input.topic, p.owner);
-      if (onTopic.owner >= MAX_SUBSCRIPTIONS_PER_TOPIC) {
-        throw new ValidationFailedError({
-          base: [
-            `an app may have at most ${MAX_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${input.topic} in a store; delete one first`,
-          ],
-        });
-      }
-      if (onTopic.store >= MAX_STORE_SUBSCRIPTIONS_PER_TOPIC) {
-        throw new ValidationFailedError({
-          base: [`a store may have at most ${MAX_STORE_SUBSCRIPTIONS_PER_TOPIC} webhook subscriptions to ${input.topic} over all its apps`],
-        });
-      }
+      await this.checkTopicCaps(tx, p, input.topic);
       let row: SubscriptionRow;
       try {
         row = await tx.webhooks.insertSubscription({
@@ -108,6 +123,48 @@ export class WebhookSubscriptions {
     const row = await this.storage.webhooks.findSubscription(p.storeId, p.owner, id);
     if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
     return row;
+  }
+
+  /**
+   * Changes the topic and/or address of one of the caller's subscriptions, with the checks of a
+   * subscribe: the topic's scope, the address rules, no second identical subscription, and the
+   * per-topic caps when the topic changes. A new address gives a disabled subscription a fresh
+   * start (it is active again), as deleting and subscribing anew would; deliveries still queued
+   * go to the address the subscription has when they are sent.
+   */
+  async update(
+    p: ApiPrincipal,
+    id: number,
+    input: { address?: string | undefined; topic?: WebhookTopic | undefined },
+    then?: WriteStep<SubscriptionRow>,
+  ): Promise<SubscriptionRow> {
+    await this.checkInput(p, input);
+    const now = this.clock();
+    return this.storage.transaction(async (tx) => {
+      await tx.accounts.lockStore(p.storeId);
+      const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
+      if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+      const topic = input.topic ?? row.topic;
+      const address = input.address ?? row.address;
+      const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${topic}`] });
+      let updated = row;
+      if (topic !== row.topic || address !== row.address) {
+        if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, topic, address)) throw duplicate;
+        if (topic !== row.topic) await this.checkTopicCaps(tx, p, topic);
+        try {
+          const values = { topic, address, updated_at: now, enable: address !== row.address };
+          const changed = await tx.webhooks.updateSubscription(p.storeId, row.id, values);
+          // Deleted by a transaction that committed after the read above.
+          if (!changed) throw new NotFoundError(`No webhook subscription with id ${id}`);
+          updated = changed;
+        } catch (err) {
+          if (err instanceof DuplicateRecordError) throw duplicate;
+          throw err;
+        }
+      }
+      await then?.(tx, updated);
+      return updated;
+    });
   }
 
   async delete(p: ApiPrincipal, id: number, then?: WriteStep<void>): Promise<void> {

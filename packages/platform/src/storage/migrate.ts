@@ -27,6 +27,7 @@ import * as deliveryBacklogIndex from './migrations/2026-11-26T02-delivery-backl
 import * as idempotencyResource from './migrations/2026-11-26T04-idempotency-resource.ts';
 import * as launchTokensAndOnlineAccess from './migrations/2026-11-27T00-launch-tokens-and-online-access.ts';
 import * as resourceServers from './migrations/2026-11-27T01-resource-servers.ts';
+import * as productTitleIndex from './migrations/2026-11-27T02-product-title-index.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -53,6 +54,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-26T04-idempotency-resource': idempotencyResource,
   '2026-11-27T00-launch-tokens-and-online-access': launchTokensAndOnlineAccess,
   '2026-11-27T01-resource-servers': resourceServers,
+  '2026-11-27T02-product-title-index': productTitleIndex,
 };
 
 class StaticProvider implements MigrationProvider {

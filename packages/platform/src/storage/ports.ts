@@ -130,7 +130,10 @@ export interface KeysetScope {
 }
 
 export interface KeysetQuery extends KeysetScope {
-  /** A list's row filters: ids, since_id, created_at/updated_at ranges (every keyset table has them). */
+  /**
+   * A list's row filters: ids, since_id, created_at/updated_at ranges (every keyset table has them),
+   * and exact matches on columns the list names (`ListFilters.match`).
+   */
   filters?: ListFilters;
 }
 
@@ -162,6 +165,8 @@ export interface KeysetSource<R> {
    * it may stop early (KeysetWindow.stoppedAt) rather than read without bound.
    */
   window(q: KeysetQuery, side: 'after' | 'before', from: number | undefined, limit: number): Promise<KeysetWindow<R>>;
+  /** How many rows match the query: exact, reading every matching entry of an index. */
+  count(q: KeysetQuery): Promise<number>;
 }
 
 export interface ResourceRepository {
@@ -187,12 +192,26 @@ export interface ResourceRepository {
   someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]>;
 }
 
+/** A subscription's new topic and address; `enable` also clears its disabled state. */
+export interface SubscriptionChange {
+  topic: string;
+  address: string;
+  updated_at: number;
+  enable: boolean;
+}
+
 export interface WebhookRepository {
   subscriptions(): KeysetSource<SubscriptionRow>;
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;
   subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
   /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
   insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow>;
+  /**
+   * Changes a subscription's topic and address (`enable`: and clears its disabled state); undefined
+   * when there is no such row. Throws DuplicateRecordError when another subscription of the owner
+   * has that topic and address.
+   */
+  updateSubscription(storeId: number, id: number, values: SubscriptionChange): Promise<SubscriptionRow | undefined>;
   deleteSubscription(storeId: number, id: number): Promise<void>;
   /** How many subscriptions (disabled ones included) an owner has in a store. */
   countSubscriptions(storeId: number, owner: string): Promise<number>;

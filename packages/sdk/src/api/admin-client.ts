@@ -8,6 +8,7 @@ import type { QueryValue } from '../signature/query-signature.ts';
 import { apiErrorFromResponse } from './api-error-mapping.ts';
 import type { CallLimitThrottle } from './call-limit.ts';
 import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
+import { unwrapSuccess } from './success-envelope.ts';
 import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './events.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import {
@@ -210,7 +211,7 @@ export class AdminClient {
         return {
           status: result.status,
           headers: result.headers,
-          data: parsed as T,
+          data: unwrapSuccess(path, parsed) as T,
           requestId: result.headers.get('x-request-id') ?? undefined,
           idempotencyKey: key,
           replayed: result.headers.get('idempotent-replayed') === 'true',

@@ -8,17 +8,21 @@ import type { BucketDecision } from '../../domain/leaky-bucket.ts';
 import type { RateLimiter } from '../../services/rate-limiter.ts';
 import type { Services } from '../../services/services.ts';
 import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
-import { allows, RESOURCES, type Access, type ScopeResource } from '../../domain/scopes.ts';
+import { allows, type Access, type ScopeResource } from '../../domain/scopes.ts';
 import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import type { ResourceRow } from '../../services/resource-service.ts';
 import {
+  COUNT_BODY,
+  COUNT_DESCRIPTION,
+  countQueryHook,
+  countQuerySchema,
   errorResponses,
   fieldNamesOf,
-  LIST_QUERY,
   listEnvelope,
   listQueryHook,
+  listQuerySchema,
   methodNotAllowed,
   pageRequest,
   setLinkHeader,
@@ -34,6 +38,9 @@ import { registerEventRoutes } from './events.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
 import { presentedToken, registerBearerChallenges } from './bearer.ts';
+import { registerAccessScopesRoute } from './access-scopes.route.ts';
+import { registerUnservedRoutes } from './unserved.route.ts';
+import { registerSuccessEnvelope } from './success-envelope.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,6 +76,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.decorateRequest('principal', undefined);
     api.decorateRequest('apiVersion', undefined);
     api.decorateRequest('listQuery', undefined);
+    api.decorateRequest('countFilters', undefined);
 
     // Callback style, and no promise at all when the token is known and the limiter counts in
     // memory: this runs before every Admin API call.
@@ -102,10 +110,13 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
 
     registerBearerChallenges(api, services.config);
     registerIdempotency(api, services);
+    registerSuccessEnvelope(api);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
     registerShopRoute(api, services);
     registerEventRoutes(api, services);
+    registerAccessScopesRoute(api, services);
+    registerUnservedRoutes(api, services);
   });
 }
 
@@ -164,9 +175,8 @@ function admitRate(
 function checkScope(req: FastifyRequest, principal: ApiPrincipal): undefined {
   const need = req.routeOptions.config?.api;
   if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
-    const writable = (RESOURCES as readonly string[]).includes(need.resource);
     throw new ForbiddenError(
-      `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' && writable ? ` (or write_${need.resource})` : ''}`,
+      `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`,
       `${need.access}_${need.resource}`,
     );
   }
@@ -206,12 +216,12 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     base,
     {
       config: read,
-      preValidation: listQueryHook(fieldNames),
+      preValidation: listQueryHook(fieldNames, def.matches),
       schema: {
         tags,
         summary: `List ${def.name}`,
         params,
-        querystring: LIST_QUERY,
+        querystring: listQuerySchema(def.matches),
         response: { 200: listEnvelope(def.object), ...errorResponses },
       },
     },
@@ -220,6 +230,23 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
       setLinkHeader(req, reply, services.config, page);
       return reply.type('application/json; charset=utf-8').send(page.body);
     },
+  );
+
+  api.get(
+    `${base}/count`,
+    {
+      config: read,
+      preValidation: countQueryHook(def.matches),
+      schema: {
+        tags,
+        summary: `Count ${def.name}`,
+        description: COUNT_DESCRIPTION,
+        params,
+        querystring: countQuerySchema(def.matches),
+        response: { 200: COUNT_BODY, ...errorResponses },
+      },
+    },
+    async (req) => ({ count: await services.resources.count(def, req.store!.id, req.countFilters ?? {}) }),
   );
 
   api.get(
@@ -296,5 +323,6 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
     );
   }
   methodNotAllowed(api, base, ['GET', 'POST']);
+  methodNotAllowed(api, `${base}/count`, ['GET']);
   methodNotAllowed(api, item, def.canDelete ? ['GET', 'PUT', 'PATCH', 'DELETE'] : ['GET', 'PUT', 'PATCH']);
 }

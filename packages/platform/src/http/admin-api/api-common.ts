@@ -4,12 +4,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, preVal
 import { storeBaseUrl, type Config } from '../../config.ts';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
 import { PlatformError } from '../../domain/errors.ts';
-import { FILTER_PARAMS, type ListQuery, PAGE_PARAMS, parseListQuery } from '../../domain/list-filters.ts';
+import {
+  FILTER_PARAMS,
+  type ListFilters,
+  type ListQuery,
+  type MatchFilter,
+  PAGE_PARAMS,
+  parseCountQuery,
+  parseListQuery,
+} from '../../domain/list-filters.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** A list route's parsed filters and fields (set before validation by `listQueryHook`). */
     listQuery: ListQuery | undefined;
+    /** A count route's parsed filters (set before validation by `countQueryHook`). */
+    countFilters: ListFilters | undefined;
   }
 }
 
@@ -42,12 +52,49 @@ export const LIST_QUERY = {
   },
 };
 
+/** The query schema of a list that adds exact-match filters of its own. */
+export function listQuerySchema(matches: readonly MatchFilter[]) {
+  if (matches.length === 0) return LIST_QUERY;
+  const own = Object.fromEntries(matches.map((m) => [m.name, { type: 'string', description: m.description }]));
+  return { ...LIST_QUERY, properties: { ...LIST_QUERY.properties, ...own } };
+}
+
+/** The query schema of a count: the list's filters, without `fields` and the page parameters. */
+export function countQuerySchema(matches: readonly MatchFilter[]) {
+  const { fields: _fields, ...filters } = FILTER_PARAMS;
+  const properties = Object.fromEntries([
+    ...Object.entries(filters).map(([name, description]) => [name, { type: 'string', description }]),
+    ...matches.map((m) => [m.name, { type: 'string', description: m.description }]),
+  ]);
+  return { type: 'object', properties };
+}
+
+/**
+ * preValidation of a count route: refuses parameters a count does not take (400) and bad filters
+ * (422) before anything runs; the filters become one string each for the schema check.
+ */
+export function countQueryHook(matches: readonly MatchFilter[] = []): preValidationHookHandler {
+  return (req, _reply, done) => {
+    const raw = (req.query ?? {}) as Record<string, unknown>;
+    try {
+      req.countFilters = parseCountQuery(raw, matches);
+    } catch (err) {
+      return done(err as Error);
+    }
+    const ids = req.countFilters.ids;
+    if (ids) req.query = { ...raw, ids: ids.join(',') };
+    done();
+  };
+}
+
 /**
  * preValidation of a list route: refuses unknown parameters (400) and bad filters (422) before
  * anything runs, keeps the parsed query on the request, and leaves each filter as one string (a
- * repeated `ids` becomes its comma form) for the schema check that follows.
+ * repeated `ids` becomes its comma form) for the schema check that follows. `matches` are the
+ * list's own exact-match filters.
  */
-export function listQueryHook(fieldNames: readonly string[]): preValidationHookHandler {
+export function listQueryHook(fieldNames: readonly string[], matches: readonly MatchFilter[] = []): preValidationHookHandler {
+  const own = matches.map((m) => m.name);
   // Callback style (no promise per call); a query of page parameters alone (the usual one) needs
   // no parsing.
   return (req, _reply, done) => {
@@ -64,13 +111,13 @@ export function listQueryHook(fieldNames: readonly string[]): preValidationHookH
     }
     let parsed: ListQuery;
     try {
-      parsed = parseListQuery(raw, fieldNames);
+      parsed = parseListQuery(raw, fieldNames, matches);
     } catch (err) {
       return done(err as Error);
     }
     req.listQuery = parsed;
     const normalized: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(raw)) if (!Object.hasOwn(FILTER_PARAMS, k)) normalized[k] = v;
+    for (const [k, v] of Object.entries(raw)) if (!Object.hasOwn(FILTER_PARAMS, k) && !own.includes(k)) normalized[k] = v;
     for (const [k, v] of parsed.params) normalized[k] = v;
     req.query = normalized;
     done();
@@ -160,6 +207,20 @@ export function listEnvelope(item: Record<string, unknown>) {
     },
   };
 }
+
+/** What a count endpoint promises, for the API documentation. */
+export const COUNT_DESCRIPTION =
+  'Answers {"count": N}: how many objects the list with the same filters returns over all its pages, counted exactly ' +
+  '(the list filters apply; `fields`, `limit` and cursors are refused). The count reads every matching entry of an ' +
+  'index, so it costs in proportion to the matching objects: narrow it with the filters on a large store. Same scope as the list.';
+
+/** The answer of a count endpoint. */
+export const COUNT_BODY = withApiHeaders({
+  type: 'object',
+  additionalProperties: false,
+  required: ['count'],
+  properties: { count: { type: 'integer', minimum: 0, description: 'How many objects match the filters, exactly.' } },
+});
 
 export function pageRequest(req: FastifyRequest) {
   const q = req.query as { limit?: number; page_size?: number; per_page?: number; cursor?: string; pre_cursor?: string };

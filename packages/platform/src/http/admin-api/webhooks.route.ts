@@ -1,17 +1,22 @@
-// Webhook subscriptions of the calling app: list, create {address, topic}, get, delete.
+// Webhook subscriptions of the calling app: list (filtered by topic or address too), count, create
+// {address, topic}, get, update, delete.
 // Delivery itself is the webhook worker's job; here are the records and their validation.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
-import { selectFields } from '../../domain/list-filters.ts';
+import { type MatchFilter, selectFields } from '../../domain/list-filters.ts';
 import {
+  COUNT_BODY,
+  COUNT_DESCRIPTION,
+  countQueryHook,
+  countQuerySchema,
   errorResponses,
   fieldNamesOf,
-  LIST_QUERY,
   listEnvelope,
   listQueryHook,
+  listQuerySchema,
   methodNotAllowed,
   pageRequest,
   setLinkHeader,
@@ -49,6 +54,26 @@ function toJson(r: SubscriptionRow) {
 }
 
 /**
+ * Filters of the subscriptions list and count: exact matches. The address is compared as stored,
+ * which is exactly as it was subscribed (addresses are not rewritten).
+ */
+const SUBSCRIPTION_MATCHES: readonly MatchFilter[] = [
+  {
+    name: 'topic',
+    description: 'Only subscriptions to this topic (exact).',
+    check: (v) => ((SUBSCRIBABLE_TOPICS as readonly string[]).includes(v) ? undefined : `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}`),
+  },
+  {
+    name: 'address',
+    description: 'Only subscriptions with exactly this address, as it was subscribed (no normalization; at most 2000 characters).',
+    check: (v) => (v.length > 2000 ? 'must be at most 2000 characters' : URL.canParse(v) ? undefined : 'must be an absolute URL'),
+  },
+];
+
+const ADDRESS = { type: 'string', maxLength: 2000 };
+const TOPIC = { type: 'string', enum: SUBSCRIBABLE_TOPICS };
+
+/**
  * Privacy topics go to the address set on the app itself, never to a subscription: a plain "not
  * one of the allowed values" would leave an app wondering how to receive them, so it is told.
  */
@@ -78,11 +103,11 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     base,
     {
       config,
-      preValidation: listQueryHook(fieldNames),
+      preValidation: listQueryHook(fieldNames, SUBSCRIPTION_MATCHES),
       schema: {
         tags,
         summary: "List this app's webhook subscriptions",
-        querystring: LIST_QUERY,
+        querystring: listQuerySchema(SUBSCRIPTION_MATCHES),
         response: { 200: listEnvelope(SUBSCRIPTION), ...errorResponses },
       },
     },
@@ -108,7 +133,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
           type: 'object',
           additionalProperties: false,
           required: ['address', 'topic'],
-          properties: { address: { type: 'string', maxLength: 2000 }, topic: { type: 'string', enum: SUBSCRIBABLE_TOPICS } },
+          properties: { address: ADDRESS, topic: TOPIC },
         },
         response: { 201: one, ...writeErrorResponses },
       },
@@ -122,7 +147,47 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     },
   );
 
+  api.get(
+    `${base}/count`,
+    {
+      config,
+      preValidation: countQueryHook(SUBSCRIPTION_MATCHES),
+      schema: {
+        tags,
+        summary: "Count this app's webhook subscriptions",
+        description: COUNT_DESCRIPTION,
+        querystring: countQuerySchema(SUBSCRIPTION_MATCHES),
+        response: { 200: COUNT_BODY, ...errorResponses },
+      },
+    },
+    async (req) => ({ count: await services.subscriptions.count(req.principal!, req.countFilters ?? {}) }),
+  );
+
   const id = (params: unknown) => parseId((params as { id: string }).id);
+  api.put(
+    item,
+    {
+      config: { ...writeConfig, api: { wrapper: 'webhook' } },
+      preValidation: refusePrivacyTopics,
+      schema: {
+        tags,
+        summary: 'Change a webhook subscription (its address and/or topic)',
+        description:
+          'Only the fields sent change; the body may also be wrapped: {"webhook": {"address": ...}}. The checks of a subscribe apply ' +
+          '(the topic’s scope, the address rules, one subscription per topic and address, the per-topic caps). A new address makes ' +
+          'a disabled subscription active again.',
+        headers: IDEMPOTENCY_KEY_HEADERS,
+        body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { address: ADDRESS, topic: TOPIC } },
+        response: { 200: one, ...writeErrorResponses },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body as { address?: string; topic?: WebhookTopic };
+      const answer = writeAnswer(services, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }));
+      const row = await services.subscriptions.update(req.principal!, id(req.params), body, answer.step);
+      return answer.send(reply, row);
+    },
+  );
   api.get(
     item,
     { config, schema: { tags, summary: 'Get a webhook subscription', response: { 200: one, ...errorResponses } } },
@@ -148,5 +213,6 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     },
   );
   methodNotAllowed(api, base, ['GET', 'POST']);
-  methodNotAllowed(api, item, ['GET', 'DELETE']);
+  methodNotAllowed(api, `${base}/count`, ['GET']);
+  methodNotAllowed(api, item, ['GET', 'PUT', 'DELETE']);
 }

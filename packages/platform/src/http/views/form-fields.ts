@@ -1,5 +1,5 @@
 // Pieces of the server-rendered forms: field errors, scope checkboxes, secrets shown once.
-import { ALL_SCOPES, describeScope } from '../../domain/scopes.ts';
+import { ALL_SCOPES, describeScope, isServed, type Scope, splitScope } from '../../domain/scopes.ts';
 import { html, type SafeHtml } from './html.ts';
 
 /** The messages of one field, tied to its input by `aria-describedby="{id}-error"`. */
@@ -25,13 +25,22 @@ export function textField(o: {
 ${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.id, o.errors)}>`;
 }
 
-/** One checkbox per scope, each with its own label; `checked` are ticked. */
+/**
+ * One checkbox per scope, each with its own label; `checked` are ticked. The scopes of resources
+ * storegate does not serve (accepted so that the platform family's apps install) sit in a folded
+ * group of their own, open when one of them is ticked.
+ */
 export function scopeCheckboxes(checked: readonly string[], errors?: readonly string[]): SafeHtml {
+  const box = (s: Scope) =>
+    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`;
+  const served = ALL_SCOPES.filter((s) => isServed(splitScope(s)[1]));
+  const unserved = ALL_SCOPES.filter((s) => !isServed(splitScope(s)[1]));
+  const open = unserved.some((s) => checked.includes(s));
   return html`<fieldset${describedBy('scopes', errors)}><legend>Scopes</legend>
-${fieldError('scopes', errors)}${ALL_SCOPES.map(
-  (s) =>
-    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`,
-)}
+${fieldError('scopes', errors)}${served.map(box)}
+<details${open ? html` open` : ''}><summary>Scopes this store does not serve yet (accepted for apps of the platform family; they grant nothing)</summary>
+${unserved.map(box)}
+</details>
 </fieldset>`;
 }
 

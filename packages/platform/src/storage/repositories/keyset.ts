@@ -15,6 +15,13 @@
 //   short at the last row read (KeysetWindow.stoppedAt), with a cursor that continues from there.
 //   Whether rows lie behind such a page is known exactly when fewer than READ_BOUNDS.scan rows lie
 //   behind it, and assumed otherwise (a previous link may then lead to an empty page).
+// - An exact-match filter of the list's own (a product's `title`, a subscription's `topic` or
+//   `address`) is an equality on the scan: products have (store_id, title, id), which reads that
+//   title's rows in id order; a subscription list reads one owner's rows, bounded anyway. A time
+//   range read whole checks it on the ids it found (after the READ_BOUNDS.range limit, so a rare
+//   title cannot make that read longer), the bounded scan reads the title's index stretch.
+// - A count (`count`) reads every matching entry of the best index for its filters: exact, and
+//   as costly as the store's matching rows (documented on the count endpoints).
 // - The time checks on rows are written `column + 0` so that no planner picks a time index for a
 //   statement that must walk ids (a probe by ids, or the bounded scan).
 //
@@ -92,9 +99,16 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     return query;
   }
 
-  /** The scope narrowed by the id filters, which bound the index range (or probe it by id). */
-  private ided<O>(query: Select<O>, f: ListFilters | undefined): Select<O> {
+  /** The scope narrowed by the list's exact-match filters (column equalities). */
+  private matched<O>(query: Select<O>, f: ListFilters | undefined): Select<O> {
     let out = query;
+    for (const [column, value] of Object.entries(f?.match ?? {})) out = out.where(column as 'id', '=', value as unknown as number);
+    return out;
+  }
+
+  /** The scope narrowed by the id and match filters, which bound the index range (or probe it by id). */
+  private ided<O>(query: Select<O>, f: ListFilters | undefined): Select<O> {
+    let out = this.matched(query, f);
     if (f?.ids) out = out.where('id', 'in', f.ids.length > 0 ? f.ids : [0]);
     if (f?.sinceId !== undefined) out = out.where('id', '>', f.sinceId);
     return out;
@@ -124,6 +138,19 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
 
   async before(q: KeysetScope, before: number, limit: number): Promise<R[]> {
     return (await this.base(q).where('id', '<', before).orderBy('store_id', 'desc').orderBy('id', 'desc').limit(limit).execute()) as R[];
+  }
+
+  async count(q: KeysetQuery): Promise<number> {
+    // The time ranges as plain conditions here, so that a time index may answer the count.
+    let query = this.ided(this.scope(q), q.filters);
+    for (const t of TIME_RANGES) {
+      const min = q.filters?.[t.min];
+      const max = q.filters?.[t.max];
+      if (min !== undefined) query = query.where(t.column, '>=', min);
+      if (max !== undefined) query = query.where(t.column, '<=', max);
+    }
+    const row = await query.select(sql<number>`count(*)`.as('n')).executeTakeFirst();
+    return Number(row?.n ?? 0);
   }
 
   async exists(q: KeysetScope, op: '<' | '>', id: number): Promise<boolean> {
@@ -183,7 +210,8 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
    */
   private async rangeIds(q: KeysetQuery, f: ListFilters, t: TimeRange): Promise<number[] | undefined> {
     const other = TIME_RANGES.find((o) => o !== t && hasRange(f, o));
-    let query = this.scope(q).select(other ? ['id', other.column] : ['id']);
+    const matchColumns = Object.keys(f.match ?? {}) as 'id'[];
+    let query = this.scope(q).select([...(other ? ['id', other.column] : ['id']), ...matchColumns] as 'id'[]);
     const min = f[t.min];
     const max = f[t.max];
     if (min !== undefined) query = query.where(t.column, '>=', min);
@@ -200,6 +228,7 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
       const id = Number(r.id);
       if (f.sinceId !== undefined && id <= f.sinceId) continue;
       if (other && !inRange(f, other, Number(r[other.column]))) continue;
+      if (f.match && Object.entries(f.match).some(([column, value]) => r[column] !== value)) continue;
       ids.push(id);
     }
     return ids.sort((a, b) => a - b);
@@ -220,7 +249,10 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     if (wanted.length === 0) return { rows: [], behind };
     // Checked again on the rows: one that changed since the range was read is left out, as it
     // would be had it changed just before.
-    const fetched = (await this.timed(this.scope(q), q.filters).selectAll().where('id', 'in', wanted).execute()) as (R & { id: number })[];
+    const fetched = (await this.timed(this.matched(this.scope(q), q.filters), q.filters)
+      .selectAll()
+      .where('id', 'in', wanted)
+      .execute()) as (R & { id: number })[];
     const byId = new Map(fetched.map((r) => [Number(r.id), r]));
     const rows = wanted.flatMap((id) => byId.get(id) ?? []);
     // A row gone in between shortens the page; it then ends at the last id it covered, so the next

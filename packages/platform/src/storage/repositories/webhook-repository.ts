@@ -13,6 +13,7 @@ import type {
   PartnerDeliveryRow,
   PrivacyRecipient,
   Recipient,
+  SubscriptionChange,
   SubscriptionRow,
   WebhookRepository,
 } from '../ports.ts';
@@ -100,6 +101,13 @@ export class SqlWebhookRepository implements WebhookRepository {
         .returning([...SUBSCRIPTION_COLUMNS])
         .executeTakeFirstOrThrow(),
     );
+  }
+
+  updateSubscription(storeId: number, id: number, v: SubscriptionChange): Promise<SubscriptionRow | undefined> {
+    const set = { topic: v.topic, address: v.address, updated_at: v.updated_at };
+    const update = this.k.updateTable('webhook_subscriptions').set(v.enable ? { ...set, disabled_at: null, disabled_reason: null } : set);
+    const where = update.where('store_id', '=', storeId).where('id', '=', id);
+    return refusingDuplicates('webhook_subscriptions', () => where.returning([...SUBSCRIPTION_COLUMNS]).executeTakeFirst());
   }
 
   async deleteSubscription(storeId: number, id: number): Promise<void> {
