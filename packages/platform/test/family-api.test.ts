@@ -408,6 +408,12 @@ describe.each(DIALECTS_WITH_PARTITIONED)('family Admin API gaps on %s', (dialect
         access_scopes: [{ handle: 'read_customers' }, { handle: 'write_orders' }, { handle: 'write_products' }],
       });
       expect((await api(t, f, undefined, 'GET', `${V}/oauth/access_scopes`)).statusCode).toBe(401);
+      const bearer = await t.app.inject({
+        method: 'GET',
+        url: `${V}/oauth/access_scopes`,
+        headers: { host: f.host, authorization: `Bearer ${narrow}` },
+      });
+      expect(bearer.json()).toEqual({ access_scopes: [{ handle: 'read_orders' }] });
       expect((await api(t, other, otherToken, 'GET', `${V}/oauth/access_scopes`)).json()).toEqual({
         access_scopes: [{ handle: 'read_products' }],
       });
