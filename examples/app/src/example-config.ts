@@ -4,7 +4,7 @@
 import { fileURLToPath } from 'node:url';
 
 /** The Admin API versions the products page can switch between. */
-export const API_VERSIONS = ['2022-01', '2025-06', '2026-01'] as const;
+export const API_VERSIONS = ['2022-01', '2025-06', '2026-01', '2026-10'] as const;
 export type ApiVersion = (typeof API_VERSIONS)[number];
 
 /** The topics the app subscribes to after an install. */
@@ -95,7 +95,7 @@ function httpUrl(env: Env, name: string, fallback: string, problems: string[]): 
  * | `STOREGATE_SCOPES` | `read_products write_products read_orders read_customers` |
  * | `STOREGATE_STORE_DOMAIN` | `localhost` |
  * | `STOREGATE_API_ORIGIN` | `http://{shop}:8080` |
- * | `STOREGATE_API_VERSION` | `2026-01` (also `2025-06`, `2022-01`) |
+ * | `STOREGATE_API_VERSION` | `2026-01` (also `2026-10`, unwrapped by the SDK, `2025-06`, `2022-01`) |
  * | `APP_HOST`, `APP_PORT` | `127.0.0.1`, `3000` |
  * | `APP_URL` | `http://localhost:{APP_PORT}/` |
  * | `APP_REDIRECT_URI` | `{APP_URL}auth/callback` |
