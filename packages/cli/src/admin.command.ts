@@ -4,7 +4,7 @@ import { storeBaseUrl, type SeedCounts } from '@storegate/platform';
 import { withServices } from './database.ts';
 import { shopRedactDelayOption } from './webhooks.command.ts';
 import { common } from './options.ts';
-import { UsageError, notFound, print } from './output.ts';
+import { CliError, UsageError, notFound, print } from './output.ts';
 import { generatePassword, generatedPasswordLine, givenPassword } from './password-input.ts';
 
 interface Common {
@@ -83,7 +83,9 @@ export function registerAdminCommands(program: Command): void {
     .option('--scopes <scopes>', 'scopes the app asks for, e.g. "read_products write_orders" (the platform family\'s whole vocabulary)', '')
     .option('--partner <email>', 'partner account that owns the app')
     .option('--privacy-webhook-url <url>', 'where customers/data_request, customers/redact and shop/redact go (none: the app gets none)')
-    .option('--authorization-iss', 'the redirect with the code carries a signed iss (turn on once the callback checks iss)')
+    .option('--no-authorization-iss', 'the redirect with the code carries no iss (for a callback that cannot check it yet)')
+    .option('--authorization-iss', 'the redirect with the code carries a signed iss (the default)')
+    .option('--managed-install', 'the platform asks the merchant for --scopes at install and opens the app with a launch token')
     .action(
       async (
         opts: Common & {
@@ -94,8 +96,11 @@ export function registerAdminCommands(program: Command): void {
           partner?: string;
           privacyWebhookUrl?: string;
           authorizationIss?: boolean;
+          managedInstall?: boolean;
         },
       ) => {
+        if (opts.managedInstall && opts.scopes.trim() === '')
+          throw new UsageError('--managed-install needs --scopes: the platform asks the merchant for the scopes the app declares');
         await withServices(opts.database, async (services) => {
           let partnerId: number | null = null;
           if (opts.partner !== undefined) {
@@ -110,12 +115,20 @@ export function registerAdminCommands(program: Command): void {
             scopes: opts.scopes,
             partnerId,
             ...(opts.privacyWebhookUrl !== undefined ? { privacyWebhookUrl: opts.privacyWebhookUrl } : {}),
-            authorizationIss: opts.authorizationIss === true,
+            authorizationIss: opts.authorizationIss !== false,
+            managedInstall: opts.managedInstall === true,
           });
           print(
             opts.json,
-            { client_id: app.client_id, client_secret: clientSecret },
-            `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}`,
+            {
+              client_id: app.client_id,
+              client_secret: clientSecret,
+              authorization_iss: app.authorization_iss === 1,
+              managed_install: app.managed_install === 1,
+            },
+            `created app "${app.name}"\nclient_id      ${app.client_id}\nclient_secret  ${clientSecret}${
+              app.managed_install === 1 ? '\nmanaged install: merchants install it from the store admin, asked for its scopes there' : ''
+            }`,
           );
         });
       },
@@ -124,15 +137,26 @@ export function registerAdminCommands(program: Command): void {
   common(apps.command('update <client_id>').description("change a public app's settings"))
     .option('--privacy-webhook-url <url>', 'where privacy webhooks go; "" removes it (the app is then sent none)')
     .option('--authorization-iss <on|off>', 'whether the redirect with the code carries a signed iss')
-    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string; authorizationIss?: string }) => {
-      if (opts.privacyWebhookUrl === undefined && opts.authorizationIss === undefined)
-        throw new UsageError('nothing to change: give --privacy-webhook-url or --authorization-iss');
-      const iss = opts.authorizationIss === undefined ? undefined : onOff(opts.authorizationIss);
+    .option(
+      '--managed-install <on|off>',
+      'whether the platform asks the merchant for the declared scopes and opens the app with a launch token',
+    )
+    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string; authorizationIss?: string; managedInstall?: string }) => {
+      if (opts.privacyWebhookUrl === undefined && opts.authorizationIss === undefined && opts.managedInstall === undefined)
+        throw new UsageError('nothing to change: give --privacy-webhook-url, --authorization-iss or --managed-install');
+      const iss = opts.authorizationIss === undefined ? undefined : onOff('authorization-iss', opts.authorizationIss);
+      const managed = opts.managedInstall === undefined ? undefined : onOff('managed-install', opts.managedInstall);
       await withServices(opts.database, async (services) => {
         const app = await services.apps.findByClientId(clientId);
         if (!app) throw notFound(`no app with client_id "${clientId.slice(0, 100)}"`);
         const out: Record<string, unknown> = { client_id: app.client_id };
         const lines: string[] = [];
+        // Checked before anything changes: the platform refuses it for an app that declares no scopes.
+        if (managed === true && app.scopes === '')
+          throw new CliError(
+            `--managed-install on: "${app.name}" declares no scopes, and the platform asks the merchant for the declared scopes (set them with apps deploy)`,
+            'invalid_input',
+          );
         if (opts.privacyWebhookUrl !== undefined) {
           const saved = await services.apps.setPrivacyWebhookUrl(app.id, opts.privacyWebhookUrl);
           out.privacy_webhook_url = saved;
@@ -140,6 +164,15 @@ export function registerAdminCommands(program: Command): void {
             saved
               ? `"${app.name}" now receives privacy webhooks at ${saved}`
               : `"${app.name}" has no privacy webhook address: it is sent no privacy webhooks`,
+          );
+        }
+        if (managed !== undefined) {
+          await services.apps.setManagedInstall(app.id, managed);
+          out.managed_install = managed;
+          lines.push(
+            managed
+              ? `"${app.name}": merchants now install it from the store admin, asked for its declared scopes; it opens with a launch token`
+              : `"${app.name}": merchants now install it through its own authorization request`,
           );
         }
         if (iss !== undefined) {
@@ -234,8 +267,8 @@ export function registerAdminCommands(program: Command): void {
     });
 }
 
-function onOff(value: string): boolean {
+function onOff(flag: string, value: string): boolean {
   if (value === 'on') return true;
   if (value === 'off') return false;
-  throw new UsageError(`--authorization-iss: expected on or off, got "${value.slice(0, 20)}"`);
+  throw new UsageError(`--${flag}: expected on or off, got "${value.slice(0, 20)}"`);
 }

@@ -18,10 +18,24 @@ export interface AppConfigFile {
   scopes: string;
   /** undefined: the file does not say (left as it is); "": none. */
   privacyWebhookUrl?: string;
+  /** Whether the platform installs the app (consent for `scopes`, then a launch token); undefined: left as it is. */
+  managedInstall?: boolean;
+  /** Whether the redirect with the code carries `iss`; undefined: left as it is. */
+  authorizationIss?: boolean;
   subscriptions: { topic: WebhookTopic; address: string }[];
 }
 
-const TOP_KEYS = ['client_id', 'name', 'application_url', 'redirect_url', 'scopes', 'privacy_webhook_url', 'webhooks'];
+const TOP_KEYS = [
+  'client_id',
+  'name',
+  'application_url',
+  'redirect_url',
+  'scopes',
+  'managed_install',
+  'authorization_iss',
+  'privacy_webhook_url',
+  'webhooks',
+];
 
 /** A field's problem; `sub` is the index of the `[[webhooks.subscriptions]]` entry it is in. */
 interface Problem {
@@ -118,6 +132,17 @@ export function readAppConfig(file: string): AppConfigFile {
       .join(' ');
   else if (Array.isArray(rawScopes) && rawScopes.every((s) => typeof s === 'string')) scopes = rawScopes.join(' ');
   else if (rawScopes !== undefined) problems.push({ field: 'scopes', message: 'must be a list of scopes, e.g. ["read_products"]' });
+  const flag = (field: string): boolean | undefined => {
+    const v = doc[field];
+    if (v === undefined || typeof v === 'boolean') return v;
+    problems.push({ field, message: 'must be true or false (without quotes)' });
+    return undefined;
+  };
+  const managedInstall = flag('managed_install');
+  const authorizationIss = flag('authorization_iss');
+  // The platform asks the merchant for the declared scopes: without any there is nothing to ask.
+  if (managedInstall === true && scopes === '' && !problems.some((p) => p.field === 'scopes'))
+    problems.push({ field: 'managed_install', message: 'needs scopes: an app the platform installs must declare the scopes it needs' });
 
   const subscriptions: AppConfigFile['subscriptions'] = [];
   const webhooks = doc.webhooks;
@@ -154,7 +179,17 @@ export function readAppConfig(file: string): AppConfigFile {
     }
   }
   if (problems.length > 0) fail(file, source, problems);
-  return { ...(clientId ? { clientId } : {}), name, appUrl, redirectUri, scopes, privacyWebhookUrl, subscriptions };
+  return {
+    ...(clientId ? { clientId } : {}),
+    name,
+    appUrl,
+    redirectUri,
+    scopes,
+    privacyWebhookUrl,
+    ...(managedInstall !== undefined ? { managedInstall } : {}),
+    ...(authorizationIss !== undefined ? { authorizationIss } : {}),
+    subscriptions,
+  };
 }
 
 /** A field error of the platform's checks (e.g. an App URL it refuses), with the file's line. */

@@ -21,14 +21,19 @@ The file (TOML):
   application_url = "http://localhost:3000/"
   redirect_url = "http://localhost:3000/auth/callback"
   scopes = ["read_products", "write_products"]
+  managed_install = true            # optional: the platform asks merchants for the scopes, the app gets a launch token
+  authorization_iss = false         # optional: the redirect with the code carries no iss (new apps get it)
   privacy_webhook_url = "http://localhost:3000/privacy"   # optional; "" removes it
   [[webhooks.subscriptions]]        # applied in every store the app is installed in now
   topic = "products/create"
   address = "http://localhost:3000/webhooks"
 
-Running it again changes nothing and says so. Subscriptions in a store that the file does not list
-are left alone. Scope changes apply to the next install (merchants consent again). A file with
-mistakes changes nothing: each one is reported with its line and field (exit 1).`;
+Running it again changes nothing and says so. An optional field the file leaves out is left as it is
+(a new app: managed_install false, authorization_iss true). Subscriptions in a store that the file
+does not list are left alone. Scope changes apply to the next install (merchants consent again); with
+managed_install = true, merchants are asked for them the next time they open the app, and the file
+must list some scopes. A file with mistakes changes nothing: each one is reported with its line and
+field (exit 1).`;
 
 export function registerAppConfigCommands(program: Command): void {
   const apps = program.commands.find((c) => c.name() === 'apps');

@@ -30,7 +30,7 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
       ...(file.privacyWebhookUrl ? { privacyWebhookUrl: file.privacyWebhookUrl } : {}),
     });
     if (Object.keys(checked.errors).length > 0) fieldErrors(opts.config, checked.errors);
-    const changes: { field: string; from: string | null; to: string | null }[] = [];
+    const changes: { field: string; from: string | boolean | null; to: string | boolean | null }[] = [];
     let app = file.clientId === undefined ? undefined : await services.apps.findByClientId(file.clientId);
     if (file.clientId !== undefined && !app)
       throw notFound(
@@ -46,6 +46,8 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
             redirectUri: file.redirectUri,
             scopes: file.scopes,
             ...(file.privacyWebhookUrl ? { privacyWebhookUrl: file.privacyWebhookUrl } : {}),
+            ...(file.managedInstall !== undefined ? { managedInstall: file.managedInstall } : {}),
+            ...(file.authorizationIss !== undefined ? { authorizationIss: file.authorizationIss } : {}),
           })
         ).app;
         created = true;
@@ -59,13 +61,26 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
         const privacy = file.privacyWebhookUrl === undefined ? undefined : file.privacyWebhookUrl.trim() || null;
         if (privacy !== undefined && (app.privacy_webhook_url ?? null) !== privacy)
           changes.push({ field: 'privacy_webhook_url', from: app.privacy_webhook_url ?? null, to: privacy });
+        const managedNow = app.managed_install === 1;
+        const managed = file.managedInstall === undefined || file.managedInstall === managedNow ? undefined : file.managedInstall;
+        if (managed !== undefined) changes.push({ field: 'managed_install', from: managedNow, to: managed });
+        const issNow = app.authorization_iss === 1;
+        if (file.authorizationIss !== undefined && file.authorizationIss !== issNow)
+          changes.push({ field: 'authorization_iss', from: issNow, to: file.authorizationIss });
+        // The platform asks merchants for the declared scopes of an app it installs, so it keeps some.
+        if ((managed ?? managedNow) && checked.scopes.length === 0)
+          fieldErrors(opts.config, { scopes: ['must not be empty while managed_install is on (set managed_install = false first)'] });
         // The privacy address is checked (resolved in production) before the other fields change.
         if (privacy !== undefined && changes.some((c) => c.field === 'privacy_webhook_url'))
           await services.apps.setPrivacyWebhookUrl(app.id, privacy ?? '');
+        // Off before the scopes change and on after, so the platform never sees a managed app without scopes.
+        if (managed === false) await services.apps.setManagedInstall(app.id, false);
         if (changes.some((c) => c.field === 'name' || c.field === 'scopes'))
           await services.apps.updateProfile(app.id, { name: checked.name, scopes: file.scopes });
         if (changes.some((c) => c.field === 'application_url' || c.field === 'redirect_url'))
           await services.apps.updateUrls(app.id, file.appUrl, file.redirectUri);
+        if (managed === true) await services.apps.setManagedInstall(app.id, true);
+        if (changes.some((c) => c.field === 'authorization_iss')) await services.apps.setAuthorizationIss(app.id, file.authorizationIss!);
       }
     } catch (err) {
       if (err instanceof ValidationFailedError) fieldErrors(opts.config, err.errors);
@@ -83,9 +98,24 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
         `  client_id = "${app.client_id}"`,
         `its secret and settings as env lines: storegate apps env ${app.client_id}`,
       );
-    for (const c of changes) lines.push(`${c.field}: ${c.from ?? '(none)'} -> ${c.to ?? '(none)'}`);
-    if (changes.some((c) => c.field === 'scopes'))
-      lines.push('  (stores that installed the app keep what they granted until the merchant installs it again)');
+    if (created && app.managed_install === 1)
+      lines.push('managed install: merchants install it from the store admin, asked for its scopes there; it opens with a launch token');
+    const managedAfter = changes.find((c) => c.field === 'managed_install')?.to ?? app.managed_install === 1;
+    for (const c of changes) {
+      lines.push(`${c.field}: ${c.from ?? '(none)'} -> ${c.to ?? '(none)'}`);
+      if (c.field === 'managed_install')
+        lines.push(
+          c.to
+            ? '  (merchants now install it from the store admin, asked for its scopes there; it opens with a launch token to exchange)'
+            : '  (merchants now install it through its own authorization request)',
+        );
+      if (c.field === 'scopes')
+        lines.push(
+          managedAfter
+            ? '  (merchants of stores that installed the app are asked for them the next time they open it; until then their grant stays)'
+            : '  (stores that installed the app keep what they granted until the merchant installs it again)',
+        );
+    }
     for (const s of added) lines.push(`subscribed ${s.topic} -> ${s.address} in ${s.store}`);
     for (const s of skipped) lines.push(`not subscribed ${s.topic} in ${s.store}: ${s.reason}`);
     if (!created && changes.length === 0 && added.length === 0) lines.unshift(`"${app.name}" (${app.client_id}): nothing to change`);

@@ -101,6 +101,7 @@ export function registerDirectoryCommands(program: Command): void {
             ['NAME', (r) => r.name],
             ['PARTNER', (r) => r.partner_email],
             ['INSTALLS', (r) => r.installations],
+            ['MANAGED', (r) => (r.managed_install ? 'yes' : 'no')],
             ['SCOPES', (r) => r.scopes],
           ],
           'no apps (register one with storegate apps create)',

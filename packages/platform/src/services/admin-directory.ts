@@ -20,7 +20,10 @@ type Dated<T, K extends keyof T> = Omit<T, K> & { [P in K]: T[P] extends number 
 
 export type StoreView = Dated<StoreListRow, 'created_at'>;
 export type PartnerView = Dated<PartnerListRow, 'created_at'>;
-export type AppView = Omit<Dated<AppListRow, 'created_at'>, 'authorization_iss'> & { authorization_iss: boolean };
+export type AppView = Omit<Dated<AppListRow, 'created_at'>, 'authorization_iss' | 'managed_install'> & {
+  authorization_iss: boolean;
+  managed_install: boolean;
+};
 export type PrivateAppView = Dated<PrivateAppListRow, 'created_at' | 'revoked_at'> & { status: 'active' | 'revoked' };
 export type InstallationView = Dated<InstallationListRow, 'installed_at' | 'uninstalled_at'> & { status: 'installed' | 'uninstalled' };
 
@@ -67,7 +70,12 @@ export class AdminDirectory {
   }
 
   async apps(): Promise<AppView[]> {
-    return (await this.repo.apps()).map((a) => ({ ...a, authorization_iss: a.authorization_iss === 1, created_at: iso(a.created_at) }));
+    return (await this.repo.apps()).map((a) => ({
+      ...a,
+      authorization_iss: a.authorization_iss === 1,
+      managed_install: a.managed_install === 1,
+      created_at: iso(a.created_at),
+    }));
   }
 
   async app(clientId: string): Promise<AppView> {

@@ -30,6 +30,7 @@ export interface AppListRow {
   scopes: string;
   privacy_webhook_url: string | null;
   authorization_iss: number;
+  managed_install: number;
   created_at: number;
   installations: number;
 }

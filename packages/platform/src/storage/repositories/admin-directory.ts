@@ -79,6 +79,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
         'apps.scopes',
         'apps.privacy_webhook_url',
         'apps.authorization_iss',
+        'apps.managed_install',
         'apps.created_at',
         eb
           .selectFrom('installations')
@@ -94,6 +95,7 @@ export class SqlAdminDirectory implements AdminDirectoryRepository {
       ...r,
       id: Number(r.id),
       authorization_iss: Number(r.authorization_iss),
+      managed_install: Number(r.managed_install),
       created_at: Number(r.created_at),
       installations: Number(r.installations ?? 0),
     }));
