@@ -154,7 +154,7 @@ export function registerAdminCommands(program: Command): void {
         // Checked before anything changes: the platform refuses it for an app that declares no scopes.
         if (managed === true && app.scopes === '')
           throw new CliError(
-            `--managed-install on: "${app.name}" declares no scopes, and the platform asks the merchant for the declared scopes (set them with apps deploy)`,
+            `--managed-install on: "${app.name}" declares no scopes to ask merchants for (declare them with apps deploy)`,
             'invalid_input',
           );
         if (opts.privacyWebhookUrl !== undefined) {

@@ -110,7 +110,12 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     ]);
     expect(res.code).toBe(0);
     const out = JSON.parse(res.stdout);
-    expect(out).toEqual({ client_id: expect.stringMatching(/^[0-9a-f]{32}$/), client_secret: expect.stringMatching(/^sg_cs_/) });
+    expect(out).toEqual({
+      client_id: expect.stringMatching(/^[0-9a-f]{32}$/),
+      client_secret: expect.stringMatching(/^sg_cs_/),
+      authorization_iss: true,
+      managed_install: false,
+    });
     const stored = rows(`select client_secret_enc from apps where client_id = '${out.client_id}'`) as { client_secret_enc: string }[];
     expect(stored[0]!.client_secret_enc).not.toContain(out.client_secret);
     const missingPartner = await run([

@@ -78,7 +78,7 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
     for (const [args, reason] of [
       [['apps', 'update', clientId, '--privacy-webhook-url', 'https://user:pw@hooks.example.com/'], /must not contain credentials/],
       [['apps', 'update', 'no-such-app', '--privacy-webhook-url', 'https://hooks.example.com/'], /no app with client_id "no-such-app"/],
-      [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url or --authorization-iss/],
+      [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url, --authorization-iss or --managed-install/],
     ] as const) {
       const res = await run([...args, '--json']);
       expect(res.code, args.join(' ')).toBe(args.length === 3 ? 2 : 1);
@@ -94,20 +94,21 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
 
   it('apps update --authorization-iss turns iss on the code redirect on and off; a bad value changes nothing', async () => {
     const iss = () => rows<{ authorization_iss: number }>('select authorization_iss from apps where client_id = ?', clientId)[0];
-    expect(iss()).toEqual({ authorization_iss: 0 });
-    const on = await run(['apps', 'update', clientId, '--authorization-iss', 'on', '--json']);
-    expect(on.code, on.stderr).toBe(0);
-    expect(JSON.parse(on.stdout)).toEqual({ client_id: clientId, authorization_iss: true });
-    expect(iss()).toEqual({ authorization_iss: 1 });
-    const bad = await run(['apps', 'update', clientId, '--authorization-iss', 'yes', '--json']);
-    expect(bad.code).toBe(2);
-    expect(bad.stdout).toBe('');
-    expect(JSON.parse(bad.stderr)).toEqual({ error: { code: 'usage', message: '--authorization-iss: expected on or off, got "yes"' } });
+    // A new app gets it unless created with --no-authorization-iss.
     expect(iss()).toEqual({ authorization_iss: 1 });
     const off = await run(['apps', 'update', clientId, '--authorization-iss', 'off']);
     expect(off.code).toBe(0);
     expect(off.stdout).toMatch(/no longer carries iss/);
     expect(iss()).toEqual({ authorization_iss: 0 });
+    const bad = await run(['apps', 'update', clientId, '--authorization-iss', 'yes', '--json']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toBe('');
+    expect(JSON.parse(bad.stderr)).toEqual({ error: { code: 'usage', message: '--authorization-iss: expected on or off, got "yes"' } });
+    expect(iss()).toEqual({ authorization_iss: 0 });
+    const on = await run(['apps', 'update', clientId, '--authorization-iss', 'on', '--json']);
+    expect(on.code, on.stderr).toBe(0);
+    expect(JSON.parse(on.stdout)).toEqual({ client_id: clientId, authorization_iss: true });
+    expect(iss()).toEqual({ authorization_iss: 1 });
   }, 180_000);
 
   it('apps uninstall writes shop/redact due after --shop-redact-delay (also SHOP_REDACT_DELAY); a bad delay changes nothing', async () => {

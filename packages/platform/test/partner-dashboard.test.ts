@@ -236,6 +236,7 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
         ).statusCode,
       ).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/reveal-secret`, jar, { _csrf: csrf })).statusCode).toBe(404);
+      expect((await post(t, H, `/partner/apps/${id}/managed-install`, jar, { _csrf: csrf, managed_install: 'on' })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/rotate-secret`, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/finish-rotation`, jar, { _csrf: csrf, confirm: 'yes' })).statusCode).toBe(404);
       expect((await post(t, H, `/partner/apps/${id}/deliveries/1/redeliver`, jar, { _csrf: csrf })).statusCode).toBe(404);

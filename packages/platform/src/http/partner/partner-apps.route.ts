@@ -1,5 +1,6 @@
 // The partner's apps: create, edit the App URL and redirect URL (absolute http(s) URLs; the redirect
-// URL must not contain "#", and the authorize step later demands an exact match with it), reveal
+// URL must not contain "#", and the authorize step later demands an exact match with it), turn
+// managed install and iss on the code redirect on or off, reveal
 // the client secret (shown once per reveal), rotate it and finish the rotation (until then the old
 // secret keeps authenticating and signing, so running apps roll over without a dropped webhook).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -18,6 +19,8 @@ const NOTICES: Record<string, string> = {
   privacy_cleared: 'The privacy webhook address was removed: this app is sent no privacy webhooks.',
   iss_on: 'The redirect with the authorization code now carries iss.',
   iss_off: 'The redirect with the authorization code no longer carries iss.',
+  managed_on: 'Managed install is on: merchants install this app from their store admin and it opens with a launch token.',
+  managed_off: 'Managed install is off: merchants install this app through its own authorization request.',
   finished:
     'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
 };
@@ -29,6 +32,41 @@ const REVEAL_TITLES: Record<string, [string, string]> = {
     'The secret was rotated. Copy the new secret now: it is shown once. Deploy it to your app next to the previous one, then press "Finish rotation" in the app settings.',
   ],
 };
+
+const MANAGED_EXPLAINED = html`<p>With managed install on, merchants install the app from their store admin: the platform
+shows them the scopes the app declares and asks for their consent, then opens the app at its App URL with a launch token
+(<code>id_token</code>). Your app exchanges that token at the token endpoint for an access token, so it needs no
+authorization request, state or callback of its own. When the declared scopes change, merchants are asked for them the
+next time they open the app; until they approve, their grant stays as it was.</p>`;
+
+/** The create form's checkbox: on, off, or anything else (refused). */
+function managedChoice(value: unknown): boolean | undefined {
+  if (value === undefined || value === '') return false;
+  return value === 'on' ? true : undefined;
+}
+
+function managedCheckbox(on: boolean) {
+  return html`<div><input type="checkbox" id="managed_install" name="managed_install" value="on"${on ? html` checked` : ''}>
+<label for="managed_install">Managed install: the platform asks merchants for the scopes below
+and opens the app with a launch token</label></div>`;
+}
+
+/** The app page's managed install section: what it does, whether it is on, the button that changes it. */
+function managedSection(a: AppRow, csrf: string): SafeHtml {
+  const on = a.managed_install === 1;
+  const button = on
+    ? html`<button class="secondary" type="submit" name="managed_install" value="off">Turn managed install off</button>`
+    : html`<button type="submit" name="managed_install" value="on">Turn managed install on</button>`;
+  return html`<h2>Managed install</h2>
+${MANAGED_EXPLAINED}
+<p>Now: managed install is <strong>${on ? 'on' : 'off'}</strong>.</p>
+${
+  !on && a.scopes === ''
+    ? html`<p class="notice" role="status">This app declares no scopes, so there is nothing to ask merchants for: declare them
+(<code>scopes</code> in <code>storegate.app.toml</code>, then <code>storegate apps deploy</code>) to turn managed install on.</p>`
+    : html`<form method="post" action="/partner/apps/${a.client_id}/managed-install">${hiddenFields({ _csrf: csrf })}${button}</form>`
+}`;
+}
 
 function privacyField(value: string, errors: readonly string[] | undefined) {
   return html`${textField({ id: 'privacy_webhook_url', name: 'privacy_webhook_url', label: 'Privacy webhook address (optional)', type: 'url', value, errors, required: false })}
@@ -74,7 +112,10 @@ ${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td
       scopes: formList(q.scopes),
       privacyWebhookUrl: formString(q.privacy_webhook_url),
     };
+    const managed = q.managed_install === 'on';
     const errors = q.check === '1' ? services.apps.checkApp({ ...values, scopes: values.scopes.join(' ') }).errors : {};
+    if (q.check === '1' && managed && values.scopes.length === 0 && !errors.scopes)
+      errors.scopes = ['choose at least one scope: managed install asks merchants for them'];
     const body = html`<h1>Create an app</h1>
 <form method="post" action="/partner/apps">
 ${hiddenFields({ _csrf: reply.generateCsrf() })}
@@ -85,6 +126,9 @@ ${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', t
 <p class="muted">Must equal the <code>redirect_uri</code> your app sends, exactly; it must not contain <code>#</code>.</p>
 ${privacyField(values.privacyWebhookUrl, errors.privacy_webhook_url)}
 ${scopeCheckboxes(values.scopes, errors.scopes)}
+${managedCheckbox(managed)}
+<p class="muted">Without it, your app sends merchants to the authorization endpoint itself.
+You can change this later in the app settings.</p>
 <div class="actions"><button type="submit" name="create">Create app</button></div>
 </form>`;
     return sendPartnerPage(reply, partner.email, 'new-app', 'Create an app', body);
@@ -100,18 +144,21 @@ ${scopeCheckboxes(values.scopes, errors.scopes)}
       scopes: formList(b.scopes).join(' '),
       privacyWebhookUrl: formString(b.privacy_webhook_url).trim(),
     };
-    if (Object.keys(services.apps.checkApp(input).errors).length > 0) {
+    const managedInstall = managedChoice(b.managed_install);
+    if (managedInstall === undefined) throw new ValidationFailedError({ managed_install: ['must be on or left out'] });
+    if (Object.keys(services.apps.checkApp(input).errors).length > 0 || (managedInstall && input.scopes === '')) {
       const back = new URLSearchParams({
         check: '1',
         name: input.name,
         app_url: input.appUrl,
         redirect_uri: input.redirectUri,
         privacy_webhook_url: input.privacyWebhookUrl,
+        ...(managedInstall ? { managed_install: 'on' } : {}),
       });
       for (const s of formList(b.scopes)) back.append('scopes', s.slice(0, 40));
       return reply.redirect(`/partner/apps/new?${back}`, 303);
     }
-    const created = await services.apps.createApp({ ...input, partnerId: partner.partnerId });
+    const created = await services.apps.createApp({ ...input, partnerId: partner.partnerId, managedInstall });
     const reveal = await reveals.put(partner.sessionId, {
       kind: 'created',
       client_id: created.app.client_id,
@@ -157,6 +204,7 @@ ${hiddenFields({ _csrf: csrf })}
 ${privacyField(privacyUrl, privacyErrors)}
 <div class="actions"><button type="submit" name="save_privacy">Save privacy webhook address</button></div>
 </form>
+${managedSection(a, csrf)}
 <h2>Issuer in authorization responses</h2>
 <p>Error redirects back to your app always carry <code>iss</code>, the store's base URL (RFC 9207). The redirect with the code carries it, signed with the other parameters over its raw value, only when you turn it on: turn it on once your callback checks <code>iss</code> and verifies the <code>hmac</code> over decoded values (the storegate SDK does both). A client that signs the percent-encoded query would no longer match the <code>hmac</code>.</p>
 <p>Now: the redirect with the code ${a.authorization_iss === 1 ? html`<strong>carries</strong>` : html`<strong>does not carry</strong>`} <code>iss</code>.</p>
@@ -222,6 +270,15 @@ ${
     if (value !== 'on' && value !== 'off') throw new ValidationFailedError({ authorization_iss: ['must be on or off'] });
     await services.apps.setAuthorizationIss(a.id, value === 'on');
     return reply.redirect(`/partner/apps/${a.client_id}?done=iss_${value}`, 303);
+  });
+
+  app.post('/partner/apps/:clientId/managed-install', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
+    const partner = req.partner!;
+    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
+    const value = formString((req.body as Record<string, unknown> | null)?.managed_install);
+    if (value !== 'on' && value !== 'off') throw new ValidationFailedError({ managed_install: ['must be on or off'] });
+    await services.apps.setManagedInstall(a.id, value === 'on');
+    return reply.redirect(`/partner/apps/${a.client_id}?done=managed_${value}`, 303);
   });
 
   app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
