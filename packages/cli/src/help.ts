@@ -37,10 +37,12 @@ export const EXAMPLES: Record<string, string[]> = {
   apps: ['storegate apps list', 'storegate apps show <client_id>'],
   'apps create': [
     'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products write_orders"',
+    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products" --managed-install',
   ],
   'apps update': [
     'storegate apps update <client_id> --privacy-webhook-url http://localhost:3000/privacy',
-    'storegate apps update <client_id> --authorization-iss on',
+    'storegate apps update <client_id> --managed-install on',
+    'storegate apps update <client_id> --authorization-iss off',
   ],
   'apps uninstall': ['storegate apps uninstall --store demo --client-id <client_id>'],
   'apps rotate-secret': ['storegate apps rotate-secret <client_id>', 'storegate apps rotate-secret <client_id> --finish'],

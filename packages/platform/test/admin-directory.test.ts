@@ -43,9 +43,18 @@ describe.each(DIALECTS)('admin directory (%s)', (dialect) => {
     expect((await dir.partner('DEV@partner.test')).email).toBe('dev@partner.test');
     const apps = await dir.apps();
     expect(apps).toEqual([
-      expect.objectContaining({ client_id: f.clientId, installations: 1, authorization_iss: false, partner_email: null }),
+      expect.objectContaining({
+        client_id: f.clientId,
+        installations: 1,
+        authorization_iss: true,
+        managed_install: false,
+        partner_email: null,
+      }),
     ]);
     expect(await dir.app(f.clientId)).toEqual(apps[0]);
+    await t.services.apps.setManagedInstall(app.id, true);
+    expect(await dir.app(f.clientId)).toEqual({ ...apps[0], managed_install: true });
+    await t.services.apps.setManagedInstall(app.id, false);
     const privates = await dir.privateApps();
     expect(privates).toEqual([
       expect.objectContaining({ id: priv.id, store: f.storeName, name: 'Sync', status: 'active', revoked_at: null }),
