@@ -206,7 +206,11 @@ ${privacyField(privacyUrl, privacyErrors)}
 </form>
 ${managedSection(a, csrf)}
 <h2>Issuer in authorization responses</h2>
-<p>Error redirects back to your app always carry <code>iss</code>, the store's base URL (RFC 9207). The redirect with the code carries it, signed with the other parameters over its raw value, only when you turn it on: turn it on once your callback checks <code>iss</code> and verifies the <code>hmac</code> over decoded values (the storegate SDK does both). A client that signs the percent-encoded query would no longer match the <code>hmac</code>.</p>
+<p>Error redirects back to your app always carry <code>iss</code>, the store's base URL (RFC 9207). The redirect with the code
+carries it too, signed with the other parameters over its raw value, unless you turn it off (new apps have it on; apps
+registered before that default have it off until turned on). Your callback should check <code>iss</code> and verify the
+<code>hmac</code> over decoded values (the storegate SDK does both); a client that signs the percent-encoded query would not
+match the <code>hmac</code>, so turn it off for such a client until it does.</p>
 <p>Now: the redirect with the code ${a.authorization_iss === 1 ? html`<strong>carries</strong>` : html`<strong>does not carry</strong>`} <code>iss</code>.</p>
 <form method="post" action="/partner/apps/${a.client_id}/authorization-iss">${hiddenFields({ _csrf: csrf })}${
       a.authorization_iss === 1
