@@ -1,8 +1,8 @@
 // The partner's apps: create, edit the App URL and redirect URL (absolute http(s) URLs; the redirect
 // URL must not contain "#", and the authorize step later demands an exact match with it), turn
-// managed install and iss on the code redirect on or off, reveal
-// the client secret (shown once per reveal), rotate it and finish the rotation (until then the old
-// secret keeps authenticating and signing, so running apps roll over without a dropped webhook).
+// managed install and iss on the code redirect on or off, reveal the client secret (shown once per
+// reveal), rotate it and finish the rotation (until then the old secret keeps authenticating and
+// signing, so running apps roll over without a dropped webhook).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import type { AppRow } from '../../services/app-service.ts';
