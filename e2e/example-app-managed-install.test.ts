@@ -8,7 +8,6 @@
 // entry point `npm run example` runs, real webhooks), and in-process on SQLite and PostgreSQL.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import Database from 'better-sqlite3';
 import { createApp, LaunchTokenError, memorySessionStorage, TokenExchangeError } from '@storegate/app';
 import { localhostFetch } from '@storegate/app/node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +43,7 @@ function decodeEntities(s: string): string {
 describe('example app with managed install, against the real platform', () => {
   let platform: RunningServer;
   let example: RunningExampleApp;
-  let credentials: { client_id: string; client_secret: string };
+  let credentials: { client_id: string; client_secret: string; managed_install: boolean };
   const jar = new CookieJar();
   const appCookies = new CookieJar();
 
@@ -65,14 +64,9 @@ describe('example app with managed install, against the real platform', () => {
           `http://localhost:${appPort}/auth/callback`,
           '--scopes',
           'read_products write_products',
+          '--managed-install',
         ]);
-        // No command switches an app to managed install yet: set the flag the platform reads.
-        const db = new Database(database);
-        try {
-          expect(db.prepare('UPDATE apps SET managed_install = 1 WHERE client_id = ?').run(credentials.client_id).changes).toBe(1);
-        } finally {
-          db.close();
-        }
+        expect(credentials.managed_install).toBe(true);
       },
     });
     example = await startExampleApp({
