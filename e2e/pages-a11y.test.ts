@@ -49,6 +49,7 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
   let clientId = '';
   let clientSecret = '';
   let rotatingClientId = '';
+  let managedClientId = '';
   let privateId = 0;
   let rotatingPrivateId = 0;
   const store = () => `http://shop.localhost:${server.port}`;
@@ -92,6 +93,19 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
             PARTNER.email,
           ]);
           rotatingClientId = other.client_id;
+          managedClientId = cli(database, [
+            'apps',
+            'create',
+            '--name',
+            'Managed app',
+            '--app-url',
+            'http://127.0.0.1:9/managed',
+            '--redirect-uri',
+            'http://127.0.0.1:9/managed/callback',
+            '--scopes',
+            'read_products read_orders',
+            '--managed-install',
+          ]).client_id;
           cli(database, ['apps', 'rotate-secret', rotatingClientId]);
           privateId = cli(database, ['private-apps', 'create', '--store', 'shop', '--name', 'Stock sync', '--scopes', 'read_products']).id;
           rotatingPrivateId = cli(database, [
@@ -203,6 +217,9 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     consent.searchParams.set('grant_options[]', 'per-user');
     await check(merchant, consent.toString());
     expect(await merchant.getByText('this access ends when you log out').count()).toBe(1);
+    // The consent page of an app the platform installs, at Install in the store admin.
+    await check(merchant, `${store()}/admin/apps/${managedClientId}/install`);
+    expect(await merchant.getByRole('button', { name: 'Install app' }).count()).toBe(1);
     // A private app created in the page: its token shown once.
     await merchant.goto(`${store()}/admin/private-apps/new`);
     await merchant.getByLabel('App name').fill('Shown once');
