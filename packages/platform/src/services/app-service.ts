@@ -372,7 +372,8 @@ export class AppService {
 
   /**
    * Renames the app and changes the scopes it asks for. Installations keep what the merchant
-   * granted: the new scopes take effect when the merchant installs again and consents to them.
+   * granted: the new scopes take effect when the merchant consents to them (for an app the platform
+   * installs, asked the next time they open it).
    */
   async updateProfile(appId: number, input: { name: string; scopes: string }): Promise<void> {
     const errors: Record<string, string[]> = {};
