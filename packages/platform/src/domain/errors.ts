@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'Conflict',
   'IdempotencyKeyInUse',
   'IdempotencyKeyReused',
+  'PreconditionFailed',
+  'InventoryQuantityMismatch',
   'PayloadTooLarge',
   'UnsupportedMediaType',
   'ValidationFailed',
@@ -146,6 +148,28 @@ export class InvalidCursor extends PlatformError {
 export class ConflictError extends PlatformError {
   constructor(message: string) {
     super(409, 'Conflict', message);
+  }
+}
+
+/**
+ * A conditional write (If-Match) whose record changed since the tag was read (412): nothing was
+ * changed; read the record again, then decide.
+ */
+export class PreconditionFailedError extends PlatformError {
+  constructor(message: string) {
+    super(412, 'PreconditionFailed', message);
+  }
+}
+
+/**
+ * A product write that named the inventory quantity it expected while the stored quantity is
+ * another one (409): nothing was changed; the answer carries the stored quantity.
+ */
+export class InventoryQuantityMismatchError extends PlatformError {
+  constructor(readonly actual: number) {
+    super(409, 'InventoryQuantityMismatch', `The inventory quantity is ${actual}, not the expected one; nothing was changed`, {
+      inventory_quantity: actual,
+    });
   }
 }
 

@@ -2,9 +2,17 @@
 // its webhook event in the same transaction (the outbox), so the two never disagree.
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
-import { DuplicateRecordError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import {
+  ConflictError,
+  DuplicateRecordError,
+  InventoryQuantityMismatchError,
+  NotFoundError,
+  PreconditionFailedError,
+  ValidationFailedError,
+} from '../domain/errors.ts';
+import { acceptedVersions, satisfies, type WriteCondition } from '../domain/etags.ts';
 import type { ResourceDef } from '../domain/resources.ts';
-import type { Repositories, ResourceRow, Storage } from '../storage/ports.ts';
+import type { Repositories, ResourceRow, Storage, WriteGuard } from '../storage/ports.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 import type { CachedPage, PageCache } from './page-cache.ts';
@@ -65,6 +73,8 @@ export class ResourceService {
 
   // Every write takes an optional `then` step, run in the write's transaction after it: the
   // Admin API stores an idempotent request's response there, so write and answer commit together.
+  // Updates and deletes take an optional condition (If-Match, an expected inventory quantity),
+  // checked by the write statement itself; when it does not hold nothing changes.
 
   create(def: ResourceDef, storeId: number, body: Record<string, unknown>, then?: WriteStep<ResourceRow>): Promise<ResourceRow> {
     const values = { ...def.createValues(body, this.clock()), store_id: storeId };
@@ -83,23 +93,24 @@ export class ResourceService {
     id: number,
     body: Record<string, unknown>,
     then?: WriteStep<ResourceRow>,
+    condition?: WriteCondition,
   ): Promise<ResourceRow> {
     const values = def.updateValues(body, this.clock());
     return this.storage.transaction(async (tx) => {
       if (!(await tx.resources.exists(def.name, storeId, id))) throw new NotFoundError(`No ${def.singular} with id ${id}`);
       await this.checkReferences(tx, def, storeId, values, id);
-      const row = await emailTakenOnDuplicate(tx.resources.update(def.name, storeId, id, values));
-      if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+      const row = await emailTakenOnDuplicate(tx.resources.update(def.name, storeId, id, values, guardOf(condition)));
+      if (!row) return refuse(tx, def, storeId, id, condition);
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'update', object: def.toJson(row) });
       await then?.(tx, row);
       return row;
     });
   }
 
-  async delete(def: ResourceDef, storeId: number, id: number, then?: WriteStep<void>): Promise<void> {
+  async delete(def: ResourceDef, storeId: number, id: number, then?: WriteStep<void>, condition?: WriteCondition): Promise<void> {
     await this.storage.transaction(async (tx) => {
-      const row = await tx.resources.delete(def.name, storeId, id);
-      if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+      const row = await tx.resources.delete(def.name, storeId, id, guardOf(condition));
+      if (!row) return refuse(tx, def, storeId, id, condition);
       await this.outbox.record(tx, { storeId, resource: def.name, kind: 'delete', object: def.toJson(row) });
       await then?.(tx, undefined);
     });
@@ -132,6 +143,28 @@ export class ResourceService {
       throw new ValidationFailedError({ customer_id: ['does not exist in this store'] });
     }
   }
+}
+
+function guardOf(condition: WriteCondition | undefined): WriteGuard | undefined {
+  if (condition === undefined) return undefined;
+  return { versions: acceptedVersions(condition), inventoryQuantity: condition.expectedInventory };
+}
+
+/**
+ * Why a guarded write changed no row, read after it in the same transaction: the record is gone
+ * (404), its version is not one the If-Match named (412), or its inventory quantity is not the
+ * expected one (409 naming it). If-Match is judged first, as preconditions come before the request.
+ */
+async function refuse(tx: Repositories, def: ResourceDef, storeId: number, id: number, condition: WriteCondition | undefined): Promise<never> {
+  const row = await tx.resources.get(def.name, storeId, id);
+  if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
+  if (!satisfies(condition?.ifMatch, Number(row.version)))
+    throw new PreconditionFailedError(`The ${def.singular} changed since the ETag in If-Match was read; nothing was changed`);
+  const expected = condition?.expectedInventory;
+  if (expected !== undefined && Number(row.inventory_quantity) !== expected)
+    throw new InventoryQuantityMismatchError(Number(row.inventory_quantity));
+  // The conditions hold again by now: another write changed the record and changed it back.
+  throw new ConflictError(`The ${def.singular} changed while this request ran; nothing was changed; send it again`);
 }
 
 /**

@@ -3,7 +3,8 @@
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
-import { DuplicateRecordError, ForbiddenError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
+import { DuplicateRecordError, ForbiddenError, NotFoundError, PreconditionFailedError, ValidationFailedError } from '../domain/errors.ts';
+import { satisfies, type IfMatch } from '../domain/etags.ts';
 import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../domain/limits.ts';
 import { allows, type Scope } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
@@ -137,6 +138,7 @@ export class WebhookSubscriptions {
     id: number,
     input: { address?: string | undefined; topic?: WebhookTopic | undefined },
     then?: WriteStep<SubscriptionRow>,
+    ifMatch?: IfMatch,
   ): Promise<SubscriptionRow> {
     await this.checkInput(p, input);
     const now = this.clock();
@@ -144,6 +146,8 @@ export class WebhookSubscriptions {
       await tx.accounts.lockStore(p.storeId);
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+      // Read under the store lock, which every change of a subscription through the API takes.
+      if (!satisfies(ifMatch, row.version)) throw changedSince();
       const topic = input.topic ?? row.topic;
       const address = input.address ?? row.address;
       const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${topic}`] });
@@ -153,9 +157,12 @@ export class WebhookSubscriptions {
         if (topic !== row.topic) await this.checkTopicCaps(tx, p, topic);
         try {
           const values = { topic, address, updated_at: now, enable: address !== row.address };
-          const changed = await tx.webhooks.updateSubscription(p.storeId, row.id, values);
-          // Deleted by a transaction that committed after the read above.
-          if (!changed) throw new NotFoundError(`No webhook subscription with id ${id}`);
+          // The worker may disable the subscription without the store lock: with If-Match, the
+          // version read above is checked again by the UPDATE.
+          const guard = ifMatch ? { versions: [row.version] } : undefined;
+          const changed = await tx.webhooks.updateSubscription(p.storeId, row.id, values, guard);
+          // Deleted or disabled by a transaction that committed after the read above.
+          if (!changed) throw ifMatch ? changedSince() : new NotFoundError(`No webhook subscription with id ${id}`);
           updated = changed;
         } catch (err) {
           if (err instanceof DuplicateRecordError) throw duplicate;
@@ -167,11 +174,16 @@ export class WebhookSubscriptions {
     });
   }
 
-  async delete(p: ApiPrincipal, id: number, then?: WriteStep<void>): Promise<void> {
+  async delete(p: ApiPrincipal, id: number, then?: WriteStep<void>, ifMatch?: IfMatch): Promise<void> {
     await this.storage.transaction(async (tx) => {
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
-      await tx.webhooks.deleteSubscription(p.storeId, row.id);
+      if (!satisfies(ifMatch, row.version)) throw changedSince();
+      // The version read above, checked again by the DELETE: a change committed in between is a 412.
+      const versions = ifMatch?.kind === 'versions' ? [row.version] : undefined;
+      if (!(await tx.webhooks.deleteSubscription(p.storeId, row.id, { versions }))) {
+        throw ifMatch ? changedSince() : new NotFoundError(`No webhook subscription with id ${id}`);
+      }
       await then?.(tx, undefined);
     });
   }
@@ -213,4 +225,8 @@ export class WebhookSubscriptions {
     }
     return out;
   }
+}
+
+function changedSince(): PreconditionFailedError {
+  return new PreconditionFailedError('The webhook subscription changed since the ETag in If-Match was read; nothing was changed');
 }

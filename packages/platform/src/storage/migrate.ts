@@ -28,6 +28,7 @@ import * as idempotencyResource from './migrations/2026-11-26T04-idempotency-res
 import * as launchTokensAndOnlineAccess from './migrations/2026-11-27T00-launch-tokens-and-online-access.ts';
 import * as resourceServers from './migrations/2026-11-27T01-resource-servers.ts';
 import * as productTitleIndex from './migrations/2026-11-27T02-product-title-index.ts';
+import * as recordVersions from './migrations/2026-11-27T05-record-versions.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -55,6 +56,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T00-launch-tokens-and-online-access': launchTokensAndOnlineAccess,
   '2026-11-27T01-resource-servers': resourceServers,
   '2026-11-27T02-product-title-index': productTitleIndex,
+  '2026-11-27T05-record-versions': recordVersions,
 };
 
 class StaticProvider implements MigrationProvider {

@@ -174,9 +174,20 @@ export interface ResourceRepository {
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
   /** Throws DuplicateRecordError (record: the resource name) when a unique key is taken: a customer's email in its store. */
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow>;
-  /** Throws DuplicateRecordError like `insert`. */
-  update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined>;
-  delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
+  /**
+   * Sets `values` and adds one to the row's version, only while the row still meets `guard` (checked
+   * in the statement itself, so two writers with the same guard cannot both pass); undefined when
+   * no row was changed. Throws DuplicateRecordError like `insert`.
+   */
+  update(
+    resource: ResourceName,
+    storeId: number,
+    id: number,
+    values: Record<string, unknown>,
+    guard?: WriteGuard,
+  ): Promise<ResourceRow | undefined>;
+  /** Deletes the row while it still meets `guard`; undefined when no row was deleted. */
+  delete(resource: ResourceName, storeId: number, id: number, guard?: WriteGuard): Promise<ResourceRow | undefined>;
   exists(resource: ResourceName, storeId: number, id: number): Promise<boolean>;
   customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean>;
   /** Bulk inserts for seeding (one multi-row statement). */
@@ -192,6 +203,12 @@ export interface ResourceRepository {
   someCustomers(storeId: number, limit: number): Promise<{ id: number; email: string }[]>;
 }
 
+/** What a conditional write needs the row to hold still: one of these versions, this inventory quantity. */
+export interface WriteGuard {
+  versions?: readonly number[] | undefined;
+  inventoryQuantity?: number | undefined;
+}
+
 /** A subscription's new topic and address; `enable` also clears its disabled state. */
 export interface SubscriptionChange {
   topic: string;
@@ -205,14 +222,15 @@ export interface WebhookRepository {
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;
   subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
   /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
-  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow>;
+  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version'>): Promise<SubscriptionRow>;
   /**
-   * Changes a subscription's topic and address (`enable`: and clears its disabled state); undefined
-   * when there is no such row. Throws DuplicateRecordError when another subscription of the owner
-   * has that topic and address.
+   * Changes a subscription's topic and address (`enable`: and clears its disabled state) and adds
+   * one to its version, while it meets `guard`; undefined when no row changed. Throws
+   * DuplicateRecordError when another subscription of the owner has that topic and address.
    */
-  updateSubscription(storeId: number, id: number, values: SubscriptionChange): Promise<SubscriptionRow | undefined>;
-  deleteSubscription(storeId: number, id: number): Promise<void>;
+  updateSubscription(storeId: number, id: number, values: SubscriptionChange, guard?: WriteGuard): Promise<SubscriptionRow | undefined>;
+  /** Deletes the subscription while it meets `guard`; whether a row was deleted. */
+  deleteSubscription(storeId: number, id: number, guard?: WriteGuard): Promise<boolean>;
   /** How many subscriptions (disabled ones included) an owner has in a store. */
   countSubscriptions(storeId: number, owner: string): Promise<number>;
   /** How many subscriptions to `topic` (disabled ones included) a store has: `owner`'s and everyone's. */

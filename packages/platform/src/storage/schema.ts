@@ -124,6 +124,7 @@ export interface Database {
     tags: string;
     created_at: number;
     updated_at: number;
+    version: Generated<number>;
   };
   customers: {
     id: Generated<number>;
@@ -134,6 +135,7 @@ export interface Database {
     phone: string | null;
     created_at: number;
     updated_at: number;
+    version: Generated<number>;
   };
   orders: {
     id: Generated<number>;
@@ -147,6 +149,7 @@ export interface Database {
     line_items: string;
     created_at: number;
     updated_at: number;
+    version: Generated<number>;
   };
   webhook_subscriptions: {
     id: Generated<number>;
@@ -159,6 +162,7 @@ export interface Database {
     api_version: string;
     created_at: number;
     updated_at: number;
+    version: Generated<number>;
     disabled_at: number | null;
     dead_streak: Generated<number>;
     disabled_reason: string | null;

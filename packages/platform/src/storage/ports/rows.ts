@@ -167,6 +167,8 @@ export interface SubscriptionRow {
   created_at: number;
   updated_at: number;
   disabled_at: number | null;
+  /** Grows by one with every change: the record's ETag is made of it. */
+  version: number;
 }
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead' | 'cancelled';

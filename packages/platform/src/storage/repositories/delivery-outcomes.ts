@@ -148,8 +148,8 @@ function* deadStatements(
   disable: string | undefined,
 ): Generator<Statement, void, StatementResult> {
   const p = dialect === 'sqlite' ? (_: number) => '?' : (n: number) => `$${n}`;
-  const disableSql = `update webhook_subscriptions set disabled_at = ${p(1)}, disabled_reason = ${p(2)}, updated_at = ${p(1)}
-    where store_id = ${p(3)} and id = ${p(4)} and disabled_at is null`;
+  const disableSql = `update webhook_subscriptions set disabled_at = ${p(1)}, disabled_reason = ${p(2)}, updated_at = ${p(1)},
+    version = version + 1 where store_id = ${p(3)} and id = ${p(4)} and disabled_at is null`;
   if (disable) {
     yield {
       sql: disableSql,

@@ -1,10 +1,11 @@
 // Store resources (products, orders, customers): rows by id, writes, keyset pages, bulk seeding.
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { ResourceName } from '../../domain/resources.ts';
-import type { KeysetSource, ResourceRepository, ResourceRow } from '../ports.ts';
+import type { KeysetSource, ResourceRepository, ResourceRow, WriteGuard } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
+import { guarded } from './write-guard.ts';
 
 // The three tables share (id, store_id) and differ in the other columns, which the resource
 // definitions (domain/resources.ts) map; here they are plain column values.
@@ -39,24 +40,24 @@ export class SqlResourceRepository implements ResourceRepository {
     );
   }
 
-  update(resource: ResourceName, storeId: number, id: number, values: Record<string, unknown>): Promise<ResourceRow | undefined> {
-    return refusingDuplicates(
-      resource,
-      () =>
-        this.k
-          .updateTable(resource)
-          .set(values)
-          .where('store_id', '=', storeId)
-          .where('id', '=', id)
-          .returningAll()
-          .executeTakeFirst() as Promise<ResourceRow | undefined>,
-    );
+  update(
+    resource: ResourceName,
+    storeId: number,
+    id: number,
+    values: Record<string, unknown>,
+    guard?: WriteGuard,
+  ): Promise<ResourceRow | undefined> {
+    const update = this.k
+      .updateTable(resource)
+      .set({ ...values, version: sql`version + 1` })
+      .where('store_id', '=', storeId)
+      .where('id', '=', id);
+    return refusingDuplicates(resource, () => guarded(update, guard).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>);
   }
 
-  delete(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
-    return this.k.deleteFrom(resource).where('store_id', '=', storeId).where('id', '=', id).returningAll().executeTakeFirst() as Promise<
-      ResourceRow | undefined
-    >;
+  delete(resource: ResourceName, storeId: number, id: number, guard?: WriteGuard): Promise<ResourceRow | undefined> {
+    const remove = this.k.deleteFrom(resource).where('store_id', '=', storeId).where('id', '=', id);
+    return guarded(remove, guard).returningAll().executeTakeFirst() as Promise<ResourceRow | undefined>;
   }
 
   async exists(resource: ResourceName, storeId: number, id: number): Promise<boolean> {
@@ -93,14 +94,14 @@ export class SqlResourceRepository implements ResourceRepository {
   async redactCustomer(storeId: number, customerId: number, placeholderEmail: string, now: number): Promise<boolean> {
     const res = await this.x.k
       .updateTable('customers')
-      .set({ email: placeholderEmail, first_name: '', last_name: '', phone: null, updated_at: now })
+      .set({ email: placeholderEmail, first_name: '', last_name: '', phone: null, updated_at: now, version: sql`version + 1` })
       .where('store_id', '=', storeId)
       .where('id', '=', customerId)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) === 0) return false;
     await this.x.k
       .updateTable('orders')
-      .set({ email: placeholderEmail, updated_at: now })
+      .set({ email: placeholderEmail, updated_at: now, version: sql`version + 1` })
       .where('store_id', '=', storeId)
       .where('customer_id', '=', customerId)
       .execute();

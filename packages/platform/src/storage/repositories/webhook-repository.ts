@@ -1,6 +1,6 @@
 // Webhook subscriptions, the outbox (events and their deliveries, written with the change that
 // caused them), and the delivery log read by the CLI and the partner dashboard.
-import type { ExpressionBuilder } from 'kysely';
+import { sql, type ExpressionBuilder } from 'kysely';
 import type { WebhookTopic } from '../../domain/webhook-topics.ts';
 import type {
   AttemptRow,
@@ -16,6 +16,7 @@ import type {
   SubscriptionChange,
   SubscriptionRow,
   WebhookRepository,
+  WriteGuard,
 } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Database } from '../schema.ts';
@@ -23,6 +24,7 @@ import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 import { fleetWide } from '../fleet-wide.ts';
 import { pruneWebhookLog } from './webhook-prune.ts';
+import { guarded } from './write-guard.ts';
 
 const SUBSCRIPTION_COLUMNS = [
   'id',
@@ -36,6 +38,7 @@ const SUBSCRIPTION_COLUMNS = [
   'created_at',
   'updated_at',
   'disabled_at',
+  'version',
 ] as const;
 
 type LogTables = Database & {
@@ -93,7 +96,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     return row !== undefined;
   }
 
-  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at'>): Promise<SubscriptionRow> {
+  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version'>): Promise<SubscriptionRow> {
     return refusingDuplicates('webhook_subscriptions', () =>
       this.k
         .insertInto('webhook_subscriptions')
@@ -103,15 +106,17 @@ export class SqlWebhookRepository implements WebhookRepository {
     );
   }
 
-  updateSubscription(storeId: number, id: number, v: SubscriptionChange): Promise<SubscriptionRow | undefined> {
-    const set = { topic: v.topic, address: v.address, updated_at: v.updated_at };
+  updateSubscription(storeId: number, id: number, v: SubscriptionChange, guard?: WriteGuard): Promise<SubscriptionRow | undefined> {
+    const set = { topic: v.topic, address: v.address, updated_at: v.updated_at, version: sql<number>`version + 1` };
     const update = this.k.updateTable('webhook_subscriptions').set(v.enable ? { ...set, disabled_at: null, disabled_reason: null } : set);
-    const where = update.where('store_id', '=', storeId).where('id', '=', id);
+    const where = guarded(update.where('store_id', '=', storeId).where('id', '=', id), guard);
     return refusingDuplicates('webhook_subscriptions', () => where.returning([...SUBSCRIPTION_COLUMNS]).executeTakeFirst());
   }
 
-  async deleteSubscription(storeId: number, id: number): Promise<void> {
-    await this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id).execute();
+  async deleteSubscription(storeId: number, id: number, guard?: WriteGuard): Promise<boolean> {
+    const res = await guarded(this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id), guard)
+      .executeTakeFirst();
+    return Number(res.numDeletedRows) > 0;
   }
 
   async countSubscriptions(storeId: number, owner: string): Promise<number> {
