@@ -44,11 +44,16 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-/** SHA-256 (hex) of method, URL and canonical body: equal exactly when the requests are the same. */
-export function requestFingerprint(method: string, url: string, body: unknown): string {
-  return createHash('sha256')
+/**
+ * SHA-256 (hex) of method, URL, canonical body and If-Match: equal exactly when the requests are the
+ * same. A request with another If-Match is another request (it may be answered otherwise); without
+ * one the fingerprint is what it was before conditional writes existed.
+ */
+export function requestFingerprint(method: string, url: string, body: unknown, ifMatch?: string | string[]): string {
+  const hash = createHash('sha256')
     .update(JSON.stringify([method.toUpperCase(), url]))
     .update('\n')
-    .update(canonicalJson(body))
-    .digest('hex');
+    .update(canonicalJson(body));
+  if (ifMatch !== undefined) hash.update('\nIf-Match: ').update(Array.isArray(ifMatch) ? ifMatch.join(', ') : ifMatch);
+  return hash.digest('hex');
 }

@@ -43,6 +43,20 @@ const productFields = {
 };
 
 /**
+ * A product update may name the inventory quantity it expects to replace: the write happens only
+ * while the stored quantity is that one (else 409 with the stored one), so two apps setting stock
+ * from what each read cannot overwrite each other's change unseen.
+ */
+const EXPECTED_INVENTORY = {
+  type: 'integer',
+  minimum: -1_000_000,
+  maximum: 1_000_000_000,
+  description:
+    'Optional, with inventory_quantity: the quantity this write expects to replace. When the stored quantity differs, ' +
+    '409 InventoryQuantityMismatch naming it (`inventory_quantity`) and nothing changes.',
+};
+
+/**
  * `title`: the whole title, compared exactly (case and blanks included), as the platform family's
  * clients send it; read from the (store_id, title, id) index.
  */
@@ -65,7 +79,13 @@ export const products: ResourceDef = {
     properties: { id: idString, ...productFields, ...timestamps },
   },
   create: { type: 'object', additionalProperties: false, required: ['title'], properties: productFields },
-  update: { type: 'object', additionalProperties: false, minProperties: 1, properties: productFields },
+  update: {
+    type: 'object',
+    additionalProperties: false,
+    minProperties: 1,
+    properties: { ...productFields, expected_inventory_quantity: EXPECTED_INVENTORY },
+    dependencies: { expected_inventory_quantity: ['inventory_quantity'] },
+  },
   toJson: (r) => ({
     id: String(r.id),
     title: r.title,

@@ -31,6 +31,16 @@ import {
   writeErrorResponses,
 } from './api-common.ts';
 import { IDEMPOTENCY_KEY_HEADERS, registerIdempotency, writeAnswer } from './idempotency.ts';
+import {
+  answerRecord,
+  CONDITIONAL_READ_HEADERS,
+  CONDITIONAL_WRITE_HEADERS,
+  INVENTORY_CONFLICT,
+  PRECONDITION_RESPONSES,
+  registerPreconditions,
+  withEtag,
+} from './preconditions.ts';
+import { etagOf } from '../../domain/etags.ts';
 import { parseId } from '../path-params.ts';
 import { setRateLimitHeaders } from './api-headers.ts';
 import { boundedValidator } from '../plugins/schema-bounds.ts';
@@ -110,6 +120,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
 
     registerBearerChallenges(api, services.config);
     registerIdempotency(api, services);
+    registerPreconditions(api);
     registerSuccessEnvelope(api);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
@@ -199,7 +210,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   const base = `/openapi/:version/${def.name}`;
   const item = `${base}/:id`;
   const tags = [def.name];
-  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: def.object } });
+  const one = withEtag({ type: 'object', required: ['data'], properties: { data: def.object } });
   const params = { type: 'object', properties: { version: VERSION_PARAM } };
   const idParams = { type: 'object', properties: { version: VERSION_PARAM, id: { type: 'string', description: `${def.singular} id` } } };
   const read = { area: 'store' as const, api: { resource: def.name, access: 'read' as const } };
@@ -210,7 +221,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   };
   const fieldNames = fieldNamesOf(def.object);
   const answerOne = (req: FastifyRequest, status: number) =>
-    writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }));
+    writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }), recordTag);
 
   api.get(
     base,
@@ -251,10 +262,19 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
 
   api.get(
     item,
-    { config: read, schema: { tags, summary: `Get a ${def.singular}`, params: idParams, response: { 200: one, ...errorResponses } } },
-    async (req) => {
+    {
+      config: read,
+      schema: {
+        tags,
+        summary: `Get a ${def.singular}`,
+        params: idParams,
+        headers: CONDITIONAL_READ_HEADERS,
+        response: { 200: one, 304: { description: 'Not Modified: If-None-Match holds the current ETag' }, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
       const row = await services.resources.get(def, req.store!.id, parseId((req.params as { id: string }).id));
-      return { data: def.toJson(row) };
+      return answerRecord(req, reply, versioned(row), () => ({ data: def.toJson(row) }));
     },
   );
 
@@ -289,14 +309,16 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
         summary: `Update a ${def.singular} (only the fields sent change)`,
         description: `The body may also be wrapped: {"${def.singular}": {...}}.`,
         params: idParams,
-        headers: IDEMPOTENCY_KEY_HEADERS,
+        headers: CONDITIONAL_WRITE_HEADERS,
         body: def.update,
-        response: { 200: one, ...writeErrorResponses },
+        response: { 200: one, ...writeErrorResponses, ...PRECONDITION_RESPONSES, ...(def.table === 'products' ? INVENTORY_CONFLICT : {}) },
       },
       handler: async (req, reply) => {
         const answer = answerOne(req, 200);
         const id = parseId((req.params as { id: string }).id);
-        const row = await services.resources.update(def, req.store!.id, id, req.body as Record<string, unknown>, answer.step);
+        const { expected_inventory_quantity: expectedInventory, ...body } = req.body as Record<string, unknown>;
+        const condition = { ifMatch: req.ifMatch, expectedInventory: expectedInventory as number | undefined };
+        const row = await services.resources.update(def, req.store!.id, id, body, answer.step, condition);
         return answer.send(reply, row);
       },
     });
@@ -311,13 +333,14 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
           tags,
           summary: `Delete a ${def.singular}`,
           params: idParams,
-          headers: IDEMPOTENCY_KEY_HEADERS,
-          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
+          headers: CONDITIONAL_WRITE_HEADERS,
+          response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses, ...PRECONDITION_RESPONSES },
         },
       },
       async (req, reply) => {
         const answer = writeAnswer(services, req, 200, () => ({}));
-        await services.resources.delete(def, req.store!.id, parseId((req.params as { id: string }).id), answer.step);
+        const id = parseId((req.params as { id: string }).id);
+        await services.resources.delete(def, req.store!.id, id, answer.step, { ifMatch: req.ifMatch });
         return answer.send(reply, undefined);
       },
     );
@@ -325,4 +348,13 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   methodNotAllowed(api, base, ['GET', 'POST']);
   methodNotAllowed(api, `${base}/count`, ['GET']);
   methodNotAllowed(api, item, def.canDelete ? ['GET', 'PUT', 'PATCH', 'DELETE'] : ['GET', 'PUT', 'PATCH']);
+}
+
+/** The id and version of a resource row, as its ETag is made. */
+function versioned(row: ResourceRow): { id: number; version: number } {
+  return { id: Number(row.id), version: Number(row.version) };
+}
+
+function recordTag(row: ResourceRow): string {
+  return etagOf(versioned(row));
 }

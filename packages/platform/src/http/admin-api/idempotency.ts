@@ -26,7 +26,7 @@ declare module 'fastify' {
 
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** Headers that describe the stored body and so come back with it; the rest are the replay's own. */
-const KEPT_HEADERS = ['content-type', 'location'] as const;
+const KEPT_HEADERS = ['content-type', 'location', 'etag'] as const;
 
 /** The request header, for route schemas (and so the OpenAPI document). Checked by the hook, not by the schema, so a bad key is a 400 naming it. */
 export const IDEMPOTENCY_KEY_HEADERS = {
@@ -53,7 +53,7 @@ export function registerIdempotency(api: FastifyInstance, services: Services): v
     const p = req.principal!;
     const admission = await services.idempotency.admit(
       { storeId: p.storeId, owner: p.owner, key },
-      requestFingerprint(req.method, req.url, req.body),
+      requestFingerprint(req.method, req.url, req.body, req.headers['if-match']),
       req.id,
       req.routeOptions.config.idempotent,
     );
@@ -104,8 +104,9 @@ function kept(reply: FastifyReply): Record<string, string> {
 }
 
 /**
- * A write handler's answer: JSON `render(result)` with `status`. With a reserved key, `step` stores
- * exactly that answer inside the write's transaction; `send` sends it once the write committed.
+ * A write handler's answer: JSON `render(result)` with `status`, and the ETag `etag(result)` when
+ * given. With a reserved key, `step` stores exactly that answer (its ETag too) inside the write's
+ * transaction; `send` sends it once the write committed.
  *
  * @example
  * const answer = writeAnswer(services, req, 201, (row: ResourceRow) => ({ data: def.toJson(row) }));
@@ -117,15 +118,19 @@ export function writeAnswer<T>(
   req: FastifyRequest,
   status: number,
   render: (result: T) => unknown,
+  etag?: (result: T) => string,
 ): { step: WriteStep<T> | undefined; send(reply: FastifyReply, result: T): FastifyReply } {
   let body: string | undefined;
   const text = (result: T) => (body ??= JSON.stringify(render(result)));
-  const stored = (result: T): StoredResponse => ({ status, body: text(result), headers: { 'content-type': JSON_TYPE } });
+  const headers = (result: T): Record<string, string> =>
+    etag ? { 'content-type': JSON_TYPE, etag: etag(result) } : { 'content-type': JSON_TYPE };
+  const stored = (result: T): StoredResponse => ({ status, body: text(result), headers: headers(result) });
   const reservation = req.idempotency;
   return {
     step: reservation && services.idempotency.recordIn(reservation, stored),
     send(reply, result) {
       if (reservation) req.idempotencyRecorded = true;
+      if (etag) reply.header('ETag', etag(result));
       return reply.status(status).type(JSON_TYPE).send(text(result));
     },
   };

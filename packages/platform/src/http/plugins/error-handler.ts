@@ -44,6 +44,9 @@ function fieldErrors(fe: FastifyError): Record<string, string[]> {
     } else if (e.keyword === 'additionalProperties') {
       field = [path, String(params.additionalProperty)].filter(Boolean).join('.');
       message = 'is not a known field';
+    } else if (e.keyword === 'dependencies') {
+      field = [path, String(params.missingProperty)].filter(Boolean).join('.');
+      message = `is required with ${String(params.property)}`;
     } else if (e.keyword === 'enum') {
       message = `must be one of: ${(params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     }
