@@ -155,7 +155,13 @@ function guardOf(condition: WriteCondition | undefined): WriteGuard | undefined 
  * (404), its version is not one the If-Match named (412), or its inventory quantity is not the
  * expected one (409 naming it). If-Match is judged first, as preconditions come before the request.
  */
-async function refuse(tx: Repositories, def: ResourceDef, storeId: number, id: number, condition: WriteCondition | undefined): Promise<never> {
+async function refuse(
+  tx: Repositories,
+  def: ResourceDef,
+  storeId: number,
+  id: number,
+  condition: WriteCondition | undefined,
+): Promise<never> {
   const row = await tx.resources.get(def.name, storeId, id);
   if (!row) throw new NotFoundError(`No ${def.singular} with id ${id}`);
   if (!satisfies(condition?.ifMatch, Number(row.version)))

@@ -74,7 +74,8 @@ export const CONDITIONAL_READ_HEADERS = {
   properties: {
     'if-none-match': {
       type: 'string',
-      description: 'Optional. ETags the client holds (or `*`): when one is the record\u2019s current ETag, 304 Not Modified without a body.',
+      description:
+        'Optional. ETags the client holds (or `*`): when one is the record\u2019s current ETag, 304 Not Modified without a body.',
     },
   },
 };
@@ -95,7 +96,8 @@ export function withEtag<T extends Record<string, unknown>>(schema: T): T & { he
 export const PRECONDITION_RESPONSES = {
   412: {
     ...withApiHeaders(ERROR_BODY),
-    description: 'PreconditionFailed: the record changed since the ETag in If-Match was read (or If-Match named another record); nothing changed',
+    description:
+      'PreconditionFailed: the record changed since the ETag in If-Match was read (or If-Match named another record); nothing changed',
   },
 };
 

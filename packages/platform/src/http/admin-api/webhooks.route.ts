@@ -24,6 +24,8 @@ import {
   writeErrorResponses,
 } from './api-common.ts';
 import { IDEMPOTENCY_KEY_HEADERS, writeAnswer } from './idempotency.ts';
+import { answerRecord, CONDITIONAL_READ_HEADERS, CONDITIONAL_WRITE_HEADERS, PRECONDITION_RESPONSES, withEtag } from './preconditions.ts';
+import { etagOf } from '../../domain/etags.ts';
 import { parseId } from '../path-params.ts';
 
 const SUBSCRIPTION = {
@@ -97,7 +99,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
   const config = { area: 'store' as const, api: {} };
   const fieldNames = fieldNamesOf(SUBSCRIPTION);
   const writeConfig = { ...config, idempotent: 'webhooks' as const };
-  const one = withApiHeaders({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
+  const one = withEtag({ type: 'object', required: ['data'], properties: { data: SUBSCRIPTION } });
 
   api.get(
     base,
@@ -140,7 +142,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic };
-      const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }));
+      const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
       const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion! };
       const row = await services.subscriptions.create(req.principal!, input, answer.step);
       return answer.send(reply, row);
@@ -176,24 +178,33 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
           'Only the fields sent change; the body may also be wrapped: {"webhook": {"address": ...}}. The checks of a subscribe apply ' +
           '(the topic’s scope, the address rules, one subscription per topic and address, the per-topic caps). A new address makes ' +
           'a disabled subscription active again.',
-        headers: IDEMPOTENCY_KEY_HEADERS,
+        headers: CONDITIONAL_WRITE_HEADERS,
         body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { address: ADDRESS, topic: TOPIC } },
-        response: { 200: one, ...writeErrorResponses },
+        response: { 200: one, ...writeErrorResponses, ...PRECONDITION_RESPONSES },
       },
     },
     async (req, reply) => {
       const body = req.body as { address?: string; topic?: WebhookTopic };
-      const answer = writeAnswer(services, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }));
-      const row = await services.subscriptions.update(req.principal!, id(req.params), body, answer.step);
+      const answer = writeAnswer(services, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
+      const row = await services.subscriptions.update(req.principal!, id(req.params), body, answer.step, req.ifMatch);
       return answer.send(reply, row);
     },
   );
   api.get(
     item,
-    { config, schema: { tags, summary: 'Get a webhook subscription', response: { 200: one, ...errorResponses } } },
-    async (req) => ({
-      data: toJson(await services.subscriptions.get(req.principal!, id(req.params))),
-    }),
+    {
+      config,
+      schema: {
+        tags,
+        summary: 'Get a webhook subscription',
+        headers: CONDITIONAL_READ_HEADERS,
+        response: { 200: one, 304: { description: 'Not Modified: If-None-Match holds the current ETag' }, ...errorResponses },
+      },
+    },
+    async (req, reply) => {
+      const row = await services.subscriptions.get(req.principal!, id(req.params));
+      return answerRecord(req, reply, row, () => ({ data: toJson(row) }));
+    },
   );
   api.delete(
     item,
@@ -202,13 +213,13 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       schema: {
         tags,
         summary: 'Delete a webhook subscription',
-        headers: IDEMPOTENCY_KEY_HEADERS,
-        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses },
+        headers: CONDITIONAL_WRITE_HEADERS,
+        response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses, ...PRECONDITION_RESPONSES },
       },
     },
     async (req, reply) => {
       const answer = writeAnswer(services, req, 200, () => ({}));
-      await services.subscriptions.delete(req.principal!, id(req.params), answer.step);
+      await services.subscriptions.delete(req.principal!, id(req.params), answer.step, req.ifMatch);
       return answer.send(reply, undefined);
     },
   );

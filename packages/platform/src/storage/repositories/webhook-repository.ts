@@ -114,8 +114,10 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async deleteSubscription(storeId: number, id: number, guard?: WriteGuard): Promise<boolean> {
-    const res = await guarded(this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id), guard)
-      .executeTakeFirst();
+    const res = await guarded(
+      this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id),
+      guard,
+    ).executeTakeFirst();
     return Number(res.numDeletedRows) > 0;
   }
 
