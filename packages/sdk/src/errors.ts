@@ -34,6 +34,8 @@ export const ERROR_CODES = {
     'FORBIDDEN',
     'NOT_FOUND',
     'VALIDATION_FAILED',
+    'PRECONDITION_FAILED',
+    'INVENTORY_QUANTITY_MISMATCH',
     'RATE_LIMITED',
     'SERVER_ERROR',
     'HTTP_ERROR',
@@ -287,6 +289,28 @@ export class ValidationError extends ApiError {
   constructor(message: string, details: ApiErrorDetails & { errors: Record<string, readonly string[]> }) {
     super('VALIDATION_FAILED', message, details);
     this.errors = details.errors;
+  }
+}
+
+/**
+ * 412: a write sent with `ifMatch` found the record changed since that ETag was read; nothing was
+ * changed. Read the record again (its new ETag with it), decide, and write again.
+ */
+export class PreconditionFailedError extends ApiError {
+  constructor(message: string, details: ApiErrorDetails) {
+    super('PRECONDITION_FAILED', message, details);
+  }
+}
+
+/**
+ * 409: a product write sent `expected_inventory_quantity` and the stored quantity is another one,
+ * given as `actualQuantity`; nothing was changed.
+ */
+export class InventoryConflictError extends ApiError {
+  readonly actualQuantity: number;
+  constructor(message: string, details: ApiErrorDetails & { actualQuantity: number }) {
+    super('INVENTORY_QUANTITY_MISMATCH', message, details);
+    this.actualQuantity = details.actualQuantity;
   }
 }
 

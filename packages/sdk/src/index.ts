@@ -38,6 +38,8 @@ export {
   ScopeError,
   NotFoundError,
   ValidationError,
+  PreconditionFailedError,
+  InventoryConflictError,
   RateLimitError,
   ServerError,
   NetworkError,

@@ -37,6 +37,12 @@ export interface RequestOptions {
    * `false` sends none. By default a write gets a random UUID (see `retry.idempotencyKeys`).
    */
   idempotencyKey?: string | false;
+  /**
+   * Sent as `If-Match`: the ETag of the record as you read it (`ApiResponse.etag`, or the `etag` of
+   * {@link AdminClient.getWithEtag}). A PUT, PATCH or DELETE then happens only while the record is
+   * unchanged; else {@link PreconditionFailedError} and nothing changed. `'*'`: only if it exists.
+   */
+  ifMatch?: string;
 }
 
 /** A successful response. */
@@ -45,6 +51,8 @@ export interface ApiResponse<T> {
   headers: Headers;
   data: T;
   requestId: string | undefined;
+  /** The record's `ETag` (answers about one record), to send back as `ifMatch`. */
+  etag: string | undefined;
   /** The `Idempotency-Key` this call sent (on every attempt), if any. */
   idempotencyKey: string | undefined;
   /**
@@ -183,6 +191,7 @@ export class AdminClient {
             'Content-Type': 'application/json',
             Accept: 'application/json',
             ...keyHeader,
+            ...(options.ifMatch !== undefined ? { 'If-Match': options.ifMatch } : {}),
             ...options.headers,
           },
           body,
@@ -213,6 +222,7 @@ export class AdminClient {
           headers: result.headers,
           data: unwrapSuccess(path, parsed) as T,
           requestId: result.headers.get('x-request-id') ?? undefined,
+          etag: result.headers.get('etag') ?? undefined,
           idempotencyKey: key,
           replayed: result.headers.get('idempotent-replayed') === 'true',
         };
@@ -264,6 +274,22 @@ export class AdminClient {
   }
 
   /**
+   * GET one record with its ETag, for a conditional write later: pass the `etag` as `ifMatch` to
+   * `put`, `patch` or `delete`, which then fail with {@link PreconditionFailedError} (nothing
+   * changed) when another writer changed the record in between.
+   *
+   * @example
+   * ```ts
+   * const { data, etag } = await client.getWithEtag<{ data: Product }>('products/123');
+   * await client.put('products/123', { tags: `${data.data.tags},sale` }, { ifMatch: etag });
+   * ```
+   */
+  async getWithEtag<T = unknown>(resource: string, options?: RequestOptions): Promise<{ data: T; etag: string | undefined }> {
+    const res = await this.request<T>('GET', resource, options);
+    return { data: res.data, etag: res.etag };
+  }
+
+  /**
    * POST a JSON body; returns the parsed body. Sent with an `Idempotency-Key`, so it is retried
    * after network errors and 5xx as well as 429 without creating twice; pass
    * `{ idempotencyKey: yourKey }` to choose the key, `{ idempotencyKey: false }` to send none (then
@@ -289,6 +315,18 @@ export class AdminClient {
    */
   async put<T = unknown>(resource: string, body?: unknown, options?: RequestOptions): Promise<T> {
     return (await this.request<T>('PUT', resource, { ...options, body })).data;
+  }
+
+  /**
+   * PATCH a JSON body (only the fields sent change); returns the parsed body.
+   *
+   * @example
+   * ```ts
+   * await client.patch('products/123', { inventory_quantity: 4, expected_inventory_quantity: 5 }, { ifMatch: etag });
+   * ```
+   */
+  async patch<T = unknown>(resource: string, body?: unknown, options?: RequestOptions): Promise<T> {
+    return (await this.request<T>('PATCH', resource, { ...options, body })).data;
   }
 
   /**

@@ -2,7 +2,9 @@
 import {
   ApiError,
   AuthError,
+  InventoryConflictError,
   NotFoundError,
+  PreconditionFailedError,
   RateLimitError,
   ScopeError,
   ServerError,
@@ -16,6 +18,7 @@ interface ErrorBody {
   message?: unknown;
   request_id?: unknown;
   errors?: unknown;
+  inventory_quantity?: unknown;
   error?: unknown;
   error_description?: unknown;
 }
@@ -50,6 +53,10 @@ export function apiErrorFromResponse(
   if (status === 401) return new AuthError(message('401 unauthorized'), details);
   if (status === 403) return new ScopeError(message('403 forbidden (missing scope?)'), details);
   if (status === 404) return new NotFoundError(message('404 not found'), details);
+  if (status === 412) return new PreconditionFailedError(message('412 precondition failed (the record changed)'), details);
+  if (status === 409 && platformCode === 'InventoryQuantityMismatch' && typeof b.inventory_quantity === 'number') {
+    return new InventoryConflictError(message('409 inventory quantity mismatch'), { ...details, actualQuantity: b.inventory_quantity });
+  }
   if (status === 422) return new ValidationError(message('422 validation failed'), { ...details, errors: fieldErrors(b.errors) });
   if (status === 429) {
     return new RateLimitError(message('429 too many requests'), {
