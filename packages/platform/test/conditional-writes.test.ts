@@ -69,7 +69,12 @@ describe.each(DIALECTS)('conditional writes on %s', (dialect) => {
     webhooks: () => ({ address: `http://127.0.0.1:9/moved-${++subSeq}` }),
   };
   const RESOURCES = Object.keys(CREATES);
-  const UPDATES: Record<string, Method[]> = { products: ['PUT', 'PATCH'], customers: ['PUT', 'PATCH'], orders: ['PUT', 'PATCH'], webhooks: ['PUT'] };
+  const UPDATES: Record<string, Method[]> = {
+    products: ['PUT', 'PATCH'],
+    customers: ['PUT', 'PATCH'],
+    orders: ['PUT', 'PATCH'],
+    webhooks: ['PUT'],
+  };
   const DELETABLE = ['products', 'customers', 'webhooks'];
 
   async function create(resource: string): Promise<{ url: string; etag: string; data: Record<string, unknown> }> {
@@ -85,55 +90,65 @@ describe.each(DIALECTS)('conditional writes on %s', (dialect) => {
   });
   afterAll(async () => t.close());
 
-  it.each(RESOURCES)('%s: every record answer carries an ETag that changes with every write, within the same millisecond too', async (r) => {
-    const made = await create(r);
-    expect(made.etag).toMatch(/^"[0-9]+-1"$/);
-    const read = await call('GET', made.url);
-    expect(read.headers.etag).toBe(made.etag);
-    expect(read.headers['cache-control']).toBe('private, no-cache');
-    const seen = new Set([made.etag]);
-    let last = made.etag;
-    // The test clock is frozen: every write below happens within the same millisecond.
-    for (const method of [...UPDATES[r]!, ...UPDATES[r]!]) {
-      const res = await call(method, made.url, CHANGES[r]!());
-      expect(res.statusCode, res.body).toBe(200);
-      const etag = String(res.headers.etag);
-      expect(seen.has(etag)).toBe(false);
-      seen.add(etag);
-      last = etag;
-      expect((await call('GET', made.url)).headers.etag).toBe(etag);
-    }
-    // A list carries no tags.
-    expect((await call('GET', `${V}/${r}`)).headers.etag).toBeUndefined();
-    expect(last).not.toBe(made.etag);
-  });
-
-  it.each(RESOURCES)('%s: If-Match on PUT/PATCH: the current tag, `*` or a list holding it writes; a stale one is 412 and changes nothing', async (r) => {
-    for (const method of UPDATES[r]!) {
+  it.each(RESOURCES)(
+    '%s: every record answer carries an ETag that changes with every write, within the same millisecond too',
+    async (r) => {
       const made = await create(r);
-      const stale = made.etag;
-      const first = await call(method, made.url, CHANGES[r]!(), { 'if-match': stale });
-      expect(first.statusCode, first.body).toBe(200);
-      const current = String(first.headers.etag);
-      const before = (await call('GET', made.url)).json().data;
-
-      const refused = await call(method, made.url, CHANGES[r]!(), { 'if-match': stale });
-      expect(refused.statusCode).toBe(412);
-      expect(refused.json()).toEqual({ code: 'PreconditionFailed', message: expect.stringMatching(/changed since/), request_id: expect.any(String) });
-      for (const other of [`W/${current}`, `"999999-1"`, '"nope"']) {
-        expect((await call(method, made.url, CHANGES[r]!(), { 'if-match': other })).statusCode, other).toBe(412);
+      expect(made.etag).toMatch(/^"[0-9]+-1"$/);
+      const read = await call('GET', made.url);
+      expect(read.headers.etag).toBe(made.etag);
+      expect(read.headers['cache-control']).toBe('private, no-cache');
+      const seen = new Set([made.etag]);
+      let last = made.etag;
+      // The test clock is frozen: every write below happens within the same millisecond.
+      for (const method of [...UPDATES[r]!, ...UPDATES[r]!]) {
+        const res = await call(method, made.url, CHANGES[r]!());
+        expect(res.statusCode, res.body).toBe(200);
+        const etag = String(res.headers.etag);
+        expect(seen.has(etag)).toBe(false);
+        seen.add(etag);
+        last = etag;
+        expect((await call('GET', made.url)).headers.etag).toBe(etag);
       }
-      const after = await call('GET', made.url);
-      expect(after.json().data).toEqual(before);
-      expect(after.headers.etag).toBe(current);
+      // A list carries no tags.
+      expect((await call('GET', `${V}/${r}`)).headers.etag).toBeUndefined();
+      expect(last).not.toBe(made.etag);
+    },
+  );
 
-      const listed = await call(method, made.url, CHANGES[r]!(), { 'if-match': `${stale}, ${current}` });
-      expect(listed.statusCode, listed.body).toBe(200);
-      const star = await call(method, made.url, CHANGES[r]!(), { 'if-match': '*' });
-      expect(star.statusCode).toBe(200);
-      expect(star.headers.etag).not.toBe(listed.headers.etag);
-    }
-  });
+  it.each(RESOURCES)(
+    '%s: If-Match on PUT/PATCH: the current tag, `*` or a list holding it writes; a stale one is 412 and changes nothing',
+    async (r) => {
+      for (const method of UPDATES[r]!) {
+        const made = await create(r);
+        const stale = made.etag;
+        const first = await call(method, made.url, CHANGES[r]!(), { 'if-match': stale });
+        expect(first.statusCode, first.body).toBe(200);
+        const current = String(first.headers.etag);
+        const before = (await call('GET', made.url)).json().data;
+
+        const refused = await call(method, made.url, CHANGES[r]!(), { 'if-match': stale });
+        expect(refused.statusCode).toBe(412);
+        expect(refused.json()).toEqual({
+          code: 'PreconditionFailed',
+          message: expect.stringMatching(/changed since/),
+          request_id: expect.any(String),
+        });
+        for (const other of [`W/${current}`, `"999999-1"`, '"nope"']) {
+          expect((await call(method, made.url, CHANGES[r]!(), { 'if-match': other })).statusCode, other).toBe(412);
+        }
+        const after = await call('GET', made.url);
+        expect(after.json().data).toEqual(before);
+        expect(after.headers.etag).toBe(current);
+
+        const listed = await call(method, made.url, CHANGES[r]!(), { 'if-match': `${stale}, ${current}` });
+        expect(listed.statusCode, listed.body).toBe(200);
+        const star = await call(method, made.url, CHANGES[r]!(), { 'if-match': '*' });
+        expect(star.statusCode).toBe(200);
+        expect(star.headers.etag).not.toBe(listed.headers.etag);
+      }
+    },
+  );
 
   it.each(RESOURCES)('%s: a malformed If-Match is 400 naming the header and changes nothing; a missing record is 404', async (r) => {
     const made = await create(r);

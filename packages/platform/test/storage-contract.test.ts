@@ -1535,7 +1535,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const w = await world(s);
       const other = await world(s);
       const row = await s.resources.insert('products', product(w.store.id, 7));
-      expect(row).toEqual({ id: expect.any(Number), ...product(w.store.id, 7) });
+      expect(row).toEqual({ id: expect.any(Number), ...product(w.store.id, 7), version: 1 });
       expect(await s.resources.get('products', w.store.id, row.id)).toEqual(row);
       expect(await s.resources.get('products', other.store.id, row.id)).toBeUndefined();
       expect(await s.resources.exists('products', w.store.id, row.id)).toBe(true);
@@ -1547,7 +1547,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         inventory_quantity: 3,
         updated_at: NOW + 1,
       });
-      expect(updated).toEqual({ ...row, title: 'Renamed', inventory_quantity: 3, updated_at: NOW + 1 });
+      expect(updated).toEqual({ ...row, title: 'Renamed', inventory_quantity: 3, updated_at: NOW + 1, version: 2 });
       expect(await s.resources.update('products', other.store.id, row.id, { title: 'Hijacked' })).toBeUndefined();
       expect(await s.resources.get('products', w.store.id, row.id)).toEqual(updated);
 
@@ -1558,7 +1558,34 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.resources.delete('products', w.store.id, row.id)).toBeUndefined();
 
       const o = await s.resources.insert('orders', order(w.store.id, 'buyer@example.test'));
-      expect(await s.resources.get('orders', w.store.id, o.id)).toEqual({ id: o.id, ...order(w.store.id, 'buyer@example.test') });
+      expect(await s.resources.get('orders', w.store.id, o.id)).toEqual({
+        id: o.id,
+        ...order(w.store.id, 'buyer@example.test'),
+        version: 1,
+      });
+    });
+
+    it('a guarded update or delete changes the row only while it holds one of the versions and the inventory quantity', async () => {
+      const w = await world(s);
+      const row = await s.resources.insert('products', product(w.store.id, 8));
+      const qty = Number(row.inventory_quantity);
+      expect(await s.resources.update('products', w.store.id, row.id, { title: 'A' }, { versions: [2, 3] })).toBeUndefined();
+      expect(await s.resources.update('products', w.store.id, row.id, { title: 'A' }, { versions: [] })).toBeUndefined();
+      expect(await s.resources.update('products', w.store.id, row.id, { title: 'A' }, { inventoryQuantity: qty + 1 })).toBeUndefined();
+      expect(await s.resources.get('products', w.store.id, row.id)).toEqual(row);
+      const changed = await s.resources.update(
+        'products',
+        w.store.id,
+        row.id,
+        { title: 'A' },
+        { versions: [1, 5], inventoryQuantity: qty },
+      );
+      expect(changed).toMatchObject({ title: 'A', version: 2 });
+      expect(await s.resources.delete('products', w.store.id, row.id, { versions: [1] })).toBeUndefined();
+      expect(await s.resources.delete('products', w.store.id, row.id, { versions: [2] })).toEqual(changed);
+      const redacted = await s.resources.insert('customers', customer(w.store.id, 'guard@example.test'));
+      await s.resources.redactCustomer(w.store.id, redacted.id, 'redacted@example.invalid', NOW + 2);
+      expect(await s.resources.get('customers', w.store.id, redacted.id)).toMatchObject({ version: 2 });
     });
 
     it('customerEmailTaken (per store, except one customer), insertMany, someCustomers', async () => {
@@ -1651,7 +1678,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
 
       const first = await page.after(qa, undefined, 2);
       expect(first.map((r) => r.id)).toEqual(ids.slice(0, 2));
-      expect(first[0]).toEqual({ id: ids[0], ...product(a.store.id, 1) });
+      expect(first[0]).toEqual({ id: ids[0], ...product(a.store.id, 1), version: 1 });
       expect((await page.after(qa, ids[1], 2)).map((r) => r.id)).toEqual(ids.slice(2, 4));
       expect((await page.after(qa, ids[3], 2)).map((r) => r.id)).toEqual(ids.slice(4));
       expect(await page.after(qa, ids[4], 2)).toEqual([]);
@@ -1718,6 +1745,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         created_at: NOW,
         updated_at: NOW,
         disabled_at: null,
+        version: 1,
       });
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(true);
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/q')).toBe(false);
@@ -1758,6 +1786,19 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.findSubscription(w.store.id, owner, taken.id)).toEqual(taken);
       await s.transaction((tx) => tx.webhooks.updateSubscription(w.store.id, sub.id, { ...values, enable: true }).then(() => undefined));
       expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toMatchObject({ disabled_at: null });
+    });
+
+    it('a guarded subscription update or delete changes it only at one of the versions; each change adds one', async () => {
+      const w = await world(s);
+      const owner = `app:${w.app.id}`;
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/g1');
+      const values = { topic: 'products/create', address: 'https://hooks.example.test/g2', updated_at: NOW + 1, enable: false };
+      expect(await s.webhooks.updateSubscription(w.store.id, sub.id, values, { versions: [2] })).toBeUndefined();
+      expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toEqual(sub);
+      expect(await s.webhooks.updateSubscription(w.store.id, sub.id, values, { versions: [1] })).toMatchObject({ version: 2 });
+      expect(await s.webhooks.deleteSubscription(w.store.id, sub.id, { versions: [1] })).toBe(false);
+      expect(await s.webhooks.deleteSubscription(w.store.id, sub.id, { versions: [2] })).toBe(true);
+      expect(await s.webhooks.deleteSubscription(w.store.id, sub.id)).toBe(false);
     });
 
     it('subscriptions() count, with the owner and the topic and address filters', async () => {

@@ -63,7 +63,11 @@ describe('conditional writes', () => {
   });
 
   it('412 is a PreconditionFailedError with a stable code, thrown at once', async () => {
-    const { client: c, fake, delays } = client(async () =>
+    const {
+      client: c,
+      fake,
+      delays,
+    } = client(async () =>
       json({ code: 'PreconditionFailed', message: 'The product changed since the ETag in If-Match was read', request_id: 'r1' }, 412),
     );
     const error = await c.put('products/5', { title: 'Cap' }, { ifMatch: '"5-2"' }).catch((e: unknown) => e);

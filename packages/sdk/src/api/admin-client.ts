@@ -37,11 +37,7 @@ export interface RequestOptions {
    * `false` sends none. By default a write gets a random UUID (see `retry.idempotencyKeys`).
    */
   idempotencyKey?: string | false;
-  /**
-   * Sent as `If-Match`: the ETag of the record as you read it (`ApiResponse.etag`, or the `etag` of
-   * {@link AdminClient.getWithEtag}). A PUT, PATCH or DELETE then happens only while the record is
-   * unchanged; else {@link PreconditionFailedError} and nothing changed. `'*'`: only if it exists.
-   */
+  /** `If-Match`: the record's ETag as read (`etag`); the write then fails (PreconditionFailedError) if it changed since. */
   ifMatch?: string;
 }
 
@@ -274,9 +270,7 @@ export class AdminClient {
   }
 
   /**
-   * GET one record with its ETag, for a conditional write later: pass the `etag` as `ifMatch` to
-   * `put`, `patch` or `delete`, which then fail with {@link PreconditionFailedError} (nothing
-   * changed) when another writer changed the record in between.
+   * GET one record with its ETag: pass it as `ifMatch` to `put`, `patch` or `delete`.
    *
    * @example
    * ```ts

@@ -114,11 +114,8 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async deleteSubscription(storeId: number, id: number, guard?: WriteGuard): Promise<boolean> {
-    const res = await guarded(
-      this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id),
-      guard,
-    ).executeTakeFirst();
-    return Number(res.numDeletedRows) > 0;
+    const remove = this.k.deleteFrom('webhook_subscriptions').where('store_id', '=', storeId).where('id', '=', id);
+    return Number((await guarded(remove, guard).executeTakeFirst()).numDeletedRows) > 0;
   }
 
   async countSubscriptions(storeId: number, owner: string): Promise<number> {
