@@ -6,6 +6,7 @@
 // entries.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { etagOf, noneMatchHits, parseIfMatch } from '../src/domain/etags.ts';
+import { requestFingerprint } from '../src/domain/idempotency.ts';
 import { createFixture, createTestPlatform, DIALECTS, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 const V = '/openapi/2026-01';
@@ -21,6 +22,15 @@ describe('entity tags (pure parts)', () => {
     // A weak tag, another record's tag and a tag of another shape are well formed and match nothing.
     expect(parseIfMatch('W/"42-3", "7-3", "a,b", ""', 42)).toEqual({ kind: 'versions', versions: [] });
     expect(parseIfMatch(['"42-3"', '"42-4"'], 42)).toEqual({ kind: 'versions', versions: [3, 4] });
+  });
+
+  it('the Idempotency-Key fingerprint holds If-Match when sent, and is unchanged without it', () => {
+    const plain = requestFingerprint('PUT', '/openapi/2026-01/products/1', { title: 'Hat' });
+    expect(requestFingerprint('PUT', '/openapi/2026-01/products/1', { title: 'Hat' }, undefined)).toBe(plain);
+    const tagged = requestFingerprint('PUT', '/openapi/2026-01/products/1', { title: 'Hat' }, '"1-2"');
+    expect(tagged).not.toBe(plain);
+    expect(requestFingerprint('PUT', '/openapi/2026-01/products/1', { title: 'Hat' }, '"1-3"')).not.toBe(tagged);
+    expect(requestFingerprint('PUT', '/openapi/2026-01/products/1', { title: 'Hat' }, ['"1-2"'])).toBe(tagged);
   });
 
   it('refuses malformed If-Match and If-None-Match values with a 400 naming the header', () => {
@@ -361,5 +371,6 @@ describe.each(DIALECTS)('conditional writes on %s', (dialect) => {
     expect(JSON.stringify(patch.requestBody)).toContain('expected_inventory_quantity');
     const docs = (await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } })).body;
     expect(docs).toMatch(/<code>if-match<\/code> \(header\)/);
+    expect(docs).toContain('<p id="conditional-writes">Conditional writes:');
   });
 });
