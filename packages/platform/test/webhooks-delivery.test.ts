@@ -312,6 +312,10 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook delivery on %s', (dialect) => 
     expect((await sub(gone)).disabled_at).not.toBeNull();
     expect(await sub(broken)).toMatchObject({ dead_streak: 2, disabled_reason: '2 deliveries in a row failed every retry' });
     expect(await sub(healthy)).toMatchObject({ disabled_at: null, dead_streak: 0 });
+    // Disabling is a change of the subscription (its status): its ETag moves on; a streak alone is not.
+    expect(await sub(gone)).toMatchObject({ version: 2 });
+    expect(await sub(broken)).toMatchObject({ version: 2 });
+    expect(await sub(healthy)).toMatchObject({ version: 1 });
     const listed = (await api(t, f, privToken, 'GET', `${V}/webhooks`)).json().data;
     expect(listed.find((s: { id: string }) => s.id === gone).status).toBe('disabled');
     // Disabled subscriptions get nothing more; the healthy one still does.
