@@ -179,10 +179,12 @@ export class WebhookSubscriptions {
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
       if (!satisfies(ifMatch, row.version)) throw changedSince();
-      // The version read above, checked again by the DELETE: a change committed in between is a 412.
+      // The version read above, checked again by the DELETE: a change committed in between (the
+      // worker disabling it) is a 412, a delete committed in between a 404.
       const versions = ifMatch?.kind === 'versions' ? [row.version] : undefined;
-      if (!(await tx.webhooks.deleteSubscription(p.storeId, row.id, { versions }))) {
-        throw ifMatch ? changedSince() : new NotFoundError(`No webhook subscription with id ${id}`);
+      if (!(await tx.webhooks.deleteSubscription(p.storeId, row.id, { versions })) && versions) {
+        if (await tx.webhooks.findSubscription(p.storeId, p.owner, id)) throw changedSince();
+        throw new NotFoundError(`No webhook subscription with id ${id}`);
       }
       await then?.(tx, undefined);
     });
