@@ -22,9 +22,11 @@ import { parseMetricsAccess, parseMetricsListener } from './config/metrics-setti
 import { parseTrustProxy } from './config/proxy-settings.ts';
 import type { Config, RawConfig } from './config/types.ts';
 import { parseDatabaseSettings } from './config/database-settings.ts';
+import { parseApiHealthSettings } from './config/api-health-settings.ts';
 
 export type {
   ApiDeprecation,
+  ApiHealthSettings,
   Config,
   DatabaseConfig,
   DatabaseSettings,
@@ -94,6 +96,9 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shopRedactDelay: env.SHOP_REDACT_DELAY,
     deprecation202201: env.DEPRECATION_2022_01,
     sunset202201: env.SUNSET_2022_01,
+    apiUsageFlush: env.API_USAGE_FLUSH_MS,
+    brownoutRefresh: env.BROWNOUT_REFRESH_MS,
+    apiNoticeDays: env.API_NOTICE_DAYS,
     drainDelay: env.DRAIN_DELAY,
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
@@ -165,6 +170,7 @@ export function loadConfig(raw: RawConfig): Config {
     httpTimeouts,
     shopRedactDelayMs: parseShopRedactDelay(raw.shopRedactDelay),
     apiDeprecations: { '2022-01': parseDeprecation('2022-01', raw.deprecation202201, raw.sunset202201) },
+    apiHealth: parseApiHealthSettings(raw),
     shutdown: parseShutdown(raw, mode),
     webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
     // At most the 64 requests a worker has in flight over all endpoints.

@@ -12,6 +12,9 @@ import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
 import { AccountService } from './services/account-service.ts';
+import { ApiHealth } from './services/api-health.ts';
+import { BrownoutSchedule } from './services/api-brownouts.ts';
+import { ApiUsageCounter } from './services/api-usage.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { CredentialPruning } from './services/credential-pruning.ts';
@@ -189,6 +192,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const apiAuth = new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants);
   const introspectLimits =
     rateLimiter && config.introspectRateLimit !== 'off' ? { limiter: rateLimiter, limit: config.introspectRateLimit } : undefined;
+  const apiUsage = new ApiUsageCounter(storage.apiHealth, clock, config.apiHealth.usageFlushMs);
   const services: Services = {
     config,
     clock,
@@ -200,6 +204,9 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     oauth: new OAuthService(storage, keys, config, clock, launchTokens),
     apiAuth,
     resourceServers: new ResourceServers(storage.resourceServers, clock),
+    apiUsage,
+    brownouts: new BrownoutSchedule(storage.apiHealth, clock, config),
+    apiHealth: new ApiHealth(storage, config, clock, outbox),
     introspection: new TokenIntrospection(apiAuth, storage.tokens, storage.apps, clock, introspectLimits),
     resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
@@ -220,6 +227,8 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     metrics,
   };
   const http = options.http === false ? undefined : await buildHttpServer(services, { logStream: options.logStream });
+  // Only a serving node counts calls; its last counts are written before the database closes.
+  if (http) apiUsage.start();
   const probes = options.probes ? await buildProbeServer(services) : undefined;
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
   const credentialPruning = new CredentialPruning(new SqlCredentialPrune(storage.db.kysely, storage.db.dialect), config, clock);
@@ -235,11 +244,12 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         config,
         metrics,
         // The same hourly round drops idempotency keys past their 24 h window, and codes, tokens,
-        // sessions and reveals past their last use.
+        // sessions and reveals past their last use, and sends the notices before a version's sunset.
         prune: async () => ({
           ...(await services.deliveries.prune(LOG_RETENTION_MS)),
           idempotencyKeys: await services.idempotency.prune(),
           credentials: await credentialPruning.prune(),
+          apiVersionNotices: await services.apiHealth.sendNotices(),
         }),
       })
     : undefined;
@@ -247,7 +257,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   let storageClosed: Promise<void> | undefined;
   const closeStorage = () => {
     stopWatching();
-    storageClosed ??= storage.close();
+    storageClosed ??= flushUsage(apiUsage, http).then(() => storage.close());
     return storageClosed;
   };
   return {
@@ -276,6 +286,15 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
       );
     },
   };
+}
+
+/** Writes the calls to deprecated versions still counted in memory; a failure is logged, never thrown. */
+async function flushUsage(usage: ApiUsageCounter, http: FastifyInstance | undefined): Promise<void> {
+  try {
+    await usage.stop();
+  } catch (err) {
+    http?.log.warn({ err }, 'could not write the last counts of calls to deprecated API versions');
+  }
 }
 
 /**

@@ -50,6 +50,8 @@ export interface Config {
   shopRedactDelayMs: number;
   /** Admin API versions on their way out, with the dates their responses announce (unix ms). */
   apiDeprecations: Readonly<Record<string, ApiDeprecation>>;
+  /** Counting calls to deprecated versions, brown-outs, and the notice before a sunset. */
+  apiHealth: ApiHealthSettings;
   /**
    * Peers (IP addresses, CIDR ranges) whose X-Forwarded-For and X-Forwarded-Proto are believed;
    * empty: none, the socket's peer is the client.
@@ -99,6 +101,25 @@ export interface MetricsListener {
  */
 export type MetricsAccess = { kind: 'token'; token: string } | { kind: 'open' } | { kind: 'closed' };
 
+/** Calls to deprecated versions and their brown-outs. */
+export interface ApiHealthSettings {
+  /**
+   * How often a node writes the calls to deprecated versions it counted in memory (default 60 s):
+   * one batched upsert per interval instead of a write per request. A shutdown writes the rest.
+   */
+  usageFlushMs: number;
+  /**
+   * How long a node serves from its copy of the brown-out schedule before reading it again
+   * (default 10 s): a brown-out added or removed takes effect on every node within this.
+   */
+  brownoutRefreshMs: number;
+  /**
+   * Days before a version's sunset when `app/api_version_deprecated` goes to the apps that called
+   * it within the last as many days (default 30); each app hears it once per version.
+   */
+  noticeDays: number;
+}
+
 /** When a version was deprecated (the `Deprecation` field) and when it stops answering (`Sunset`). */
 export interface ApiDeprecation {
   deprecatedAt: number;
@@ -146,6 +167,9 @@ export interface DatabaseSettings {
 export type DatabaseConfig = { dialect: 'sqlite'; path: string } | { dialect: 'postgres'; url: string };
 
 export interface RawConfig {
+  apiUsageFlush?: string | number | undefined;
+  brownoutRefresh?: string | number | undefined;
+  apiNoticeDays?: string | number | undefined;
   port?: string | number | undefined;
   host?: string | undefined;
   database?: string | undefined;

@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'ValidationFailed',
   'InvalidCursor',
   'TooManyRequests',
+  'ApiVersionGone',
   'ServiceUnavailable',
   'ServerError',
 ] as const;
@@ -145,6 +146,16 @@ export class InvalidCursor extends PlatformError {
 }
 
 /** The request is valid but the record is not in a state that allows it (409). */
+/**
+ * A deprecated API version answering 410 during a scheduled brown-out: the message names the
+ * version, its sunset and the version to move to.
+ */
+export class ApiVersionGoneError extends PlatformError {
+  constructor(message: string) {
+    super(410, 'ApiVersionGone', message);
+  }
+}
+
 export class ConflictError extends PlatformError {
   constructor(message: string) {
     super(409, 'Conflict', message);

@@ -1,6 +1,7 @@
 // Made-up payloads of each webhook topic, shaped exactly as real deliveries of that topic are, for
 // `storegate webhooks trigger`: an app developer tests a handler without first making the change
 // in a store. Ids are fixed so a handler's output can be compared from one run to the next.
+import { noticePayload } from './api-health.ts';
 import type { WebhookTopic } from './webhook-topics.ts';
 
 const AT = '2026-01-15T10:00:00.000Z';
@@ -77,6 +78,8 @@ export function samplePayload(
         updated_at: AT,
         shop_domain: shop.shopDomain,
       };
+    case 'app/api_version_deprecated':
+      return noticePayload('2022-01', Date.parse('2025-06-01T00:00:00Z'), Date.parse('2026-02-14T00:00:00Z'), Date.parse(AT), Date.parse(AT));
     case 'customers/data_request':
       return { ...subject, orders_requested: [order.id], data_request: { id: '5001' } };
     case 'customers/redact':

@@ -12,6 +12,7 @@ export const TOPICS = [
   'customers/update',
   'app/uninstalled',
   'app/scopes_update',
+  'app/api_version_deprecated',
   'customers/data_request',
   'customers/redact',
   'shop/redact',

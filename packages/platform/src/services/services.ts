@@ -1,4 +1,7 @@
 // Everything the HTTP layer and the CLI may use, built once by the composition root.
+import type { ApiHealth } from './api-health.ts';
+import type { BrownoutSchedule } from './api-brownouts.ts';
+import type { ApiUsageCounter } from './api-usage.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
@@ -39,6 +42,12 @@ export interface Services {
   apiAuth: ApiAuthService;
   /** The operator's resource servers: the clients of token introspection (`storegate resource-servers`). */
   resourceServers: ResourceServers;
+  /** Calls to deprecated versions, counted in memory and flushed in batches. */
+  apiUsage: ApiUsageCounter;
+  /** The operator's brown-outs of deprecated versions, as this node's copy holds them. */
+  brownouts: BrownoutSchedule;
+  /** Usage of deprecated versions per app, and the notices before a sunset. */
+  apiHealth: ApiHealth;
   /** Token introspection (RFC 7662) and its limit per resource server. */
   introspection: TokenIntrospection;
   cursors: CursorCodec;

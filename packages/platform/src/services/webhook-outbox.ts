@@ -45,16 +45,24 @@ export class WebhookOutbox {
    * whose owner may still receive it: an installed app, a private app that is not revoked, whose
    * scopes as granted now cover the topic (a subscription made under a wider grant gets nothing).
    * `uninstalledAppId`: the `app/uninstalled` event, sent to that app although it is no longer
-   * installed. `appId`: an event about one app (`app/scopes_update`), for its subscriptions only.
-   * Returns the number of deliveries written.
+   * installed. `appId`: an event about one app (`app/scopes_update`), for its subscriptions only;
+   * `privateAppId` likewise for one private app. Returns the number of deliveries written.
    */
   async enqueue(
     tx: Repositories,
-    input: { storeId: number; topic: WebhookTopic; payload: Record<string, unknown>; uninstalledAppId?: number; appId?: number },
+    input: {
+      storeId: number;
+      topic: WebhookTopic;
+      payload: Record<string, unknown>;
+      uninstalledAppId?: number;
+      appId?: number;
+      privateAppId?: number;
+    },
   ): Promise<number> {
     const only = input.uninstalledAppId ?? input.appId;
-    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, only)).filter((s) =>
-      mayReceive(input.topic, storedScopes(s.scopes)),
+    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, only)).filter(
+      (s) =>
+        mayReceive(input.topic, storedScopes(s.scopes)) && (input.privateAppId === undefined || s.private_app_id === input.privateAppId),
     );
     if (subs.length === 0) return 0;
     await tx.webhooks.insertEvent(

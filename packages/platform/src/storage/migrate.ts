@@ -29,6 +29,7 @@ import * as launchTokensAndOnlineAccess from './migrations/2026-11-27T00-launch-
 import * as resourceServers from './migrations/2026-11-27T01-resource-servers.ts';
 import * as productTitleIndex from './migrations/2026-11-27T02-product-title-index.ts';
 import * as recordVersions from './migrations/2026-11-27T05-record-versions.ts';
+import * as apiHealth from './migrations/2026-11-28T00-api-health.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -57,6 +58,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T01-resource-servers': resourceServers,
   '2026-11-27T02-product-title-index': productTitleIndex,
   '2026-11-27T05-record-versions': recordVersions,
+  '2026-11-28T00-api-health': apiHealth,
 };
 
 class StaticProvider implements MigrationProvider {

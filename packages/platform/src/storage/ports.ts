@@ -1,6 +1,7 @@
 // What the services need from storage, one repository per aggregate. Services and the webhook
 // worker see only these interfaces; the SQL, the dialects (SQLite or PostgreSQL), prepared
 // statements and the commit-and-fsync policy stay behind them.
+import type { ApiHealthRepository } from './ports/api-health.ts';
 import type { ResourceName } from '../domain/resources.ts';
 import type {
   StoreRow,
@@ -340,6 +341,7 @@ export interface Repositories {
   events: EventLogRepository;
   eventPayloads: EventPayloadRepository;
   idempotentAnswers: IdempotentAnswerRepository;
+  apiHealth: ApiHealthRepository;
 }
 
 export interface Storage extends Repositories {

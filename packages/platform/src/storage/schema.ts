@@ -201,6 +201,18 @@ export interface Database {
   /** The master key's public id (`current`, `previous`) and the sealed keys that outlive it (`data:…`). */
   master_keys: { name: string; value: string; updated_at: number };
   /** The operator's resource servers (token introspection clients); the secret only as its SHA-256 hash. */
+  api_version_usage: {
+    caller_kind: string;
+    caller_id: number;
+    store_id: number;
+    version: string;
+    route: string;
+    calls: number;
+    first_seen_at: number;
+    last_seen_at: number;
+  };
+  api_version_notices: { caller_kind: string; caller_id: number; version: string; store_id: number; notified_at: number };
+  api_version_brownouts: { id: Generated<number>; version: string; starts_at: number; ends_at: number; created_at: number };
   resource_servers: { id: Generated<number>; client_id: string; name: string; secret_hash: string; created_at: number };
   one_time_reveals: { id_hash: string; session_hash: string; payload_enc: string; expires_at: number };
   idempotency_keys: {

@@ -12,6 +12,7 @@ import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import type { ResourceServerRepository } from './ports/resource-servers.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
+import { SqlApiHealthRepository } from './repositories/api-health-repository.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlEventPayloadRepository } from './repositories/event-payload-repository.ts';
 import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-repository.ts';
@@ -53,6 +54,7 @@ function repositories(x: Executor): Repositories {
     events: new SqlEventLogRepository(x),
     eventPayloads: new SqlEventPayloadRepository(x),
     idempotentAnswers: new SqlIdempotentAnswerRepository(x),
+    apiHealth: new SqlApiHealthRepository(x),
   };
 }
 

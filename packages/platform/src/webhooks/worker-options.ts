@@ -17,6 +17,8 @@ export interface PruneResult {
   idempotencyKeys?: number;
   /** Codes, tokens, token families, sessions and reveals past their last use, when the round prunes those too. */
   credentials?: CredentialPruneCounts;
+  /** Notices sent before a deprecated API version's sunset, when the round sends those too. */
+  apiVersionNotices?: number;
 }
 
 export interface WebhookWorkerOptions {

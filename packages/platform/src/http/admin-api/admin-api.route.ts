@@ -51,6 +51,8 @@ import { presentedToken, registerBearerChallenges } from './bearer.ts';
 import { registerAccessScopesRoute } from './access-scopes.route.ts';
 import { registerUnservedRoutes } from './unserved.route.ts';
 import { registerSuccessEnvelope } from './success-envelope.ts';
+import { brownoutError } from './brownout.ts';
+import { routePattern } from '../../domain/api-health.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -159,6 +161,25 @@ function admitPrincipal(
 ): Promise<void> | undefined {
   if (!principal) throw new UnauthorizedError();
   req.principal = principal;
+  const version = req.apiVersion!;
+  // Only a deprecated version pays for API health: its calls are counted, and it may be browned out.
+  if (Object.hasOwn(services.config.apiDeprecations, version)) {
+    services.apiUsage.record(principal.kind, principal.id, principal.storeId, version, routePattern(req.method, req.routeOptions.url ?? req.url));
+    const gone = services.brownouts.active(version);
+    if (gone instanceof Promise) return gone.then((w) => admitLimit(services, req, reply, principal, w));
+    return admitLimit(services, req, reply, principal, gone);
+  }
+  return admitLimit(services, req, reply, principal, undefined);
+}
+
+function admitLimit(
+  services: Services,
+  req: FastifyRequest,
+  reply: FastifyReply,
+  principal: ApiPrincipal,
+  brownout: { endsAt: number } | undefined,
+): Promise<void> | undefined {
+  if (brownout) throw brownoutError(services, req.apiVersion!, brownout.endsAt);
   const limiter = services.rateLimiter;
   if (!limiter) return checkScope(req, principal);
   const decision = limiter.take(`${principal.storeId}:${principal.owner}`);
