@@ -33,6 +33,8 @@ export function sendPartnerPage(
 }
 
 /** The tabs of one app: its settings and its webhook deliveries. */
-export function appTabs(clientId: string, active: 'settings' | 'deliveries'): SafeHtml {
-  return html`<p class="pager">${active === 'settings' ? html`<strong>Settings</strong>` : html`<a href="/partner/apps/${clientId}">Settings</a>`} ${active === 'deliveries' ? html`<strong>Webhook deliveries</strong>` : html`<a href="/partner/apps/${clientId}/deliveries">Webhook deliveries</a>`}</p>`;
+export function appTabs(clientId: string, active: 'settings' | 'deliveries' | 'api-health'): SafeHtml {
+  const tab = (name: typeof active, href: string, label: string) =>
+    active === name ? html`<strong>${label}</strong>` : html`<a href="${href}">${label}</a>`;
+  return html`<p class="pager">${tab('settings', `/partner/apps/${clientId}`, 'Settings')} ${tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries')} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
 }
