@@ -15,6 +15,7 @@ import { registerAppConfigCommands } from './app-config.command.ts';
 import { registerWebhookToolCommands } from './webhook-tools.command.ts';
 import { registerDevCommand } from './dev.command.ts';
 import { registerResourceServerCommands } from './resource-servers.command.ts';
+import { registerApiHealthCommands } from './api-health.command.ts';
 
 export interface Io {
   out(text: string): void;
@@ -60,6 +61,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerWebhookToolCommands(program);
   registerDevCommand(program);
   registerResourceServerCommands(program);
+  registerApiHealthCommands(program);
   addExamples(program);
   return program;
 }

@@ -1,4 +1,5 @@
 // storegate serve / migrate.
+import { apiHealthConfig, apiUsageFlushOption, brownoutRefreshOption, noticeDaysOption } from './api-health-options.ts';
 import { Option, type Command } from 'commander';
 import {
   createPlatform,
@@ -47,6 +48,9 @@ interface ServeOptions extends DatabasePoolOptions {
   shopRedactDelay?: string;
   deprecation202201?: string;
   sunset202201?: string;
+  apiUsageFlush?: string;
+  brownoutRefresh?: string;
+  apiNoticeDays?: string;
   secretOverlap?: string;
   worker: boolean;
   drainDelay?: string;
@@ -126,6 +130,9 @@ export function registerServeCommands(program: Command): void {
     )
     .addOption(metricsTokenOption())
     .addOption(metricsPublicOption())
+    .addOption(apiUsageFlushOption())
+    .addOption(brownoutRefreshOption())
+    .addOption(noticeDaysOption())
     .option('--seed-demo', 'create the demo store, merchant and app on first start (development only)', false)
     .option('--no-worker', 'serve HTTP only, without the embedded webhook worker (run `storegate worker` processes instead)')
     .addOption(drainDelayOption())
@@ -160,6 +167,7 @@ export function registerServeCommands(program: Command): void {
           shopRedactDelay: opts.shopRedactDelay,
           deprecation202201: opts.deprecation202201,
           sunset202201: opts.sunset202201,
+          ...apiHealthConfig(opts),
           secretOverlap: opts.secretOverlap,
           drainDelay: opts.drainDelay,
           shutdownTimeout: opts.shutdownTimeout,

@@ -1,5 +1,6 @@
 // storegate worker (the webhook delivery worker, run beside or apart from `serve`), storegate
 // webhooks deliveries|redeliver (the delivery log, and sending a delivery again by hand).
+import { apiHealthConfig, type ApiHealthOptions, lifecycleOptions, noticeDaysOption } from './api-health-options.ts';
 import { Option, type Command } from 'commander';
 import { createPlatform, loadConfig, type Config, type WorkerLogger } from '@storegate/platform';
 import { withServices } from './database.ts';
@@ -11,7 +12,7 @@ import { common } from './options.ts';
 import { UsageError, asUsage, print } from './output.ts';
 import { followDeliveries } from './webhook-tools.command.ts';
 
-interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions {
+interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions, ApiHealthOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
@@ -95,6 +96,9 @@ export function registerWebhookCommands(program: Command): void {
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent').env('LOG_LEVEL'))
     .addOption(logFormatOption())
+    .addOption(noticeDaysOption())
+    .addOption(lifecycleOptions()[0]!)
+    .addOption(lifecycleOptions()[1]!)
     .addHelpText('after', WORKER_SIGNALS_HELP)
     .action(async (opts: WorkerOptions) => {
       const config = asUsage(() =>
@@ -115,6 +119,7 @@ export function registerWebhookCommands(program: Command): void {
           webhookEndpointConcurrency: opts.webhookEndpointConcurrency,
           shutdownTimeout: opts.shutdownTimeout,
           webhookClaimLease: opts.webhookClaimLease,
+          ...apiHealthConfig(opts),
           ...workerMetricsConfig(opts),
         }),
       );

@@ -56,16 +56,27 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
     const g = await createFixture(t);
     const gToken = await appToken(t, g, 'read_products');
     // On PostgreSQL the second platform has a pool of its own, as a second node would.
-    const second = await createPlatform({ ...t.config }, { ...(dialect === 'sqlite' ? { db: t.db } : {}), clock: t.clock.fn, migrate: false });
+    const second = await createPlatform(
+      { ...t.config },
+      { ...(dialect === 'sqlite' ? { db: t.db } : {}), clock: t.clock.fn, migrate: false },
+    );
     await second.http.ready();
     try {
       for (let i = 0; i < 25; i++) {
         await api(t, g, gToken, 'GET', '/openapi/2022-01/products/count');
-        await second.http.inject({ method: 'GET', url: '/openapi/2022-01/products/count', headers: { host: g.host, 'access-token': gToken } });
+        await second.http.inject({
+          method: 'GET',
+          url: '/openapi/2022-01/products/count',
+          headers: { host: g.host, 'access-token': gToken },
+        });
       }
       await Promise.all([t.services.apiUsage.flush(), second.services.apiUsage.flush()]);
       for (let i = 0; i < 5; i++)
-        await second.http.inject({ method: 'GET', url: '/openapi/2022-01/products/count', headers: { host: g.host, 'access-token': gToken } });
+        await second.http.inject({
+          method: 'GET',
+          url: '/openapi/2022-01/products/count',
+          headers: { host: g.host, 'access-token': gToken },
+        });
       expect(second.services.apiUsage.pendingKeys).toBe(1);
     } finally {
       // On SQLite the platform shares t's handle, which stays open for t.
@@ -99,7 +110,9 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
   it('refuses bad brown-outs with nothing stored', async () => {
     const at = t.clock.now;
     const add = (version: string, startsAt: number, endsAt: number) => t.services.brownouts.add({ version, startsAt, endsAt });
-    await expect(add('2019-01', at, at + 1000)).rejects.toMatchObject({ errors: { brownout: [expect.stringMatching(/unknown API version/)] } });
+    await expect(add('2019-01', at, at + 1000)).rejects.toMatchObject({
+      errors: { brownout: [expect.stringMatching(/unknown API version/)] },
+    });
     await expect(add('2026-01', at, at + 1000)).rejects.toMatchObject({ errors: { brownout: [expect.stringMatching(/not deprecated/)] } });
     await expect(add('2026-10', at, at + 1000)).rejects.toMatchObject({ errors: { brownout: [expect.stringMatching(/not deprecated/)] } });
     await expect(add('2022-01', at + 1000, at)).rejects.toMatchObject({ errors: { brownout: ['the window must end after it starts'] } });
@@ -179,19 +192,19 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
         expect(sub.statusCode).toBe(201);
       }
       const deliveries = () =>
-        near.db.kysely
-          .selectFrom('webhook_deliveries')
-          .select(['app_id'])
-          .where('topic', '=', 'app/api_version_deprecated')
-          .execute();
+        near.db.kysely.selectFrom('webhook_deliveries').select(['app_id']).where('topic', '=', 'app/api_version_deprecated').execute();
       // 51 days before the sunset: not yet within the 30 days.
       await api(near, stale, staleToken, 'GET', '/openapi/2022-01/products');
       await near.services.apiUsage.flush();
       expect(await near.services.apiHealth.sendNotices()).toBe(0);
       near.clock.advance(31 * DAY_MS);
       // Tokens of a month ago have expired: the apps call with new ones.
-      expect((await api(near, recent, await appToken(near, recent, 'read_products'), 'GET', '/openapi/2022-01/products')).statusCode).toBe(200);
-      expect((await api(near, quiet, await appToken(near, quiet, 'read_products'), 'GET', '/openapi/2026-01/products')).statusCode).toBe(200);
+      expect((await api(near, recent, await appToken(near, recent, 'read_products'), 'GET', '/openapi/2022-01/products')).statusCode).toBe(
+        200,
+      );
+      expect((await api(near, quiet, await appToken(near, quiet, 'read_products'), 'GET', '/openapi/2026-01/products')).statusCode).toBe(
+        200,
+      );
       await near.services.apiUsage.flush();
       expect(await near.services.apiHealth.sendNotices()).toBe(1);
       expect(await near.services.apiHealth.sendNotices()).toBe(0);

@@ -79,7 +79,13 @@ export function samplePayload(
         shop_domain: shop.shopDomain,
       };
     case 'app/api_version_deprecated':
-      return noticePayload('2022-01', Date.parse('2025-06-01T00:00:00Z'), Date.parse('2026-02-14T00:00:00Z'), Date.parse(AT), Date.parse(AT));
+      return noticePayload(
+        '2022-01',
+        Date.parse('2025-06-01T00:00:00Z'),
+        Date.parse('2026-02-14T00:00:00Z'),
+        Date.parse(AT),
+        Date.parse(AT),
+      );
     case 'customers/data_request':
       return { ...subject, orders_requested: [order.id], data_request: { id: '5001' } };
     case 'customers/redact':

@@ -144,9 +144,7 @@ export class ApiHealth {
         deprecated_at: lifecycle ? new Date(lifecycle.deprecatedAt).toISOString() : null,
         sunset_at: lifecycle ? new Date(lifecycle.sunsetAt).toISOString() : null,
         days_left: lifecycle ? daysLeft(lifecycle.sunsetAt, now) : null,
-        summary: lifecycle
-          ? sunsetWords(version, lifecycle.sunsetAt, now)
-          : `Version ${version} is no longer deprecated; nothing to do.`,
+        summary: lifecycle ? sunsetWords(version, lifecycle.sunsetAt, now) : `Version ${version} is no longer deprecated; nothing to do.`,
         use_version: CURRENT_VERSION,
         calls: own.reduce((n, r) => n + r.calls, 0),
         last_seen_at: new Date(Math.max(...own.map((r) => r.last_seen_at))).toISOString(),

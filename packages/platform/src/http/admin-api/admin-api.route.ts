@@ -164,7 +164,13 @@ function admitPrincipal(
   const version = req.apiVersion!;
   // Only a deprecated version pays for API health: its calls are counted, and it may be browned out.
   if (Object.hasOwn(services.config.apiDeprecations, version)) {
-    services.apiUsage.record(principal.kind, principal.id, principal.storeId, version, routePattern(req.method, req.routeOptions.url ?? req.url));
+    services.apiUsage.record(
+      principal.kind,
+      principal.id,
+      principal.storeId,
+      version,
+      routePattern(req.method, req.routeOptions.url ?? req.url),
+    );
     const gone = services.brownouts.active(version);
     if (gone instanceof Promise) return gone.then((w) => admitLimit(services, req, reply, principal, w));
     return admitLimit(services, req, reply, principal, gone);

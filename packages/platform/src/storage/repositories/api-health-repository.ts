@@ -111,7 +111,13 @@ export class SqlApiHealthRepository implements ApiHealthRepository {
     }));
   }
 
-  async markNotified(input: { callerKind: ApiCallerKind; callerId: number; version: string; storeId: number; now: number }): Promise<boolean> {
+  async markNotified(input: {
+    callerKind: ApiCallerKind;
+    callerId: number;
+    version: string;
+    storeId: number;
+    now: number;
+  }): Promise<boolean> {
     const res = await this.x.k
       .insertInto('api_version_notices')
       .values({
@@ -138,7 +144,12 @@ export class SqlApiHealthRepository implements ApiHealthRepository {
   }
 
   async brownouts(): Promise<BrownoutRow[]> {
-    const rows = await this.x.k.selectFrom('api_version_brownouts').select(BROWNOUT_COLUMNS).orderBy('version').orderBy('starts_at').execute();
+    const rows = await this.x.k
+      .selectFrom('api_version_brownouts')
+      .select(BROWNOUT_COLUMNS)
+      .orderBy('version')
+      .orderBy('starts_at')
+      .execute();
     return rows.map(brownoutRow);
   }
 
@@ -158,5 +169,11 @@ export class SqlApiHealthRepository implements ApiHealthRepository {
 }
 
 function brownoutRow(r: BrownoutRow): BrownoutRow {
-  return { id: Number(r.id), version: r.version, starts_at: Number(r.starts_at), ends_at: Number(r.ends_at), created_at: Number(r.created_at) };
+  return {
+    id: Number(r.id),
+    version: r.version,
+    starts_at: Number(r.starts_at),
+    ends_at: Number(r.ends_at),
+    created_at: Number(r.created_at),
+  };
 }
