@@ -1,4 +1,5 @@
 // createApp: the configured app, from which everything else hangs (auth, tokens, clients, webhooks).
+import { DeprecationNotices } from './api/deprecation-notices.ts';
 import { AdminClient } from './api/admin-client.ts';
 import { CallLimitThrottle } from './api/call-limit.ts';
 import { resolveConfig, type AppConfig, type ResolvedConfig } from './config/app-config.ts';
@@ -199,6 +200,8 @@ export function createApp(config: AppConfig): StoregateApp {
   const c: ResolvedConfig = resolveConfig(config);
   const log: SdkLogger = redactingLogger(c.logger, c.clientSecrets);
   const tokens = new TokenManager(c, log);
+  // One set for the app: a route is warned about once, whichever shop's client called it.
+  const deprecations = new DeprecationNotices();
   const throttle = c.callLimit === false ? undefined : new CallLimitThrottle(c.callLimit, () => c.clock.now());
   const now = () => c.clock.now();
   const secure = c.redirectUri.startsWith('https://');
@@ -345,6 +348,7 @@ export function createApp(config: AppConfig): StoregateApp {
       sleep: c.sleep,
       randomBytes: c.randomBytes,
       log,
+      deprecations,
       retry: c.retry,
       throttle,
       timeoutMs: c.requestTimeoutMs,

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
     'PRECONDITION_FAILED',
     'INVENTORY_QUANTITY_MISMATCH',
     'RATE_LIMITED',
+    'API_VERSION_GONE',
     'SERVER_ERROR',
     'HTTP_ERROR',
     'NETWORK_ERROR',
@@ -320,6 +321,21 @@ export class RateLimitError extends ApiError {
   constructor(message: string, details: ApiErrorDetails & { retryAfter?: number | undefined }) {
     super('RATE_LIMITED', message, details);
     this.retryAfter = details.retryAfter;
+  }
+}
+
+/**
+ * 410 `ApiVersionGone`: the pinned API version is deprecated and the platform is browning it out
+ * (answering 410 for a scheduled window) or it is past its sunset. `apiVersion` names it, `sunset`
+ * is its sunset (ISO 8601) when the answer says; move to a newer version.
+ */
+export class ApiVersionGoneError extends ApiError {
+  readonly apiVersion: string | undefined;
+  readonly sunset: string | undefined;
+  constructor(message: string, details: ApiErrorDetails & { apiVersion?: string | undefined; sunset?: string | undefined }) {
+    super('API_VERSION_GONE', message, details);
+    this.apiVersion = details.apiVersion;
+    this.sunset = details.sunset;
   }
 }
 

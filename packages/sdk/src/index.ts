@@ -41,6 +41,7 @@ export {
   PreconditionFailedError,
   InventoryConflictError,
   RateLimitError,
+  ApiVersionGoneError,
   ServerError,
   NetworkError,
   TimeoutError,

@@ -1,6 +1,7 @@
 // Turns an error response of the Admin API into the matching typed error.
 import {
   ApiError,
+  ApiVersionGoneError,
   AuthError,
   InventoryConflictError,
   NotFoundError,
@@ -62,6 +63,14 @@ export function apiErrorFromResponse(
     return new RateLimitError(message('429 too many requests'), {
       ...details,
       retryAfter: parseRetryAfter(headers.get('retry-after'), context.nowMs),
+    });
+  }
+  if (status === 410 && platformCode === 'ApiVersionGone') {
+    const sunset = Date.parse(headers.get('sunset') ?? '');
+    return new ApiVersionGoneError(message('410 API version gone'), {
+      ...details,
+      apiVersion: headers.get('x-service-api-version') ?? /^\/openapi\/([^/]+)/.exec(context.path)?.[1],
+      sunset: Number.isNaN(sunset) ? undefined : new Date(sunset).toISOString(),
     });
   }
   if (status >= 500) return new ServerError(message(`${status} server error`), details);
