@@ -120,6 +120,8 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
           ]).id;
           cli(database, ['private-apps', 'rotate-secret', String(rotatingPrivateId), '--store', 'shop']);
         },
+        // Calls to a deprecated version reach the app's API health page within moments.
+        args: ['--api-usage-flush', '200'],
       }),
       chromium.launch({ executablePath: process.env.TEST_CHROMIUM, args: CHROMIUM_ARGS }),
     ]);
@@ -154,6 +156,8 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
       request(server.port, host, 'POST', path, JSON.stringify(body), { 'access-token': token, 'content-type': 'application/json' });
     expect((await api('/openapi/2026-01/webhooks', { address: 'http://127.0.0.1:9/hook', topic: 'products/create' })).status).toBe(201);
     expect((await api('/openapi/2026-01/products', { title: 'A product with a webhook' })).status).toBe(201);
+    // A call to the deprecated version, for the app's API health page.
+    expect((await api('/openapi/2022-01/products', { title: 'Made through an old version' })).status).toBe(201);
   }, 90_000);
 
   afterAll(async () => {
@@ -259,6 +263,14 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     await partner.getByRole('button', { name: 'Reveal client secret' }).click();
     await partner.getByRole('heading', { name: 'Client secret' }).waitFor();
     await check(partner);
+
+    // API health: the deprecated version the app called, once the node has written its counts.
+    for (let shown = false; !shown; ) {
+      await partner.goto(`${platform()}/partner/apps/${clientId}/api-health`);
+      shown = (await partner.getByRole('row', { name: /POST \/openapi\/\{version\}\/products/ }).count()) > 0;
+    }
+    await check(partner);
+    await check(partner, `${platform()}/partner/apps/${rotatingClientId}/api-health`);
 
     // The API docs, the longest page.
     await check(partner, `${platform()}/docs`);
