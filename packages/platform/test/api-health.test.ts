@@ -246,3 +246,27 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
     expect((await get(t, PLATFORM_HOST, `/partner/apps/${g.clientId}/api-health`, await partnerLogin(t, other))).statusCode).toBe(404);
   });
 });
+
+describe('API health rules', () => {
+  it('names routes, days left, notice windows and brown-out problems', async () => {
+    const { routePattern, daysLeft, noticeDue, brownoutProblem, activeWindow } = await import('../src/domain/api-health.ts');
+    expect(routePattern('get', '/openapi/:version/products/:id')).toBe('GET /openapi/{version}/products/{id}');
+    expect(daysLeft(10 * DAY_MS, 0)).toBe(10);
+    expect(daysLeft(10 * DAY_MS, 1)).toBe(10);
+    expect(daysLeft(10 * DAY_MS, 9 * DAY_MS + 1)).toBe(1);
+    expect(daysLeft(0, 1)).toBe(0);
+    expect(noticeDue(31 * DAY_MS, 0, 30)).toBe(false);
+    expect(noticeDue(30 * DAY_MS, 0, 30)).toBe(true);
+    expect(noticeDue(0, 1, 30)).toBe(false);
+    const deprecated = { '2022-01': {} };
+    const w = { version: '2022-01', startsAt: 100, endsAt: 200 };
+    expect(brownoutProblem(w, deprecated, [])).toBeUndefined();
+    // Windows that only touch do not overlap.
+    expect(brownoutProblem({ ...w, startsAt: 200, endsAt: 300 }, deprecated, [w])).toBeUndefined();
+    expect(brownoutProblem({ ...w, startsAt: 199, endsAt: 300 }, deprecated, [w])).toMatch(/overlaps/);
+    expect(brownoutProblem({ ...w, endsAt: 100 }, deprecated, [])).toBe('the window must end after it starts');
+    expect(activeWindow([w], '2022-01', 99)).toBeUndefined();
+    expect(activeWindow([w], '2022-01', 100)).toBe(w);
+    expect(activeWindow([w], '2022-01', 200)).toBeUndefined();
+  });
+});
