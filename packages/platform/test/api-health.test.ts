@@ -205,11 +205,28 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
       expect((await api(near, quiet, await appToken(near, quiet, 'read_products'), 'GET', '/openapi/2026-01/products')).statusCode).toBe(
         200,
       );
+      // A private app of the store calling the old version is told too, through its own subscription.
+      const priv = await privateToken(near, recent.storeName, 'read_products');
+      const privSub = await api(near, recent, priv, 'POST', '/openapi/2026-01/webhooks', {
+        webhook: { topic: 'app/api_version_deprecated', address: 'https://hooks.example.test/private' },
+      });
+      expect(privSub.statusCode).toBe(201);
+      expect((await api(near, recent, priv, 'GET', '/openapi/2022-01/orders')).statusCode).toBe(403);
       await near.services.apiUsage.flush();
-      expect(await near.services.apiHealth.sendNotices()).toBe(1);
+      expect(await near.services.apiHealth.sendNotices()).toBe(2);
       expect(await near.services.apiHealth.sendNotices()).toBe(0);
       const recentApp = await near.services.apps.findByClientId(recent.clientId);
-      expect((await deliveries()).map((d) => Number(d.app_id))).toEqual([recentApp!.id]);
+      const sent = await near.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['app_id', 'private_app_id'])
+        .where('topic', '=', 'app/api_version_deprecated')
+        .execute();
+      // Databases order nulls differently: compare as a set.
+      expect(sent.map((d) => (d.app_id === null ? 'private app' : `app ${Number(d.app_id)}`)).sort()).toEqual([
+        `app ${recentApp!.id}`,
+        'private app',
+      ]);
+      expect((await deliveries()).length).toBe(2);
       const event = await near.db.kysely
         .selectFrom('webhook_events')
         .select('payload')
