@@ -181,7 +181,8 @@ export function registerApiHealthCommands(program: Command): void {
           print(
             opts.json,
             w,
-            `scheduled brown-out ${w.id}: version ${w.version} answers 410 from ${w.starts_at} to ${w.ends_at} (sunset ${w.sunset_at ?? '-'}, move to ${w.use_version})`,
+            `scheduled brown-out ${w.id}: version ${w.version} answers 410 from ${w.starts_at} to ${w.ends_at} ` +
+              `(sunset ${w.sunset_at ?? '-'}, move to ${w.use_version})`,
           );
         },
         lifecycleConfig(),

@@ -37,7 +37,8 @@ describe('Deprecation and Sunset answers', () => {
       'POST /openapi/{version}/products',
     ]);
     expect(warnings[0]!.message).toBe(
-      'API version 2022-01 is deprecated and stops answering on 2027-06-01T00:00:00.000Z: GET /openapi/{version}/products must move to a newer version',
+      'API version 2022-01 is deprecated and stops answering on 2027-06-01T00:00:00.000Z: ' +
+        'GET /openapi/{version}/products must move to a newer version',
     );
     expect(warnings[0]!.details).toMatchObject({ apiVersion: '2022-01', sunset: '2027-06-01T00:00:00.000Z', deprecation: '@1748736000' });
   });

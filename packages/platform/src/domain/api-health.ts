@@ -50,12 +50,18 @@ export function brownoutProblem(
 ): string | undefined {
   if (!isApiVersion(input.version)) return `unknown API version "${input.version.slice(0, 20)}"`;
   if (input.version === CURRENT_VERSION || !Object.hasOwn(deprecated, input.version))
-    return `version ${input.version} is not deprecated; only a deprecated version can be browned out (deprecated: ${Object.keys(deprecated).join(', ') || 'none'})`;
+    return (
+      `version ${input.version} is not deprecated; only a deprecated version can be browned out ` +
+      `(deprecated: ${Object.keys(deprecated).join(', ') || 'none'})`
+    );
   if (!Number.isFinite(input.startsAt) || !Number.isFinite(input.endsAt)) return 'start and end must be dates';
   if (input.endsAt <= input.startsAt) return 'the window must end after it starts';
   const clash = existing.find((w) => w.version === input.version && w.startsAt < input.endsAt && input.startsAt < w.endsAt);
   if (clash)
-    return `the window overlaps the brown-out of ${input.version} from ${new Date(clash.startsAt).toISOString()} to ${new Date(clash.endsAt).toISOString()}`;
+    return (
+      `the window overlaps the brown-out of ${input.version} ` +
+      `from ${new Date(clash.startsAt).toISOString()} to ${new Date(clash.endsAt).toISOString()}`
+    );
   return undefined;
 }
 

@@ -169,7 +169,8 @@ export const errorResponses = {
   410: {
     ...ERROR_RESPONSE,
     description:
-      'ApiVersionGone: a deprecated version during a brown-out the operator scheduled; the message names the version, its sunset and the version to move to',
+      'ApiVersionGone: a deprecated version during a brown-out the operator scheduled; ' +
+      'the message names the version, its sunset and the version to move to',
   },
   422: ERROR_RESPONSE,
   429: ERROR_RESPONSE,

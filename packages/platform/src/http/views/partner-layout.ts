@@ -36,5 +36,7 @@ export function sendPartnerPage(
 export function appTabs(clientId: string, active: 'settings' | 'deliveries' | 'api-health'): SafeHtml {
   const tab = (name: typeof active, href: string, label: string) =>
     active === name ? html`<strong>${label}</strong>` : html`<a href="${href}">${label}</a>`;
-  return html`<p class="pager">${tab('settings', `/partner/apps/${clientId}`, 'Settings')} ${tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries')} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
+  const settings = tab('settings', `/partner/apps/${clientId}`, 'Settings');
+  const deliveries = tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries');
+  return html`<p class="pager">${settings} ${deliveries} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
 }

@@ -12,7 +12,8 @@ const BATCH = 500;
 const BROWNOUT_COLUMNS = ['id', 'version', 'starts_at', 'ends_at', 'created_at'] as const;
 
 function keyOf(d: ApiUsageDelta): string {
-  return `${d.callerKind}\u0000${String(d.callerId).padStart(20, '0')}\u0000${d.version}\u0000${d.route}\u0000${String(d.storeId).padStart(20, '0')}`;
+  const id = (n: number) => String(n).padStart(20, '0');
+  return [d.callerKind, id(d.callerId), d.version, d.route, id(d.storeId)].join('\u0000');
 }
 
 export class SqlApiHealthRepository implements ApiHealthRepository {
