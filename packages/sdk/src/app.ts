@@ -1,5 +1,5 @@
 // createApp: the configured app, from which everything else hangs (auth, tokens, clients, webhooks).
-import { DeprecationNotices } from './api/deprecation-notices.ts';
+import { DeprecationNotices, observingFetch } from './api/deprecation-notices.ts';
 import { AdminClient } from './api/admin-client.ts';
 import { CallLimitThrottle } from './api/call-limit.ts';
 import { resolveConfig, type AppConfig, type ResolvedConfig } from './config/app-config.ts';
@@ -201,7 +201,7 @@ export function createApp(config: AppConfig): StoregateApp {
   const log: SdkLogger = redactingLogger(c.logger, c.clientSecrets);
   const tokens = new TokenManager(c, log);
   // One set for the app: a route is warned about once, whichever shop's client called it.
-  const deprecations = new DeprecationNotices();
+  const apiFetch = observingFetch(c.fetch, log, new DeprecationNotices());
   const throttle = c.callLimit === false ? undefined : new CallLimitThrottle(c.callLimit, () => c.clock.now());
   const now = () => c.clock.now();
   const secure = c.redirectUri.startsWith('https://');
@@ -343,12 +343,11 @@ export function createApp(config: AppConfig): StoregateApp {
       origin: c.apiOrigin(shop),
       apiVersion: c.apiVersion,
       pagination: c.pagination,
-      fetch: c.fetch,
+      fetch: apiFetch,
       now,
       sleep: c.sleep,
       randomBytes: c.randomBytes,
       log,
-      deprecations,
       retry: c.retry,
       throttle,
       timeoutMs: c.requestTimeoutMs,

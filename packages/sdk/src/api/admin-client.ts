@@ -6,7 +6,6 @@ import type { RandomBytes } from '../crypto/random.ts';
 import type { SdkLogger } from '../logging/redacting-logger.ts';
 import type { QueryValue } from '../signature/query-signature.ts';
 import { apiErrorFromResponse } from './api-error-mapping.ts';
-import { DeprecationNotices } from './deprecation-notices.ts';
 import type { CallLimitThrottle } from './call-limit.ts';
 import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
 import { unwrapSuccess } from './success-envelope.ts';
@@ -81,8 +80,6 @@ export interface AdminClientContext {
   apiAuthentication?: 'access-token' | 'bearer' | undefined;
   callLimitHeader: string;
   getAccessToken(signal?: AbortSignal): Promise<string>;
-  /** Routes already warned about a deprecated version; one per app (default: one per client). */
-  deprecations?: DeprecationNotices | undefined;
   /** Called once after a 401; returns the token to retry with. */
   refreshAfterUnauthorized?: (rejectedToken: string, signal?: AbortSignal) => Promise<string>;
 }
@@ -96,11 +93,8 @@ const RETRYABLE_WITH_KEY = new Set([500, 502, 503, 504]);
 export class AdminClient {
   readonly #ctx: AdminClientContext;
 
-  readonly #deprecations: DeprecationNotices;
-
   constructor(context: AdminClientContext) {
     this.#ctx = context;
-    this.#deprecations = context.deprecations ?? new DeprecationNotices();
   }
 
   /** The shop this client talks to. */
@@ -216,7 +210,6 @@ export class AdminClient {
         throw error;
       }
       ctx.throttle?.observe(ctx.shop, result.headers.get(ctx.callLimitHeader));
-      this.#deprecations.observe(ctx.log, method, path, result.headers);
       const parsed = parseJsonBody(result.text);
       if (result.status < 400) {
         ctx.log.debug('api request', { method, path, status: result.status, attempt });

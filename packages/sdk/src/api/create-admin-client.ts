@@ -1,6 +1,7 @@
 // An Admin API client without createApp: for private apps (created in a store's admin, they get one
 // fixed token for the Access-Token header, with no OAuth and no expiry) and scripts that hold a
 // token already.
+import { DeprecationNotices, observingFetch } from './deprecation-notices.ts';
 import { resolveConfig, DEFAULT_API_VERSION, paginationForVersion, type PaginationConvention } from '../config/app-config.ts';
 import { cryptoRandomBytes, type RandomBytes } from '../crypto/random.ts';
 import { redactingLogger, type Logger } from '../logging/redacting-logger.ts';
@@ -73,7 +74,7 @@ export function createAdminClient(options: AdminClientOptions): AdminClient {
     origin: c.apiOrigin(options.shop),
     apiVersion,
     pagination: options.pagination ?? paginationForVersion(apiVersion),
-    fetch: c.fetch,
+    fetch: observingFetch(c.fetch, log, new DeprecationNotices()),
     now,
     sleep: options.sleep ?? timerSleep,
     randomBytes: options.randomBytes ?? cryptoRandomBytes,

@@ -49,3 +49,20 @@ function dateOf(value: string): string {
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? value.slice(0, 64) : new Date(ms).toISOString();
 }
+
+/**
+ * `fetchFn` with every answer under `/openapi/` looked at by `notices`: the Admin API clients are
+ * handed this, so the client itself needs no knowledge of it.
+ */
+export function observingFetch(fetchFn: typeof fetch, log: SdkLogger, notices: DeprecationNotices): typeof fetch {
+  return async (input, init) => {
+    const response = await fetchFn(input, init);
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    const path = new URL(url).pathname;
+    if (path.startsWith('/openapi/')) {
+      const method = init?.method ?? (typeof input === 'object' && 'method' in input ? input.method : 'GET');
+      notices.observe(log, method.toUpperCase(), path, response.headers);
+    }
+    return response;
+  };
+}
