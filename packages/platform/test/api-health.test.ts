@@ -52,7 +52,7 @@ describe.each(DIALECTS)('API health (%s)', (dialect) => {
     expect(Number((await usageRows())[0]!.calls)).toBe(4);
   });
 
-  it('two platforms on one database flushing at the same time add up, and a shutdown writes what is left', async () => {
+  it('two platforms on one database flushing at the same time add up, and stopping one writes what it still held', async () => {
     const g = await createFixture(t);
     const gToken = await appToken(t, g, 'read_products');
     // On PostgreSQL the second platform has a pool of its own, as a second node would.
