@@ -86,6 +86,17 @@ export function samplePayload(
         Date.parse(AT),
         Date.parse(AT),
       );
+    case 'bulk_operations/finish':
+      return {
+        id: '6001',
+        status: 'completed',
+        resource: 'products',
+        rows: 2,
+        bytes: 812,
+        error: null,
+        snapshot_at: AT,
+        completed_at: AT,
+      };
     case 'customers/data_request':
       return { ...subject, orders_requested: [order.id], data_request: { id: '5001' } };
     case 'customers/redact':

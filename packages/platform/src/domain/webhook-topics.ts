@@ -13,6 +13,7 @@ export const TOPICS = [
   'app/uninstalled',
   'app/scopes_update',
   'app/api_version_deprecated',
+  'bulk_operations/finish',
   'customers/data_request',
   'customers/redact',
   'shop/redact',
@@ -50,12 +51,13 @@ export function privacySubscriptionId(appId: number): number {
 }
 
 /**
- * The resource whose read scope a topic needs. `app/*` topics are about the app itself and
- * `shop/redact` about a store the app has left: they need none.
+ * The resource whose read scope a topic needs. `app/*` topics are about the app itself,
+ * `shop/redact` about a store the app has left and `bulk_operations/finish` about the app's own
+ * export (whose scope was checked for it): they need none.
  */
 export function topicResource(topic: WebhookTopic): Resource | undefined {
   const [resource] = topic.split('/');
-  return resource === 'app' || resource === 'shop' ? undefined : (resource as Resource);
+  return resource === 'app' || resource === 'shop' || resource === 'bulk_operations' ? undefined : (resource as Resource);
 }
 
 /** Why a subscription or a queued delivery ends when its owner's scopes no longer cover its topic. */

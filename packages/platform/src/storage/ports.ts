@@ -31,6 +31,7 @@ import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
+export type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from './ports/bulk-operations.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
 export type {
@@ -50,6 +51,7 @@ import type { GrantStore, TokenRepository } from './ports/tokens.ts';
 import type { DeliveryQueue } from './ports/delivery-queue.ts';
 import type { EventPayloadRepository } from './ports/event-payloads.ts';
 import type { IdempotentAnswerRepository } from './ports/idempotent-answers.ts';
+import type { BulkOperationRepository } from './ports/bulk-operations.ts';
 
 export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
@@ -342,6 +344,7 @@ export interface Repositories {
   eventPayloads: EventPayloadRepository;
   idempotentAnswers: IdempotentAnswerRepository;
   apiHealth: ApiHealthRepository;
+  bulkOperations: BulkOperationRepository;
 }
 
 export interface Storage extends Repositories {

@@ -230,4 +230,30 @@ export interface Database {
     /** The resource the write was on (`customers`, `webhooks`, …); null on keys stored before it was kept. */
     resource: string | null;
   };
+  bulk_operations: {
+    id: Generated<number>;
+    store_id: number;
+    app_id: number | null;
+    private_app_id: number | null;
+    resource: string;
+    /** The list filters as query parameters, a JSON object of strings. */
+    filters: string;
+    /** Comma-separated fields, or null for all. */
+    fields: string | null;
+    status: string;
+    rows: Generated<number>;
+    bytes: Generated<number>;
+    /** The last snapshot id written to the file. */
+    position: Generated<number>;
+    chunks: Generated<number>;
+    error: string | null;
+    snapshot_at: number | null;
+    claimed_by: string | null;
+    claimed_until: number | null;
+    created_at: number;
+    updated_at: number;
+    finished_at: number | null;
+  };
+  bulk_operation_rows: { operation_id: number; id: number; row: string };
+  bulk_operation_chunks: { operation_id: number; seq: number; start: number; data: Uint8Array };
 }

@@ -18,6 +18,7 @@ import { SqlEventPayloadRepository } from './repositories/event-payload-reposito
 import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
+import { SqlBulkOperationRepository } from './repositories/bulk-operation-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
 import { SqlIdempotencyRepository } from './repositories/idempotency-repository.ts';
 import type { Executor } from './repositories/executor.ts';
@@ -55,6 +56,7 @@ function repositories(x: Executor): Repositories {
     eventPayloads: new SqlEventPayloadRepository(x),
     idempotentAnswers: new SqlIdempotentAnswerRepository(x),
     apiHealth: new SqlApiHealthRepository(x),
+    bulkOperations: new SqlBulkOperationRepository(x),
   };
 }
 

@@ -1,0 +1,146 @@
+// Running one bulk export in the worker: take the lease of an operation, copy its snapshot once
+// (bulk-operation-repository.ts says how the snapshot and its time hold on each database), write
+// the JSON Lines file from that copy chunk by chunk, each chunk committed with the position it
+// reached, and finish with the `bulk_operations/finish` webhook in the same transaction. A worker
+// that takes over an operation whose lease ran out continues from the committed position, so the
+// file has every row once. The owner's grant is checked before the export runs and before each
+// chunk: one that ended or no longer reads the resource stops it.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { BULK_CHUNK_BYTES } from '../domain/bulk-operations.ts';
+import type { Clock } from '../domain/clock.ts';
+import { selectFields } from '../domain/list-filters.ts';
+import { allows, storedScopes } from '../domain/scopes.ts';
+import type { BulkOperationRow, Storage } from '../storage/ports.ts';
+import { bulkDef, rowOwner, storedFilters } from './bulk-exports.ts';
+import type { WebhookOutbox } from './webhook-outbox.ts';
+
+/** Snapshot rows read per statement while writing the file. */
+const READ_BATCH = 1000;
+/** How long the snapshot waits for the clock to pass its time before giving up. */
+const CLOCK_WAIT_MS = 5_000;
+
+export type RunOutcome = 'none' | 'completed' | 'failed' | 'lost';
+
+export class BulkExportRun {
+  constructor(
+    private readonly storage: Storage,
+    private readonly outbox: WebhookOutbox,
+    private readonly clock: Clock,
+    private readonly chunkBytes = BULK_CHUNK_BYTES,
+  ) {}
+
+  /**
+   * Claims one operation and runs it to its end; 'lost' when the lease went to another worker or
+   * the operation was canceled meanwhile, 'none' when nothing was waiting. `stopping` ends the
+   * run between chunks (its lease then runs out and another worker continues).
+   */
+  async runNext(worker: string, leaseMs: number, stopping: () => boolean = () => false): Promise<RunOutcome> {
+    const op = await this.storage.bulkOperations.claim(worker, this.clock(), this.clock() + leaseMs);
+    if (!op) return 'none';
+    const def = bulkDef(op.resource);
+    if (!def) return this.fail(op, `unknown resource ${op.resource}`);
+    if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
+    let { position, rows, bytes, chunks: seq } = op;
+    if (op.snapshot_at === null) {
+      const filters = storedFilters(def, op.filters);
+      const at = await this.storage.transaction((tx) => tx.bulkOperations.snapshot(op, filters, worker, () => this.snapshotTime()));
+      if (at === undefined) return 'lost';
+      position = 0;
+      rows = 0;
+      bytes = 0;
+      seq = 0;
+    }
+    const fields = op.fields === null ? undefined : op.fields.split(',');
+    let lines: string[] = [];
+    let pending = 0;
+    let pendingRows = 0;
+    for (;;) {
+      const batch = await this.storage.bulkOperations.snapshotRows(op.id, position + 0, READ_BATCH);
+      let last = position;
+      for (const r of batch) {
+        const line = `${JSON.stringify(selectFields(def.toJson(JSON.parse(r.row) as Record<string, unknown>), fields))}\n`;
+        lines.push(line);
+        pending += Buffer.byteLength(line);
+        pendingRows++;
+        last = r.id;
+      }
+      const done = batch.length < READ_BATCH;
+      if (pending >= this.chunkBytes || (done && pending > 0)) {
+        if (stopping()) return 'lost';
+        if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
+        const data = Buffer.from(lines.join(''));
+        const chunk = { seq, start: bytes, data, position: last, rows: rows + pendingRows, bytes: bytes + data.length };
+        const kept = await this.storage.transaction((tx) => tx.bulkOperations.appendChunk(op.id, worker, chunk, this.clock() + leaseMs));
+        if (!kept) return 'lost';
+        ({ position, rows, bytes } = chunk);
+        seq++;
+        lines = [];
+        pending = 0;
+        pendingRows = 0;
+      } else position = last;
+      if (done) break;
+    }
+    const finished = await this.storage.transaction(async (tx) => {
+      const now = this.clock();
+      if (!(await tx.bulkOperations.complete(op.id, worker, now))) return false;
+      await this.notify(tx, { ...op, status: 'completed', rows, bytes, finished_at: now });
+      return true;
+    });
+    if (!finished) return 'lost';
+    await this.storage.bulkOperations.dropSnapshot(op.id);
+    return 'completed';
+  }
+
+  /** Deletes operations and files that finished before `cutoff`. */
+  async prune(cutoff: number): Promise<number> {
+    let total = 0;
+    for (let n = await this.storage.bulkOperations.prune(cutoff); n > 0; n = await this.storage.bulkOperations.prune(cutoff)) total += n;
+    return total;
+  }
+
+  private async mayRead(op: BulkOperationRow): Promise<boolean> {
+    const scopes = await this.storage.bulkOperations.ownerScopes(op.store_id, rowOwner(op));
+    return scopes !== undefined && allows(storedScopes(scopes), 'read', op.resource);
+  }
+
+  private async fail(op: BulkOperationRow, error: string): Promise<RunOutcome> {
+    const ended = await this.storage.transaction(async (tx) => {
+      const row = await tx.bulkOperations.end(op.id, 'failed', error, this.clock());
+      if (row) await this.notify(tx, row);
+      return row;
+    });
+    await this.storage.bulkOperations.dropSnapshot(op.id);
+    return ended ? 'failed' : 'lost';
+  }
+
+  /**
+   * The snapshot time, read once the copy is done and while writes of the resource are still held
+   * back: one millisecond past the clock, waited for, so that every write held back stamps its
+   * event at that time or later and every earlier write stamped an earlier time.
+   */
+  private async snapshotTime(): Promise<number> {
+    const t = this.clock() + 1;
+    const deadline = Date.now() + CLOCK_WAIT_MS;
+    while (this.clock() < t) {
+      if (Date.now() > deadline) throw new Error('the clock did not advance while taking the snapshot');
+      await sleep(1);
+    }
+    return t;
+  }
+
+  private async notify(tx: Parameters<Parameters<Storage['transaction']>[0]>[0], op: BulkOperationRow): Promise<void> {
+    const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+    const payload = {
+      id: String(op.id),
+      status: op.status,
+      resource: op.resource,
+      rows: op.rows,
+      bytes: op.bytes,
+      error: op.error,
+      snapshot_at: iso(op.snapshot_at),
+      completed_at: iso(op.finished_at),
+    };
+    const owner = rowOwner(op);
+    await this.outbox.enqueue(tx, { storeId: op.store_id, topic: 'bulk_operations/finish', payload, ...owner });
+  }
+}

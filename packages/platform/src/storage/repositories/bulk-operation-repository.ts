@@ -1,0 +1,326 @@
+// Bulk exports in SQL. How one consistent snapshot and resuming after a crash hold together, on
+// both databases: the rows an export selects are copied, in one transaction, into
+// bulk_operation_rows (each row as a JSON object of its columns), and the file is then written
+// from that copy in pieces, each piece committed with the position it reached. A worker that
+// takes over a crashed export continues from that position in the same copy, so the file is the
+// store at one instant however often the export is interrupted, and no row is written twice.
+//
+// The snapshot time T (`snapshot_at`) is the boundary with the events list (`created_at_min=T`
+// reads events at or after T): every write of the resource committed before the copy must have an
+// event time below T, and every write after it a time of T or later. A write stamps its event
+// inside its transaction, after changing the row. The copy keeps such writes out while it runs:
+// on SQLite its transaction holds the database's one write lock (BEGIN IMMEDIATE), on PostgreSQL
+// it takes the resource's table in SHARE mode, which waits for the writing transactions under way
+// and holds new ones back until it commits. The caller's `at()` is read after the copy and waits
+// until the clock has passed the time it returns minus one millisecond, so a write that was
+// waiting stamps T or later once it goes on. On PostgreSQL, writes of that resource in every
+// store wait for the copy (seconds for a million rows): the price of an exact boundary.
+import { type Kysely, type RawBuilder, sql } from 'kysely';
+import type { ListFilters } from '../../domain/list-filters.ts';
+import type { ResourceName } from '../../domain/resources.ts';
+import type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from '../ports/bulk-operations.ts';
+import type { Database } from '../schema.ts';
+import type { Executor } from './executor.ts';
+
+/** Rows copied per statement of the snapshot; the event loop gets a turn between statements. */
+const COPY_SLICE = 20_000;
+
+/** The columns of each resource table, as the snapshot keeps them. */
+const COLUMNS: Record<ResourceName, readonly string[]> = {
+  products: [
+    'id',
+    'store_id',
+    'title',
+    'body_html',
+    'vendor',
+    'product_type',
+    'status',
+    'price',
+    'sku',
+    'inventory_quantity',
+    'tags',
+    'created_at',
+    'updated_at',
+  ],
+  customers: ['id', 'store_id', 'email', 'first_name', 'last_name', 'phone', 'created_at', 'updated_at'],
+  orders: [
+    'id',
+    'store_id',
+    'customer_id',
+    'email',
+    'currency',
+    'financial_status',
+    'fulfillment_status',
+    'total_price',
+    'line_items',
+    'created_at',
+    'updated_at',
+  ],
+};
+
+const OPEN = ['created', 'running'];
+
+type ResourceTables = Record<ResourceName, { id: number; store_id: number; created_at: number; updated_at: number }>;
+
+export class SqlBulkOperationRepository implements BulkOperationRepository {
+  constructor(private readonly x: Pick<Executor, 'k' | 'dialect'>) {}
+
+  private get k(): Kysely<Database> {
+    return this.x.k;
+  }
+
+  private owned(storeId: number, owner: BulkOwner) {
+    const q = this.k.selectFrom('bulk_operations').where('store_id', '=', storeId);
+    return 'appId' in owner ? q.where('app_id', '=', owner.appId) : q.where('private_app_id', '=', owner.privateAppId);
+  }
+
+  async countOpen(storeId: number, owner: BulkOwner): Promise<number> {
+    const r = await this.owned(storeId, owner)
+      .where('status', 'in', OPEN)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(r.n);
+  }
+
+  async insert(input: NewBulkOperation): Promise<BulkOperationRow> {
+    const row = await this.k
+      .insertInto('bulk_operations')
+      .values({
+        store_id: input.storeId,
+        app_id: 'appId' in input.owner ? input.owner.appId : null,
+        private_app_id: 'privateAppId' in input.owner ? input.owner.privateAppId : null,
+        resource: input.resource,
+        filters: input.filters,
+        fields: input.fields,
+        status: 'created',
+        created_at: input.now,
+        updated_at: input.now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return toRow(row);
+  }
+
+  async get(storeId: number, owner: BulkOwner, id: number): Promise<BulkOperationRow | undefined> {
+    const row = await this.owned(storeId, owner).selectAll().where('id', '=', id).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async getById(storeId: number, id: number): Promise<BulkOperationRow | undefined> {
+    const row = await this.k.selectFrom('bulk_operations').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async list(storeId: number, owner: BulkOwner, limit: number): Promise<BulkOperationRow[]> {
+    const rows = await this.owned(storeId, owner).selectAll().orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toRow);
+  }
+
+  async end(id: number, status: 'canceled' | 'failed', error: string | null, now: number): Promise<BulkOperationRow | undefined> {
+    const row = await this.k
+      .updateTable('bulk_operations')
+      .set({ status, error, finished_at: now, updated_at: now, claimed_by: null, claimed_until: null })
+      .where('id', '=', id)
+      .where('status', 'in', OPEN)
+      .returningAll()
+      .executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async ownerScopes(storeId: number, owner: BulkOwner): Promise<string | undefined> {
+    const row =
+      'appId' in owner
+        ? await this.k
+            .selectFrom('installations')
+            .select('scopes')
+            .where('store_id', '=', storeId)
+            .where('app_id', '=', owner.appId)
+            .where('uninstalled_at', 'is', null)
+            .executeTakeFirst()
+        : await this.k
+            .selectFrom('private_apps')
+            .select('scopes')
+            .where('store_id', '=', storeId)
+            .where('id', '=', owner.privateAppId)
+            .where('revoked_at', 'is', null)
+            .executeTakeFirst();
+    return row?.scopes;
+  }
+
+  async claim(worker: string, now: number, leaseUntil: number): Promise<BulkOperationRow | undefined> {
+    let next = this.k
+      .selectFrom('bulk_operations')
+      .select('id')
+      .where('status', 'in', OPEN)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+      .orderBy('id')
+      .limit(1);
+    // Two workers never take the same one: PostgreSQL skips a row another claim has locked, and
+    // the update checks again that the lease is free (SQLite runs one writer at a time anyway).
+    if (this.x.dialect === 'postgres') next = next.forUpdate().skipLocked();
+    const row = await this.k
+      .updateTable('bulk_operations')
+      .set({ claimed_by: worker, claimed_until: leaseUntil, status: 'running', updated_at: now })
+      .where('id', 'in', next)
+      .where('status', 'in', OPEN)
+      .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
+      .returningAll()
+      .executeTakeFirst();
+    return row && toRow(row);
+  }
+
+  async renew(id: number, worker: string, leaseUntil: number): Promise<boolean> {
+    const r = await this.k
+      .updateTable('bulk_operations')
+      .set({ claimed_until: leaseUntil })
+      .where('id', '=', id)
+      .where('claimed_by', '=', worker)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async snapshot(op: BulkOperationRow, filters: ListFilters, worker: string, at: () => Promise<number>): Promise<number | undefined> {
+    const table = op.resource;
+    if (this.x.dialect === 'postgres') await sql`lock table ${sql.table(table)} in share mode`.execute(this.k);
+    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', '=', op.id).execute();
+    const columns = COLUMNS[table];
+    const pairs = sql.join(columns.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`));
+    const json: RawBuilder<string> =
+      this.x.dialect === 'postgres' ? sql<string>`json_build_object(${pairs})::text` : sql<string>`json_object(${pairs})`;
+    const k = this.k as unknown as Kysely<ResourceTables & Database>;
+    let last = filters.sinceId ?? 0;
+    for (;;) {
+      let q = k
+        .selectFrom(table)
+        .select([sql<number>`${op.id}`.as('operation_id'), 'id', json.as('row')])
+        .where('store_id', '=', op.store_id)
+        .where('id', '>', last);
+      if (filters.ids) q = q.where('id', 'in', filters.ids.length > 0 ? filters.ids : [0]);
+      if (filters.createdAtMin !== undefined) q = q.where('created_at', '>=', filters.createdAtMin);
+      if (filters.createdAtMax !== undefined) q = q.where('created_at', '<=', filters.createdAtMax);
+      if (filters.updatedAtMin !== undefined) q = q.where('updated_at', '>=', filters.updatedAtMin);
+      if (filters.updatedAtMax !== undefined) q = q.where('updated_at', '<=', filters.updatedAtMax);
+      for (const [column, value] of Object.entries(filters.match ?? {})) q = q.where(sql.ref(column), '=', value);
+      const slice = q.orderBy('store_id').orderBy('id').limit(COPY_SLICE);
+      const res = await k.insertInto('bulk_operation_rows').columns(['operation_id', 'id', 'row']).expression(slice).executeTakeFirst();
+      if (Number(res.numInsertedOrUpdatedRows ?? 0) < COPY_SLICE) break;
+      const top = await this.k
+        .selectFrom('bulk_operation_rows')
+        .select((eb) => eb.fn.max('id').as('id'))
+        .where('operation_id', '=', op.id)
+        .executeTakeFirstOrThrow();
+      last = Number(top.id);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    const t = await at();
+    const r = await this.k
+      .updateTable('bulk_operations')
+      .set({ snapshot_at: t, position: 0, chunks: 0, rows: 0, bytes: 0, updated_at: t })
+      .where('id', '=', op.id)
+      .where('claimed_by', '=', worker)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0 ? t : undefined;
+  }
+
+  async snapshotRows(operationId: number, after: number, limit: number): Promise<{ id: number; row: string }[]> {
+    const rows = await this.k
+      .selectFrom('bulk_operation_rows')
+      .select(['id', 'row'])
+      .where('operation_id', '=', operationId)
+      .where('id', '>', after)
+      .orderBy('operation_id')
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ id: Number(r.id), row: r.row }));
+  }
+
+  async appendChunk(id: number, worker: string, chunk: BulkChunk, leaseUntil: number): Promise<boolean> {
+    const r = await this.k
+      .updateTable('bulk_operations')
+      .set({ position: chunk.position, rows: chunk.rows, bytes: chunk.bytes, chunks: chunk.seq + 1, claimed_until: leaseUntil })
+      .where('id', '=', id)
+      .where('claimed_by', '=', worker)
+      .where('status', '=', 'running')
+      .where('chunks', '=', chunk.seq)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) return false;
+    await this.k.insertInto('bulk_operation_chunks').values({ operation_id: id, seq: chunk.seq, start: chunk.start, data: chunk.data }).execute();
+    return true;
+  }
+
+  async complete(id: number, worker: string, now: number): Promise<boolean> {
+    const r = await this.k
+      .updateTable('bulk_operations')
+      .set({ status: 'completed', finished_at: now, updated_at: now, claimed_by: null, claimed_until: null })
+      .where('id', '=', id)
+      .where('claimed_by', '=', worker)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  async dropSnapshot(operationId: number): Promise<void> {
+    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', '=', operationId).execute();
+  }
+
+  async *chunks(operationId: number, from: number): AsyncIterable<{ start: number; data: Buffer }> {
+    const first = await this.k
+      .selectFrom('bulk_operation_chunks')
+      .select('seq')
+      .where('operation_id', '=', operationId)
+      .where('start', '<=', from)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (!first) return;
+    for (let seq = Number(first.seq); ; seq++) {
+      const c = await this.k
+        .selectFrom('bulk_operation_chunks')
+        .select(['start', 'data'])
+        .where('operation_id', '=', operationId)
+        .where('seq', '=', seq)
+        .executeTakeFirst();
+      if (!c) return;
+      yield { start: Number(c.start), data: Buffer.from(c.data) };
+    }
+  }
+
+  async prune(cutoff: number): Promise<number> {
+    const old = await this.k
+      .selectFrom('bulk_operations')
+      .select('id')
+      .where('finished_at', '<', cutoff)
+      .orderBy('id')
+      .limit(100)
+      .execute();
+    const ids = old.map((r) => Number(r.id));
+    if (ids.length === 0) return 0;
+    await this.k.deleteFrom('bulk_operation_chunks').where('operation_id', 'in', ids).execute();
+    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', 'in', ids).execute();
+    await this.k.deleteFrom('bulk_operations').where('id', 'in', ids).execute();
+    return ids.length;
+  }
+}
+
+function toRow(r: Record<string, unknown>): BulkOperationRow {
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    ...(r as unknown as BulkOperationRow),
+    id: Number(r.id),
+    store_id: Number(r.store_id),
+    app_id: num(r.app_id),
+    private_app_id: num(r.private_app_id),
+    rows: Number(r.rows),
+    bytes: Number(r.bytes),
+    position: Number(r.position),
+    chunks: Number(r.chunks),
+    snapshot_at: num(r.snapshot_at),
+    claimed_until: num(r.claimed_until),
+    created_at: Number(r.created_at),
+    updated_at: Number(r.updated_at),
+    finished_at: num(r.finished_at),
+  };
+}
