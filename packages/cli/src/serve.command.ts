@@ -42,6 +42,7 @@ interface ServeOptions extends DatabasePoolOptions {
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
   webhookEndpointConcurrency?: string;
+  bulkExportRetention?: string;
   headersTimeout?: string;
   requestTimeout?: string;
   keepAliveTimeout?: string;
@@ -161,6 +162,7 @@ export function registerServeCommands(program: Command): void {
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
           webhookEndpointConcurrency: opts.webhookEndpointConcurrency,
+          bulkExportRetention: opts.bulkExportRetention,
           headersTimeout: opts.headersTimeout,
           requestTimeout: opts.requestTimeout,
           keepAliveTimeout: opts.keepAliveTimeout,

@@ -23,6 +23,7 @@ interface WorkerOptions extends DatabasePoolOptions, WorkerMetricsOptions, ApiHe
   webhookTimeout?: string;
   webhookRetrySchedule?: string;
   webhookEndpointConcurrency?: string;
+  bulkExportRetention?: string;
   shutdownTimeout?: string;
   webhookClaimLease?: string;
 }
@@ -57,6 +58,11 @@ export function webhookOptions(cmd: Command): Command {
         '--webhook-endpoint-concurrency <n>',
         'delivery requests in flight to one endpoint (scheme, host, port) at most, 1-64 of the 64 a worker sends at once (default 8)',
       ).env('WEBHOOK_ENDPOINT_CONCURRENCY'),
+    )
+    .addOption(
+      new Option('--bulk-export-retention <duration>', 'how long finished bulk export files are kept, 1h-90d (default 7d)').env(
+        'BULK_EXPORT_RETENTION',
+      ),
     );
 }
 
@@ -117,6 +123,7 @@ export function registerWebhookCommands(program: Command): void {
           webhookTimeout: opts.webhookTimeout,
           webhookRetrySchedule: opts.webhookRetrySchedule,
           webhookEndpointConcurrency: opts.webhookEndpointConcurrency,
+          bulkExportRetention: opts.bulkExportRetention,
           shutdownTimeout: opts.shutdownTimeout,
           webhookClaimLease: opts.webhookClaimLease,
           ...apiHealthConfig(opts),

@@ -12,6 +12,7 @@ import {
   parseHttpTimeouts,
   parseRateLimit,
   parseRetrySchedule,
+  parseBulkExportRetention,
   parseSecretOverlap,
   parseShopRedactDelay,
   parseTokenRateLimits,
@@ -103,6 +104,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     shutdownTimeout: env.SHUTDOWN_TIMEOUT,
     webhookClaimLease: env.WEBHOOK_CLAIM_LEASE,
     webhookEndpointConcurrency: env.WEBHOOK_ENDPOINT_CONCURRENCY,
+    bulkExportRetention: env.BULK_EXPORT_RETENTION,
     trustProxy: env.TRUST_PROXY,
     metricsToken: env.METRICS_TOKEN,
     metricsPublic: env.METRICS_PUBLIC,
@@ -175,6 +177,7 @@ export function loadConfig(raw: RawConfig): Config {
     webhookClaimLeaseMs: parseClaimLease(raw.webhookClaimLease),
     // At most the 64 requests a worker has in flight over all endpoints.
     webhookEndpointConcurrency: int('--webhook-endpoint-concurrency', raw.webhookEndpointConcurrency, 8, 1, 64),
+    bulkExportRetentionMs: parseBulkExportRetention(raw.bulkExportRetention),
     trustProxy: parseTrustProxy(raw.trustProxy),
     metrics: parseMetricsAccess(raw, mode),
     metricsListener: parseMetricsListener(raw),

@@ -18,6 +18,8 @@ import { ApiUsageCounter } from './services/api-usage.ts';
 import { ApiAuthService } from './services/api-auth.ts';
 import { AppService } from './services/app-service.ts';
 import { CredentialPruning } from './services/credential-pruning.ts';
+import { BulkExportRun } from './services/bulk-export-run.ts';
+import { BulkExports, downloadKey } from './services/bulk-exports.ts';
 import { CustomerPrivacy } from './services/customer-privacy.ts';
 import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
@@ -49,10 +51,11 @@ import { SqlCredentialPrune } from './storage/repositories/credential-prune.ts';
 import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
+import { BulkExportRunner } from './webhooks/bulk-export-runner.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
 import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
-export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics'>;
+export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics' | 'bulkExports'>;
 
 export interface PlatformOptions {
   /** Injected time (tests freeze and move it). */
@@ -90,6 +93,8 @@ export interface Platform {
   /** The HTTP server (never listening by itself); undefined when built with `http: false`. */
   http: FastifyInstance | undefined;
   worker: WebhookWorker | undefined;
+  /** The worker's bulk export runner (started and stopped with it); undefined without a worker. */
+  bulkExports: BulkExportRunner | undefined;
   /** The probe and metrics server when built with `probes: true` (never listening by itself). */
   probes: FastifyInstance | undefined;
   /** Stops the worker, closes the HTTP server and the database. */
@@ -222,6 +227,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     keyRotation: new KeyRotation(keyRepo, clock),
     directory: new AdminDirectory(storage.directory, clock),
     seeds: new SeedService(storage, clock),
+    bulkExports: new BulkExports(storage, clock, downloadKey(keys.cursorKey)),
     ping: () => storage.ping(),
     readiness,
     metrics,
@@ -232,6 +238,14 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const probes = options.probes ? await buildProbeServer(services) : undefined;
   const stopWatching = http ? watchDependencies(http, storage, rateLimiter) : () => {};
   const credentialPruning = new CredentialPruning(new SqlCredentialPrune(storage.db.kysely, storage.db.dialect), config, clock);
+  const bulkRun = new BulkExportRun(storage, outbox, clock);
+  const bulkExports = options.worker
+    ? new BulkExportRunner({
+        run: bulkRun,
+        leaseMs: options.worker.leaseMs ?? config.webhookClaimLeaseMs,
+        logger: http?.log ?? options.worker.logger ?? silentLogger,
+      })
+    : undefined;
   const worker = options.worker
     ? new WebhookWorker({
         // Beside a server, the worker logs through the server's logger.
@@ -243,6 +257,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         box,
         config,
         metrics,
+        bulkExports,
         // The same hourly round drops idempotency keys past their 24 h window, and codes, tokens,
         // sessions and reveals past their last use, and sends the notices before a version's sunset.
         prune: async () => ({
@@ -250,6 +265,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
           idempotencyKeys: await services.idempotency.prune(),
           credentials: await credentialPruning.prune(),
           apiVersionNotices: await services.apiHealth.sendNotices(),
+          bulkOperations: await bulkRun.prune(clock() - config.bulkExportRetentionMs),
         }),
       })
     : undefined;
@@ -269,6 +285,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     migrated,
     http,
     worker,
+    bulkExports,
     probes,
     async close() {
       stopWatching();

@@ -154,6 +154,23 @@ export function parseRetrySchedule(value: string | undefined): readonly number[]
   return out;
 }
 
+export const DEFAULT_BULK_EXPORT_RETENTION_MS = 7 * 86_400_000;
+
+/**
+ * `--bulk-export-retention`: how long a finished export's file is kept, a duration such as `12h`
+ * or `7d`, from 1 hour (an app needs time to fetch it) to 90 days (the files are copies of store
+ * data, not an archive).
+ */
+export function parseBulkExportRetention(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_BULK_EXPORT_RETENTION_MS;
+  const units: Record<string, number> = { h: 3_600_000, d: 86_400_000 };
+  const m = /^(\d{1,6})(h|d)$/.exec(value.trim());
+  if (!m) throw new ConfigError(`--bulk-export-retention: expected a duration such as 12h or 7d, got "${value}"`);
+  const ms = Number(m[1]) * units[m[2]!]!;
+  if (ms < 3_600_000 || ms > 90 * 86_400_000) throw new ConfigError(`--bulk-export-retention: must be from 1 hour to 90 days, got "${value}"`);
+  return ms;
+}
+
 export const DEFAULT_SECRET_OVERLAP_MS = 24 * 3_600_000;
 
 /**

@@ -71,6 +71,8 @@ export interface Config {
    * most, default 8 of its 64: a receiver that hangs holds no more than this many.
    */
   webhookEndpointConcurrency: number;
+  /** How long a finished bulk export's file is kept before the worker's maintenance round deletes it (default 7 days). */
+  bulkExportRetentionMs: number;
   /** Where `storegate worker` serves /metrics and its probes; undefined: nowhere. */
   metricsListener: MetricsListener | undefined;
 }
@@ -203,6 +205,7 @@ export interface RawConfig {
   shutdownTimeout?: string | undefined;
   webhookClaimLease?: string | undefined;
   webhookEndpointConcurrency?: string | number | undefined;
+  bulkExportRetention?: string | undefined;
   trustProxy?: string | undefined;
   metricsToken?: string | undefined;
   metricsPublic?: string | boolean | undefined;

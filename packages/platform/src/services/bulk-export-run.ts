@@ -37,6 +37,18 @@ export class BulkExportRun {
   async runNext(worker: string, leaseMs: number, stopping: () => boolean = () => false): Promise<RunOutcome> {
     const op = await this.storage.bulkOperations.claim(worker, this.clock(), this.clock() + leaseMs);
     if (!op) return 'none';
+    // The copy of a big store may outlast a lease: renewed every third of it while this runs.
+    const renew = setInterval(() => {
+      this.storage.bulkOperations.renew(op.id, worker, this.clock() + leaseMs).catch(() => {});
+    }, leaseMs / 3);
+    try {
+      return await this.execute(op, worker, leaseMs, stopping);
+    } finally {
+      clearInterval(renew);
+    }
+  }
+
+  private async execute(op: BulkOperationRow, worker: string, leaseMs: number, stopping: () => boolean): Promise<RunOutcome> {
     const def = bulkDef(op.resource);
     if (!def) return this.fail(op, `unknown resource ${op.resource}`);
     if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
@@ -55,7 +67,7 @@ export class BulkExportRun {
     let pending = 0;
     let pendingRows = 0;
     for (;;) {
-      const batch = await this.storage.bulkOperations.snapshotRows(op.id, position + 0, READ_BATCH);
+      const batch = await this.storage.bulkOperations.snapshotRows(op.id, position, READ_BATCH);
       let last = position;
       for (const r of batch) {
         const line = `${JSON.stringify(selectFields(def.toJson(JSON.parse(r.row) as Record<string, unknown>), fields))}\n`;

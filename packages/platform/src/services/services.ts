@@ -8,6 +8,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { AppService } from './app-service.ts';
+import type { BulkExports } from './bulk-exports.ts';
 import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
@@ -74,6 +75,8 @@ export interface Services {
   /** Listings and account repairs of the administrative commands (`storegate stores list`, `merchants unlock`). */
   directory: AdminDirectory;
   seeds: SeedService;
+  /** Bulk exports of the Admin API: start, look at, cancel, and the signed download. */
+  bulkExports: BulkExports;
   /** Throws when the database does not answer. */
   ping(): Promise<void>;
   /** Whether this node takes traffic (not while draining) and how its dependencies are doing. */

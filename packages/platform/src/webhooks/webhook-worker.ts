@@ -61,6 +61,7 @@ export class WebhookWorker {
   private unsubscribe: (() => void) | undefined;
   private lastPrune = 0;
   private idleWaiters: (() => void)[] = [];
+  private readonly bulkExports: WebhookWorkerOptions['bulkExports'];
 
   constructor(options: WebhookWorkerOptions) {
     const { config } = options;
@@ -68,6 +69,7 @@ export class WebhookWorker {
     this.queue = options.queue;
     this.onDeliveriesQueued = options.onDeliveriesQueued;
     this.prune = options.prune;
+    this.bulkExports = options.bulkExports;
     this.clock = options.clock ?? systemClock;
     this.batchSize = options.batchSize ?? 250;
     this.pollMs = options.pollMs ?? 500;
@@ -155,6 +157,7 @@ export class WebhookWorker {
     this.unsubscribe = this.onDeliveriesQueued(() => this.wake());
     this.heartbeat.start();
     this.loop = this.run();
+    this.bulkExports?.start();
   }
 
   /**
@@ -173,7 +176,7 @@ export class WebhookWorker {
   private async shutDown(timeoutMs: number | undefined): Promise<WorkerStopReport> {
     this.unsubscribe?.();
     this.wake();
-    await this.loop;
+    await Promise.all([this.loop, this.bulkExports?.stop()]);
     const dropped = this.dispatcher.dropQueued();
     this.heartbeat.settle(dropped.map((job) => job.id));
     this.checkIdle();
@@ -313,7 +316,7 @@ export class WebhookWorker {
     this.lastPrune = this.clock();
     const pruned = await this.prune();
     const credentials = Object.values(pruned.credentials ?? {}).reduce((sum, n) => sum + n, 0);
-    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) + credentials > 0)
+    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) + credentials + (pruned.bulkOperations ?? 0) > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log, expired idempotency keys and credentials past their last use');
   }
 }

@@ -19,6 +19,8 @@ export interface PruneResult {
   credentials?: CredentialPruneCounts;
   /** Notices sent before a deprecated API version's sunset, when the round sends those too. */
   apiVersionNotices?: number;
+  /** Bulk operations (and their files) past their retention, when the round prunes those too. */
+  bulkOperations?: number;
 }
 
 export interface WebhookWorkerOptions {
@@ -64,4 +66,6 @@ export interface WebhookWorkerOptions {
   logger?: WorkerLogger;
   /** Counts attempts by outcome and those in flight (default: counted nowhere). */
   metrics?: DeliveryMetrics;
+  /** Runs bulk exports beside the deliveries, started and stopped with the worker (default: none). */
+  bulkExports?: { start(): void; stop(): Promise<void> };
 }
