@@ -55,7 +55,10 @@ import { BulkExportRunner } from './webhooks/bulk-export-runner.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
 import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
-export type WorkerSettings = Omit<WebhookWorkerOptions, 'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics' | 'bulkExports'>;
+export type WorkerSettings = Omit<
+  WebhookWorkerOptions,
+  'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics' | 'bulkExports'
+>;
 
 export interface PlatformOptions {
   /** Injected time (tests freeze and move it). */

@@ -167,7 +167,8 @@ export function parseBulkExportRetention(value: string | undefined): number {
   const m = /^(\d{1,6})(h|d)$/.exec(value.trim());
   if (!m) throw new ConfigError(`--bulk-export-retention: expected a duration such as 12h or 7d, got "${value}"`);
   const ms = Number(m[1]) * units[m[2]!]!;
-  if (ms < 3_600_000 || ms > 90 * 86_400_000) throw new ConfigError(`--bulk-export-retention: must be from 1 hour to 90 days, got "${value}"`);
+  if (ms < 3_600_000 || ms > 90 * 86_400_000)
+    throw new ConfigError(`--bulk-export-retention: must be from 1 hour to 90 days, got "${value}"`);
   return ms;
 }
 

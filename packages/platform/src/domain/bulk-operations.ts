@@ -27,7 +27,9 @@ function signedText(storeId: number, id: number, expires: number): string {
 }
 
 export function downloadSignature(key: Buffer, storeId: number, id: number, expires: number): string {
-  return createHmac('sha256', key).update(signedText(storeId, id, expires)).digest('base64url');
+  return createHmac('sha256', key)
+    .update(signedText(storeId, id, expires))
+    .digest('base64url');
 }
 
 export type DownloadCheck = 'ok' | 'bad-signature' | 'expired';

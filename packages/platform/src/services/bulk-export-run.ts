@@ -52,11 +52,12 @@ export class BulkExportRun {
     const def = bulkDef(op.resource);
     if (!def) return this.fail(op, `unknown resource ${op.resource}`);
     if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
-    let { position, rows, bytes, chunks: seq } = op;
-    if (op.snapshot_at === null) {
+    let { position, rows, bytes, chunks: seq, snapshot_at: snapshotAt } = op;
+    if (snapshotAt === null) {
       const filters = storedFilters(def, op.filters);
-      const at = await this.storage.transaction((tx) => tx.bulkOperations.snapshot(op, filters, worker, () => this.snapshotTime()));
-      if (at === undefined) return 'lost';
+      snapshotAt =
+        (await this.storage.transaction((tx) => tx.bulkOperations.snapshot(op, filters, worker, () => this.snapshotTime()))) ?? null;
+      if (snapshotAt === null) return 'lost';
       position = 0;
       rows = 0;
       bytes = 0;
@@ -66,36 +67,46 @@ export class BulkExportRun {
     let lines: string[] = [];
     let pending = 0;
     let pendingRows = 0;
+    // Writes what is pending as the next chunk, with the position of its last row; false when the
+    // run must end (lease lost, canceled, stopping, or the grant no longer reads the resource).
+    const flush = async (last: number): Promise<RunOutcome | undefined> => {
+      if (stopping()) return 'lost';
+      if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
+      const data = Buffer.from(lines.join(''));
+      const chunk = { seq, start: bytes, data, position: last, rows: rows + pendingRows, bytes: bytes + data.length };
+      if (!(await this.storage.transaction((tx) => tx.bulkOperations.appendChunk(op.id, worker, chunk, this.clock() + leaseMs))))
+        return 'lost';
+      ({ position, rows, bytes } = chunk);
+      seq++;
+      lines = [];
+      pending = 0;
+      pendingRows = 0;
+      return undefined;
+    };
+    let read = position;
     for (;;) {
-      const batch = await this.storage.bulkOperations.snapshotRows(op.id, position, READ_BATCH);
-      let last = position;
+      const batch = await this.storage.bulkOperations.snapshotRows(op.id, read, READ_BATCH);
       for (const r of batch) {
         const line = `${JSON.stringify(selectFields(def.toJson(JSON.parse(r.row) as Record<string, unknown>), fields))}\n`;
         lines.push(line);
         pending += Buffer.byteLength(line);
         pendingRows++;
-        last = r.id;
+        read = r.id;
+        if (pending >= this.chunkBytes) {
+          const ended = await flush(r.id);
+          if (ended) return ended;
+        }
       }
-      const done = batch.length < READ_BATCH;
-      if (pending >= this.chunkBytes || (done && pending > 0)) {
-        if (stopping()) return 'lost';
-        if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
-        const data = Buffer.from(lines.join(''));
-        const chunk = { seq, start: bytes, data, position: last, rows: rows + pendingRows, bytes: bytes + data.length };
-        const kept = await this.storage.transaction((tx) => tx.bulkOperations.appendChunk(op.id, worker, chunk, this.clock() + leaseMs));
-        if (!kept) return 'lost';
-        ({ position, rows, bytes } = chunk);
-        seq++;
-        lines = [];
-        pending = 0;
-        pendingRows = 0;
-      } else position = last;
-      if (done) break;
+      if (batch.length < READ_BATCH) break;
+    }
+    if (pending > 0) {
+      const ended = await flush(read);
+      if (ended) return ended;
     }
     const finished = await this.storage.transaction(async (tx) => {
       const now = this.clock();
       if (!(await tx.bulkOperations.complete(op.id, worker, now))) return false;
-      await this.notify(tx, { ...op, status: 'completed', rows, bytes, finished_at: now });
+      await this.notify(tx, { ...op, status: 'completed', rows, bytes, snapshot_at: snapshotAt, finished_at: now });
       return true;
     });
     if (!finished) return 'lost';

@@ -135,7 +135,8 @@ export class BulkExports {
   async cancel(p: ApiPrincipal, id: number): Promise<BulkOperationView> {
     const row = await this.find(p, id);
     this.checkScope(p, row.resource);
-    if (isFinished(row.status)) throw new ConflictError(`Bulk operation ${id} is already ${row.status}; only a created or running one can be canceled`);
+    if (isFinished(row.status))
+      throw new ConflictError(`Bulk operation ${id} is already ${row.status}; only a created or running one can be canceled`);
     const ended = await this.storage.bulkOperations.end(id, 'canceled', null, this.clock());
     if (!ended) {
       const now = await this.find(p, id);
@@ -154,7 +155,7 @@ export class BulkExports {
     if (check === 'bad-signature') throw new ForbiddenError('This download address is not valid (bad signature)');
     if (check === 'expired') throw new ForbiddenError('This download address has expired; GET the bulk operation again for a fresh one');
     const row = await this.storage.bulkOperations.getById(storeId, id);
-    if (!row || row.status !== 'completed') throw new NotFoundError(`No file for bulk operation ${id}`);
+    if (row?.status !== 'completed') throw new NotFoundError(`No file for bulk operation ${id}`);
     const scopes = await this.storage.bulkOperations.ownerScopes(storeId, rowOwner(row));
     if (scopes === undefined) throw new NotFoundError(`No file for bulk operation ${id}`);
     if (!allows(storedScopes(scopes), 'read', row.resource))

@@ -45,6 +45,8 @@ import { parseId } from '../path-params.ts';
 import { setRateLimitHeaders } from './api-headers.ts';
 import { boundedValidator } from '../plugins/schema-bounds.ts';
 import { registerEventRoutes } from './events.route.ts';
+import { registerBulkOperationRoutes } from './bulk-operations.route.ts';
+import { registerBulkDownloadRoute } from './bulk-download.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerShopRoute } from './shop.route.ts';
 import { presentedToken, registerBearerChallenges } from './bearer.ts';
@@ -70,6 +72,8 @@ declare module 'fastify' {
 }
 
 export function registerAdminApi(app: FastifyInstance, services: Services): void {
+  // Outside the Admin API's hooks: the signed address is the credential, not an Access-Token.
+  registerBulkDownloadRoute(app, services);
   app.register(async (api) => {
     // Bodies: strict (no coercion, unknown fields refused). Query strings: numbers coerced.
     const strict = new Ajv({ allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false });
@@ -128,6 +132,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     registerWebhookSubscriptionRoutes(api, services);
     registerShopRoute(api, services);
     registerEventRoutes(api, services);
+    registerBulkOperationRoutes(api, services);
     registerAccessScopesRoute(api, services);
     registerUnservedRoutes(api, services);
   });

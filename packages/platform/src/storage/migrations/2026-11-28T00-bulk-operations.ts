@@ -30,7 +30,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addColumn('finished_at', 'bigint')
     .execute();
-  await db.schema.createIndex('bulk_operations_owner').on('bulk_operations').columns(['store_id', 'app_id', 'private_app_id', 'id']).execute();
+  await db.schema
+    .createIndex('bulk_operations_owner')
+    .on('bulk_operations')
+    .columns(['store_id', 'app_id', 'private_app_id', 'id'])
+    .execute();
   await db.schema.createIndex('bulk_operations_status').on('bulk_operations').columns(['status', 'claimed_until']).execute();
   await db.schema
     .createTable('bulk_operation_rows')

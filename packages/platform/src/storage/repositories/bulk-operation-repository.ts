@@ -107,7 +107,12 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
   }
 
   async getById(storeId: number, id: number): Promise<BulkOperationRow | undefined> {
-    const row = await this.k.selectFrom('bulk_operations').selectAll().where('store_id', '=', storeId).where('id', '=', id).executeTakeFirst();
+    const row = await this.k
+      .selectFrom('bulk_operations')
+      .selectAll()
+      .where('store_id', '=', storeId)
+      .where('id', '=', id)
+      .executeTakeFirst();
     return row && toRow(row);
   }
 
@@ -157,11 +162,13 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
       .limit(1);
     // Two workers never take the same one: PostgreSQL skips a row another claim has locked, and
     // the update checks again that the lease is free (SQLite runs one writer at a time anyway).
+    // `id = (…)`, not `id in (…)`: PostgreSQL may run an IN subquery once per row it compares,
+    // and with SKIP LOCKED each run picks another row, so one claim took several.
     if (this.x.dialect === 'postgres') next = next.forUpdate().skipLocked();
     const row = await this.k
       .updateTable('bulk_operations')
       .set({ claimed_by: worker, claimed_until: leaseUntil, status: 'running', updated_at: now })
-      .where('id', 'in', next)
+      .where((eb) => eb('id', '=', next))
       .where('status', 'in', OPEN)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
       .returningAll()
@@ -247,7 +254,10 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
       .where('chunks', '=', chunk.seq)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) return false;
-    await this.k.insertInto('bulk_operation_chunks').values({ operation_id: id, seq: chunk.seq, start: chunk.start, data: chunk.data }).execute();
+    await this.k
+      .insertInto('bulk_operation_chunks')
+      .values({ operation_id: id, seq: chunk.seq, start: chunk.start, data: chunk.data })
+      .execute();
     return true;
   }
 
