@@ -92,7 +92,7 @@ export function registerWebhookCommands(program: Command): void {
   stopOptions(
     workerMetricsOptions(
       databasePoolOptions(
-        webhookOptions(common(program.command('worker').description('run the webhook delivery worker (serve runs one too)'))),
+        webhookOptions(common(program.command('worker').description('run the webhook delivery worker and bulk exports (serve runs one too)'))),
       ),
     ),
   )
@@ -141,6 +141,7 @@ export function registerWebhookCommands(program: Command): void {
           database: config.database.dialect,
           claim_lease_ms: config.webhookClaimLeaseMs,
           endpoint_concurrency: config.webhookEndpointConcurrency,
+          bulk_export_retention_ms: config.bulkExportRetentionMs,
           ...(metrics ? { metrics } : {}),
         },
         'webhook worker started',
