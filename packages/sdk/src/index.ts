@@ -79,6 +79,8 @@ export type { AdminClientOptions } from './api/create-admin-client.ts';
 export { ItemIterator, PageIterator } from './api/paginator.ts';
 export { EVENTS_SINCE_VERSION, eventsPagination, hasEvents } from './api/events.ts';
 export type { EventsOptions, WebhookEventEntry } from './api/events.ts';
+export { BulkExports } from './api/bulk-exports.ts';
+export type { BulkExportInput, BulkOperation, BulkRowsOptions, BulkWaitOptions } from './api/bulk-exports.ts';
 export type { Page, PaginateOptions } from './api/paginator.ts';
 export { parseRetryAfter } from './api/retry-policy.ts';
 export type { RetryOptions, Sleep } from './api/retry-policy.ts';

@@ -10,6 +10,7 @@ import type { CallLimitThrottle } from './call-limit.ts';
 import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
 import { unwrapSuccess } from './success-envelope.ts';
 import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './events.ts';
+import { BulkExports } from './bulk-exports.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import {
   backoffDelayMs,
@@ -389,6 +390,21 @@ export class AdminClient {
    */
   events(options: EventsOptions = {}): ItemIterator<WebhookEventEntry> {
     return this.paginate<WebhookEventEntry>('events', eventsPagination(this.#ctx.apiVersion, options));
+  }
+
+  /**
+   * Bulk exports (API version 2026-01 and later): `start`, `wait` with progress, `rows` to read
+   * the file (resumed with Range when the download breaks), `get`, `cancel`.
+   *
+   * @example
+   * ```ts
+   * const op = await client.bulk.start({ resource: 'products' });
+   * const done = await client.bulk.wait(op.id);
+   * for await (const product of client.bulk.rows(done.id)) console.log(product.title);
+   * ```
+   */
+  get bulk(): BulkExports {
+    return new BulkExports(this, { fetch: this.#ctx.fetch, sleep: this.#ctx.sleep });
   }
 }
 
