@@ -92,7 +92,9 @@ export function registerWebhookCommands(program: Command): void {
   stopOptions(
     workerMetricsOptions(
       databasePoolOptions(
-        webhookOptions(common(program.command('worker').description('run the webhook delivery worker and bulk exports (serve runs one too)'))),
+        webhookOptions(
+          common(program.command('worker').description('run the webhook delivery worker and bulk exports (serve runs one too)')),
+        ),
       ),
     ),
   )

@@ -15,7 +15,7 @@ export const DOWNLOAD_URL_TTL_MS = 3_600_000;
 /** How long a finished file is kept before the maintenance round deletes it (default). */
 export const BULK_FILE_RETENTION_MS = 7 * 86_400_000;
 /** Bytes of JSON Lines per stored chunk of a file. */
-export const BULK_CHUNK_BYTES = 256 * 1024;
+export const BULK_CHUNK_BYTES = 1024 * 1024;
 
 export function isFinished(status: BulkStatus): boolean {
   return status === 'completed' || status === 'failed' || status === 'canceled';

@@ -3,8 +3,8 @@
 // the JSON Lines file from that copy chunk by chunk, each chunk committed with the position it
 // reached, and finish with the `bulk_operations/finish` webhook in the same transaction. A worker
 // that takes over an operation whose lease ran out continues from the committed position, so the
-// file has every row once. The owner's grant is checked before the export runs and before each
-// chunk: one that ended or no longer reads the resource stops it.
+// file has every row once. The owner's grant is checked before the export runs and again every
+// second while it writes: one that ended or no longer reads the resource stops it.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BULK_CHUNK_BYTES } from '../domain/bulk-operations.ts';
 import type { Clock } from '../domain/clock.ts';
@@ -15,13 +15,18 @@ import { bulkDef, rowOwner, storedFilters } from './bulk-exports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
 /** Snapshot rows read per statement while writing the file. */
-const READ_BATCH = 1000;
+const READ_BATCH = 5000;
+/** How often a running export reads its owner's grant again. */
+const GRANT_CHECK_MS = 1000;
 /** How long the snapshot waits for the clock to pass its time before giving up. */
 const CLOCK_WAIT_MS = 5_000;
 
 export type RunOutcome = 'none' | 'completed' | 'failed' | 'lost';
 
 export class BulkExportRun {
+  /** Completed operations whose snapshot this worker still has to drop. */
+  private readonly leftovers: BulkOperationRow[] = [];
+
   constructor(
     private readonly storage: Storage,
     private readonly outbox: WebhookOutbox,
@@ -35,6 +40,7 @@ export class BulkExportRun {
    * run between chunks (its lease then runs out and another worker continues).
    */
   async runNext(worker: string, leaseMs: number, stopping: () => boolean = () => false): Promise<RunOutcome> {
+    await this.dropLeftovers();
     const op = await this.storage.bulkOperations.claim(worker, this.clock(), this.clock() + leaseMs);
     if (!op) return 'none';
     // The copy of a big store may outlast a lease: renewed every third of it while this runs.
@@ -69,9 +75,14 @@ export class BulkExportRun {
     let pendingRows = 0;
     // Writes what is pending as the next chunk, with the position of its last row; false when the
     // run must end (lease lost, canceled, stopping, or the grant no longer reads the resource).
+    let checkedAt = Date.now();
     const flush = async (last: number): Promise<RunOutcome | undefined> => {
       if (stopping()) return 'lost';
-      if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
+      // The grant is read again at most every GRANT_CHECK_MS (the download checks it each time).
+      if (Date.now() - checkedAt >= GRANT_CHECK_MS) {
+        checkedAt = Date.now();
+        if (!(await this.mayRead(op))) return this.fail(op, `the app no longer holds the read_${op.resource} scope`);
+      }
       const data = Buffer.from(lines.join(''));
       const chunk = { seq, start: bytes, data, position: last, rows: rows + pendingRows, bytes: bytes + data.length };
       if (!(await this.storage.transaction((tx) => tx.bulkOperations.appendChunk(op.id, worker, chunk, this.clock() + leaseMs))))
@@ -85,15 +96,16 @@ export class BulkExportRun {
     };
     let read = position;
     for (;;) {
-      const batch = await this.storage.bulkOperations.snapshotRows(op.id, read, READ_BATCH);
+      const batch = await this.storage.bulkOperations.snapshotRows(op.id, op.resource, read, READ_BATCH);
       for (const r of batch) {
-        const line = `${JSON.stringify(selectFields(def.toJson(JSON.parse(r.row) as Record<string, unknown>), fields))}\n`;
+        const line = `${JSON.stringify(selectFields(def.toJson(r), fields))}\n`;
         lines.push(line);
-        pending += Buffer.byteLength(line);
+        // Characters, not bytes: a chunk's size only needs to be about right.
+        pending += line.length;
         pendingRows++;
-        read = r.id;
+        read = Number(r.id);
         if (pending >= this.chunkBytes) {
-          const ended = await flush(r.id);
+          const ended = await flush(read);
           if (ended) return ended;
         }
       }
@@ -110,12 +122,22 @@ export class BulkExportRun {
       return true;
     });
     if (!finished) return 'lost';
-    await this.storage.bulkOperations.dropSnapshot(op.id);
+    // The app may fetch the file now; the snapshot is dropped before this worker's next claim.
+    this.leftovers.push(op);
     return 'completed';
   }
 
-  /** Deletes operations and files that finished before `cutoff`. */
+  private async dropLeftovers(): Promise<void> {
+    for (let op = this.leftovers.shift(); op; op = this.leftovers.shift())
+      await this.storage.bulkOperations.dropSnapshot(op.id, op.resource);
+  }
+
+  /**
+   * Deletes operations and files that finished before `cutoff`, and the snapshots finished
+   * operations left behind (a worker that stopped before dropping one).
+   */
   async prune(cutoff: number): Promise<number> {
+    await this.storage.bulkOperations.dropFinishedSnapshots();
     let total = 0;
     for (let n = await this.storage.bulkOperations.prune(cutoff); n > 0; n = await this.storage.bulkOperations.prune(cutoff)) total += n;
     return total;
@@ -132,7 +154,7 @@ export class BulkExportRun {
       if (row) await this.notify(tx, row);
       return row;
     });
-    await this.storage.bulkOperations.dropSnapshot(op.id);
+    await this.storage.bulkOperations.dropSnapshot(op.id, op.resource);
     return ended ? 'failed' : 'lost';
   }
 

@@ -142,7 +142,7 @@ export class BulkExports {
       const now = await this.find(p, id);
       throw new ConflictError(`Bulk operation ${id} is already ${now.status}; only a created or running one can be canceled`);
     }
-    await this.storage.bulkOperations.dropSnapshot(id);
+    await this.storage.bulkOperations.dropSnapshot(id, ended.resource);
     return this.view(ended);
   }
 

@@ -1,8 +1,40 @@
 // Bulk exports: the operations, the snapshot of the rows each one exports (copied in one
 // transaction when it starts, so it can be read back in pieces, resumed after a crash, and still
-// be the store at one instant), and the finished JSON Lines file in chunks, kept in the database
-// so that every node of a deployment can serve the download. Frozen once landed.
+// be the store at one instant: one table per resource, with the resource's own columns), and the
+// finished JSON Lines file in chunks, kept in the database so that every node of a deployment can
+// serve the download. Frozen once landed.
 import type { Kysely } from 'kysely';
+
+type Column = [name: string, type: 'text' | 'bigint' | 'integer', nullable?: true];
+const TIMES: Column[] = [
+  ['created_at', 'bigint'],
+  ['updated_at', 'bigint'],
+];
+const SNAPSHOT_COLUMNS: Record<string, Column[]> = {
+  products: [
+    ['title', 'text'],
+    ['body_html', 'text'],
+    ['vendor', 'text'],
+    ['product_type', 'text'],
+    ['status', 'text'],
+    ['price', 'text'],
+    ['sku', 'text'],
+    ['inventory_quantity', 'integer'],
+    ['tags', 'text'],
+    ...TIMES,
+  ],
+  customers: [['email', 'text'], ['first_name', 'text'], ['last_name', 'text'], ['phone', 'text', true], ...TIMES],
+  orders: [
+    ['customer_id', 'bigint', true],
+    ['email', 'text'],
+    ['currency', 'text'],
+    ['financial_status', 'text'],
+    ['fulfillment_status', 'text', true],
+    ['total_price', 'text'],
+    ['line_items', 'text'],
+    ...TIMES,
+  ],
+};
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
@@ -36,13 +68,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['store_id', 'app_id', 'private_app_id', 'id'])
     .execute();
   await db.schema.createIndex('bulk_operations_status').on('bulk_operations').columns(['status', 'claimed_until']).execute();
-  await db.schema
-    .createTable('bulk_operation_rows')
-    .addColumn('operation_id', 'bigint', (c) => c.notNull())
-    .addColumn('id', 'bigint', (c) => c.notNull())
-    .addColumn('row', 'text', (c) => c.notNull())
-    .addPrimaryKeyConstraint('bulk_operation_rows_pk', ['operation_id', 'id'])
-    .execute();
+  for (const [resource, columns] of Object.entries(SNAPSHOT_COLUMNS)) {
+    let table = db.schema
+      .createTable(`bulk_rows_${resource}`)
+      .addColumn('operation_id', 'bigint', (c) => c.notNull())
+      .addColumn('id', 'bigint', (c) => c.notNull())
+      .addColumn('store_id', 'bigint', (c) => c.notNull());
+    for (const [name, type, nullable] of columns) table = table.addColumn(name, type, (c) => (nullable ? c : c.notNull()));
+    await table.addPrimaryKeyConstraint(`bulk_rows_${resource}_pk`, ['operation_id', 'id']).execute();
+  }
   await db.schema
     .createTable('bulk_operation_chunks')
     .addColumn('operation_id', 'bigint', (c) => c.notNull())
@@ -54,5 +88,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  for (const t of ['bulk_operation_chunks', 'bulk_operation_rows', 'bulk_operations']) await db.schema.dropTable(t).ifExists().execute();
+  for (const t of ['bulk_operation_chunks', 'bulk_rows_products', 'bulk_rows_customers', 'bulk_rows_orders', 'bulk_operations'])
+    await db.schema.dropTable(t).ifExists().execute();
 }

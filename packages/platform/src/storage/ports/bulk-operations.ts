@@ -73,14 +73,16 @@ export interface BulkOperationRepository {
    * snapshot time. Undefined when the worker lost the lease meanwhile.
    */
   snapshot(op: BulkOperationRow, filters: ListFilters, worker: string, at: () => Promise<number>): Promise<number | undefined>;
-  /** Snapshot rows after `after` (by id), each as a JSON object of the row's columns. */
-  snapshotRows(operationId: number, after: number, limit: number): Promise<{ id: number; row: string }[]>;
+  /** Snapshot rows after `after` (by id), with the resource's columns. */
+  snapshotRows(operationId: number, resource: ResourceName, after: number, limit: number): Promise<Record<string, unknown>[]>;
   /** Appends a chunk and the progress it brings, if the worker still holds the running operation. */
   appendChunk(id: number, worker: string, chunk: BulkChunk, leaseUntil: number): Promise<boolean>;
   /** Marks the operation completed if the worker still holds it running. */
   complete(id: number, worker: string, now: number): Promise<boolean>;
   /** Drops the snapshot rows of an operation that no longer runs. */
-  dropSnapshot(operationId: number): Promise<void>;
+  dropSnapshot(operationId: number, resource: ResourceName): Promise<void>;
+  /** Drops the snapshot rows of every finished operation (those a worker left behind); returns how many. */
+  dropFinishedSnapshots(): Promise<number>;
   /** The chunks of the file that hold bytes from `from` on, in order, one read at a time. */
   chunks(operationId: number, from: number): AsyncIterable<{ start: number; data: Buffer }>;
   /** Deletes operations (and their files) that finished before `cutoff`; returns how many. */

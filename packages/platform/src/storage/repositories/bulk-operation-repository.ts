@@ -1,6 +1,6 @@
 // Bulk exports in SQL. How one consistent snapshot and resuming after a crash hold together, on
-// both databases: the rows an export selects are copied, in one transaction, into
-// bulk_operation_rows (each row as a JSON object of its columns), and the file is then written
+// both databases: the rows an export selects are copied, in one transaction, into the resource's
+// snapshot table (bulk_rows_products, …: its columns and the operation), and the file is then written
 // from that copy in pieces, each piece committed with the position it reached. A worker that
 // takes over a crashed export continues from that position in the same copy, so the file is the
 // store at one instant however often the export is interrupted, and no row is written twice.
@@ -15,7 +15,7 @@
 // until the clock has passed the time it returns minus one millisecond, so a write that was
 // waiting stamps T or later once it goes on. On PostgreSQL, writes of that resource in every
 // store wait for the copy (seconds for a million rows): the price of an exact boundary.
-import { type Kysely, type RawBuilder, sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 import type { ListFilters } from '../../domain/list-filters.ts';
 import type { ResourceName } from '../../domain/resources.ts';
 import type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from '../ports/bulk-operations.ts';
@@ -25,7 +25,7 @@ import type { Executor } from './executor.ts';
 /** Rows copied per statement of the snapshot; the event loop gets a turn between statements. */
 const COPY_SLICE = 20_000;
 
-/** The columns of each resource table, as the snapshot keeps them. */
+/** The columns of each resource table, as its snapshot table repeats them. */
 const COLUMNS: Record<ResourceName, readonly string[]> = {
   products: [
     'id',
@@ -59,6 +59,9 @@ const COLUMNS: Record<ResourceName, readonly string[]> = {
 };
 
 const OPEN = ['created', 'running'];
+
+/** The snapshot table of each resource. */
+const SNAPSHOT_TABLES = { products: 'bulk_rows_products', customers: 'bulk_rows_customers', orders: 'bulk_rows_orders' } as const;
 
 type ResourceTables = Record<ResourceName, { id: number; store_id: number; created_at: number; updated_at: number }>;
 
@@ -189,18 +192,16 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
 
   async snapshot(op: BulkOperationRow, filters: ListFilters, worker: string, at: () => Promise<number>): Promise<number | undefined> {
     const table = op.resource;
+    const copy = SNAPSHOT_TABLES[table];
     if (this.x.dialect === 'postgres') await sql`lock table ${sql.table(table)} in share mode`.execute(this.k);
-    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', '=', op.id).execute();
+    await this.k.deleteFrom(copy).where('operation_id', '=', op.id).execute();
     const columns = COLUMNS[table];
-    const pairs = sql.join(columns.map((c) => sql`${sql.lit(c)}, ${sql.ref(c)}`));
-    const json: RawBuilder<string> =
-      this.x.dialect === 'postgres' ? sql<string>`json_build_object(${pairs})::text` : sql<string>`json_object(${pairs})`;
     const k = this.k as unknown as Kysely<ResourceTables & Database>;
     let last = filters.sinceId ?? 0;
     for (;;) {
       let q = k
         .selectFrom(table)
-        .select([sql<number>`${op.id}`.as('operation_id'), 'id', json.as('row')])
+        .select([sql<number>`${op.id}`.as('operation_id'), ...columns.map((c) => sql.ref(c).as(c))])
         .where('store_id', '=', op.store_id)
         .where('id', '>', last);
       if (filters.ids) q = q.where('id', 'in', filters.ids.length > 0 ? filters.ids : [0]);
@@ -210,10 +211,14 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
       if (filters.updatedAtMax !== undefined) q = q.where('updated_at', '<=', filters.updatedAtMax);
       for (const [column, value] of Object.entries(filters.match ?? {})) q = q.where(sql.ref(column), '=', value);
       const slice = q.orderBy('store_id').orderBy('id').limit(COPY_SLICE);
-      const res = await k.insertInto('bulk_operation_rows').columns(['operation_id', 'id', 'row']).expression(slice).executeTakeFirst();
+      const res = await k
+        .insertInto(copy)
+        .columns(['operation_id', ...columns] as never[])
+        .expression(slice)
+        .executeTakeFirst();
       if (Number(res.numInsertedOrUpdatedRows ?? 0) < COPY_SLICE) break;
       const top = await this.k
-        .selectFrom('bulk_operation_rows')
+        .selectFrom(copy)
         .select((eb) => eb.fn.max('id').as('id'))
         .where('operation_id', '=', op.id)
         .executeTakeFirstOrThrow();
@@ -228,20 +233,22 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
       .where('claimed_by', '=', worker)
       .where('status', '=', 'running')
       .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0 ? t : undefined;
+    if (Number(r.numUpdatedRows) > 0) return t;
+    // Canceled or taken over meanwhile: the copy is of no use to anyone.
+    await this.k.deleteFrom(copy).where('operation_id', '=', op.id).execute();
+    return undefined;
   }
 
-  async snapshotRows(operationId: number, after: number, limit: number): Promise<{ id: number; row: string }[]> {
-    const rows = await this.k
-      .selectFrom('bulk_operation_rows')
-      .select(['id', 'row'])
+  async snapshotRows(operationId: number, resource: ResourceName, after: number, limit: number): Promise<Record<string, unknown>[]> {
+    return (await this.k
+      .selectFrom(SNAPSHOT_TABLES[resource])
+      .select(COLUMNS[resource] as never[])
       .where('operation_id', '=', operationId)
       .where('id', '>', after)
       .orderBy('operation_id')
       .orderBy('id')
       .limit(limit)
-      .execute();
-    return rows.map((r) => ({ id: Number(r.id), row: r.row }));
+      .execute()) as Record<string, unknown>[];
   }
 
   async appendChunk(id: number, worker: string, chunk: BulkChunk, leaseUntil: number): Promise<boolean> {
@@ -272,8 +279,18 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
     return Number(r.numUpdatedRows) > 0;
   }
 
-  async dropSnapshot(operationId: number): Promise<void> {
-    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', '=', operationId).execute();
+  async dropSnapshot(operationId: number, resource: ResourceName): Promise<void> {
+    await this.k.deleteFrom(SNAPSHOT_TABLES[resource]).where('operation_id', '=', operationId).execute();
+  }
+
+  async dropFinishedSnapshots(): Promise<number> {
+    let n = 0;
+    for (const copy of Object.values(SNAPSHOT_TABLES)) {
+      const finished = this.k.selectFrom('bulk_operations').select('id').where('status', 'not in', OPEN);
+      const r = await this.k.deleteFrom(copy).where('operation_id', 'in', finished).executeTakeFirst();
+      n += Number(r.numDeletedRows);
+    }
+    return n;
   }
 
   async *chunks(operationId: number, from: number): AsyncIterable<{ start: number; data: Buffer }> {
@@ -309,7 +326,7 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
     const ids = old.map((r) => Number(r.id));
     if (ids.length === 0) return 0;
     await this.k.deleteFrom('bulk_operation_chunks').where('operation_id', 'in', ids).execute();
-    await this.k.deleteFrom('bulk_operation_rows').where('operation_id', 'in', ids).execute();
+    for (const copy of Object.values(SNAPSHOT_TABLES)) await this.k.deleteFrom(copy).where('operation_id', 'in', ids).execute();
     await this.k.deleteFrom('bulk_operations').where('id', 'in', ids).execute();
     return ids.length;
   }
