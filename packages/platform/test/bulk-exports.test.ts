@@ -387,6 +387,22 @@ describe.each(DIALECTS)('bulk exports on %s', (dialect) => {
     expect((await download(f, fresh.url!)).rawPayload).toEqual(body);
   });
 
+  it('is described in the OpenAPI document and on the API docs page', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } })).json();
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/openapi/{version}/bulk_operations',
+        '/openapi/{version}/bulk_operations/{id}',
+        '/openapi/{version}/bulk_operations/{id}/cancel',
+        '/bulk_downloads/{id}',
+      ]),
+    );
+    expect(doc.paths['/bulk_downloads/{id}'].get.security).toEqual([]);
+    const docs = (await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } })).body;
+    expect(docs).toContain('<p id="bulk-exports">Bulk exports:');
+    expect(docs).toContain('id="group-bulk_operations"');
+  });
+
   it('prunes finished operations and their files after the retention', async () => {
     const { f, token } = await setup();
     const op = await start(f, token, { resource: 'products' });

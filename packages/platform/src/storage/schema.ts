@@ -255,8 +255,8 @@ export interface Database {
     finished_at: number | null;
   };
   /** A bulk export's snapshot: the rows it exports, as they were at its snapshot time (one table per resource). */
-  bulk_rows_products: Omit<Database['products'], 'id'> & { operation_id: number; id: number };
-  bulk_rows_customers: Omit<Database['customers'], 'id'> & { operation_id: number; id: number };
-  bulk_rows_orders: Omit<Database['orders'], 'id'> & { operation_id: number; id: number };
+  bulk_rows_products: Omit<Database['products'], 'id' | 'version'> & { operation_id: number; id: number };
+  bulk_rows_customers: Omit<Database['customers'], 'id' | 'version'> & { operation_id: number; id: number };
+  bulk_rows_orders: Omit<Database['orders'], 'id' | 'version'> & { operation_id: number; id: number };
   bulk_operation_chunks: { operation_id: number; seq: number; start: number; data: Uint8Array };
 }

@@ -225,6 +225,9 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
       last = Number(top.id);
       await new Promise((resolve) => setImmediate(resolve));
     }
+    // The copy was empty when PostgreSQL last looked at it: without fresh statistics it may read
+    // each batch of the file by scanning and sorting the whole copy instead of its primary key.
+    if (this.x.dialect === 'postgres') await sql`analyze ${sql.table(copy)}`.execute(this.k);
     const t = await at();
     const r = await this.k
       .updateTable('bulk_operations')
