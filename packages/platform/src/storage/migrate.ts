@@ -30,7 +30,7 @@ import * as resourceServers from './migrations/2026-11-27T01-resource-servers.ts
 import * as productTitleIndex from './migrations/2026-11-27T02-product-title-index.ts';
 import * as recordVersions from './migrations/2026-11-27T05-record-versions.ts';
 import * as apiHealth from './migrations/2026-11-28T00-api-health.ts';
-import * as bulkOperations from './migrations/2026-11-28T00-bulk-operations.ts';
+import * as bulkOperations from './migrations/2026-11-28T01-bulk-operations.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -60,7 +60,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-27T02-product-title-index': productTitleIndex,
   '2026-11-27T05-record-versions': recordVersions,
   '2026-11-28T00-api-health': apiHealth,
-  '2026-11-28T00-bulk-operations': bulkOperations,
+  '2026-11-28T01-bulk-operations': bulkOperations,
 };
 
 class StaticProvider implements MigrationProvider {
