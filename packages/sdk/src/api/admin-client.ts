@@ -14,6 +14,7 @@ import { BulkExports } from './bulk-exports.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import {
   backoffDelayMs,
+  hasHeader,
   IDEMPOTENCY_KEY_HEADER,
   idempotencyKeyFor,
   isIdempotent,
@@ -392,23 +393,8 @@ export class AdminClient {
     return this.paginate<WebhookEventEntry>('events', eventsPagination(this.#ctx.apiVersion, options));
   }
 
-  /**
-   * Bulk exports (API version 2026-01 and later): `start`, `wait` with progress, `rows` to read
-   * the file (resumed with Range when the download breaks), `get`, `cancel`.
-   *
-   * @example
-   * ```ts
-   * const op = await client.bulk.start({ resource: 'products' });
-   * const done = await client.bulk.wait(op.id);
-   * for await (const product of client.bulk.rows(done.id)) console.log(product.title);
-   * ```
-   */
+  /** Bulk exports (2026-01 on): `start`, `wait` with progress, `rows` (resumed with Range), `get`, `cancel`. */
   get bulk(): BulkExports {
-    return new BulkExports(this, { fetch: this.#ctx.fetch, sleep: this.#ctx.sleep });
+    return new BulkExports(this, this.#ctx);
   }
-}
-
-function hasHeader(headers: Readonly<Record<string, string>> | undefined, name: string): boolean {
-  const lower = name.toLowerCase();
-  return Object.keys(headers ?? {}).some((h) => h.toLowerCase() === lower);
 }

@@ -115,3 +115,9 @@ export const timerSleep: Sleep = (ms, signal) =>
     };
     signal?.addEventListener('abort', onAbort, { once: true });
   });
+
+/** Whether `headers` has `name`, whatever its case. */
+export function hasHeader(headers: Readonly<Record<string, string>> | undefined, name: string): boolean {
+  const lower = name.toLowerCase();
+  return Object.keys(headers ?? {}).some((h) => h.toLowerCase() === lower);
+}
