@@ -255,6 +255,24 @@ describe.each(DIALECTS)('bulk exports on %s', (dialect) => {
     expect(new Set(rows.map((r) => r.id)).size).toBe(12);
   });
 
+  it('claims: each claim takes one operation, never one whose lease holds, and a lease that ran out is taken over', async () => {
+    const { f, token } = await setup();
+    const ops = [await start(f, token, { resource: 'products' }), await start(f, token, { resource: 'customers' })];
+    const repo = t.platform.storage.bulkOperations;
+    const now = t.clock.now;
+    const a = await repo.claim('a', now, now + 1000);
+    const b = await repo.claim('b', now, now + 1000);
+    expect([a?.id, b?.id].map(String).sort()).toEqual(ops.map((o) => o.id).sort());
+    expect(await repo.claim('c', now, now + 1000)).toBeUndefined();
+    expect(await repo.renew(a!.id, 'b', now + 2000)).toBe(false);
+    expect(await repo.renew(a!.id, 'a', now + 2000)).toBe(true);
+    const taken = await repo.claim('c', now + 1500, now + 3000);
+    expect(taken?.id).toBe(b!.id);
+    expect(taken?.claimed_by).toBe('c');
+    for (const o of ops) expect((await api(t, f, token, 'POST', `${V}/bulk_operations/${o.id}/cancel`, {})).statusCode).toBe(200);
+    expect(await repo.renew(taken!.id, 'c', now + 4000)).toBe(false);
+  });
+
   it('cancels a created or running operation; a finished one is 409; another app sees 404', async () => {
     const { f, token } = await setup();
     const op = await start(f, token, { resource: 'products' });
