@@ -1,17 +1,30 @@
 // Bulk exports (POST /openapi/{v}/bulk_operations and the signed download) on SQLite and
 // PostgreSQL: the file holds exactly what the list gives for the same filters and fields; it is
 // the store at `snapshot_at`, which is the exact boundary of the events list; a run taken over
-// after a crash ends complete without duplicates; cancel, the per-app limit, scopes at start and
+// after a crash ends complete without duplicates; one that keeps failing ends failed after its
+// last attempt and frees its slot; cancel, the per-app limit, scopes at start and
 // at download, bad input, Range requests and pruning.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BulkExportRun } from '../src/services/bulk-export-run.ts';
+import { BulkExportRun, MAX_ATTEMPTS } from '../src/services/bulk-export-run.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import { createPlatform } from '../src/platform.ts';
+import type { BulkOperationRepository, Repositories, Storage } from '../src/storage/ports.ts';
 import type { BulkExportRunner } from '../src/webhooks/bulk-export-runner.ts';
 import { api, appToken, createFixture, createTestPlatform, DIALECTS, type Fixture, privateToken, type TestPlatform } from './harness.ts';
 
 const V = '/openapi/2026-01';
 const HOUR = 3_600_000;
+
+/** The storage with some members replaced by faulty ones; everything else is the real one. */
+function withFault(storage: Storage, fault: Partial<Storage>): Storage {
+  return new Proxy(storage, {
+    get(target, prop) {
+      if (prop in fault) return (fault as Record<PropertyKey, unknown>)[prop];
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 interface Op {
   id: string;
@@ -250,6 +263,102 @@ describe.each(DIALECTS)('bulk exports on %s', (dialect) => {
     expect(await runOne(() => run.runNext('other', 60_000))).toBe('completed');
     const done = await show(f, token, op.id);
     expect(done.snapshot_at).toBe(part.snapshot_at);
+    const rows = await file(f, token, op.id);
+    expect(rows).toEqual(await listed(f, token, 'products', ''));
+    expect(new Set(rows.map((r) => r.id)).size).toBe(12);
+  });
+
+  it('ends an export that throws on every attempt as failed after the last one, with its webhook, and frees its slot', async () => {
+    const { f, token, writer } = await setup();
+    const sub = await api(t, f, token, 'POST', `${V}/webhooks`, {
+      address: 'https://hooks.example.com/bulk',
+      topic: 'bulk_operations/finish',
+    });
+    expect(sub.statusCode, sub.body).toBe(201);
+    await products(f, writer, ['s0', 's1', 's2']);
+    const op = await start(f, token, { resource: 'products' });
+    const waiting = await start(f, token, { resource: 'customers' });
+    expect((await api(t, f, token, 'POST', `${V}/bulk_operations`, { resource: 'products' })).statusCode).toBe(429);
+    const storage = t.platform.storage;
+    // A row of this export that can never be written: every attempt throws once it has its snapshot.
+    const broken: BulkOperationRepository = Object.assign(Object.create(storage.bulkOperations), {
+      snapshotRows: async (id: number, ...rest: [never, number, number]) => {
+        if (id === Number(op.id)) throw new Error('cannot serialise {"title":"s1","secret":"hunter2"}');
+        return storage.bulkOperations.snapshotRows(id, ...rest);
+      },
+    });
+    const run = new BulkExportRun(withFault(storage, { bulkOperations: broken }), new WebhookOutbox(t.clock.fn), t.clock.fn, 300);
+    expect(MAX_ATTEMPTS).toBe(3);
+    for (let attempt = 1; attempt < MAX_ATTEMPTS; attempt++) {
+      await expect(
+        runOne(() => run.runNext(`w${attempt}`, 60_000)),
+        `attempt ${attempt}`,
+      ).rejects.toMatchObject({ final: false });
+      expect(await show(f, token, op.id)).toMatchObject({ status: 'running', error: null });
+      expect((await api(t, f, token, 'POST', `${V}/bulk_operations`, { resource: 'products' })).statusCode).toBe(429);
+      // Retried once its lease runs out (the waiting export has a higher id, so this one goes first).
+      t.clock.advance(61_000);
+    }
+    await expect(runOne(() => run.runNext('last', 60_000))).rejects.toMatchObject({ final: true });
+    const failed = await show(f, token, op.id);
+    expect(failed).toMatchObject({ status: 'failed', error: 'the export failed on each of its 3 attempts; start a new one', url: null });
+    expect(failed.error).not.toMatch(/hunter2|s1/);
+    const events = (await api(t, f, token, 'GET', `${V}/events?topic=bulk_operations/finish`)).json().data;
+    expect(events.map((e: { payload: Record<string, unknown> }) => e.payload)).toEqual([
+      expect.objectContaining({ id: op.id, status: 'failed', error: failed.error }),
+    ]);
+    expect(await storage.bulkOperations.snapshotRows(Number(op.id), 'products', 0, 10)).toEqual([]);
+    // Its slot is free, and nobody takes it up again.
+    const next = await start(f, token, { resource: 'products' });
+    expect(await runAll()).toEqual(['completed', 'completed']);
+    expect((await show(f, token, op.id)).status).toBe('failed');
+    expect((await show(f, token, waiting.id)).status).toBe('completed');
+    expect((await file(f, token, next.id)).map((r) => r.title)).toEqual(['s0', 's1', 's2']);
+  });
+
+  it('an export whose worker dies on every attempt is ended as failed when claimed after its last one', async () => {
+    const { f, token, writer } = await setup();
+    await products(f, writer, ['d0', 'd1', 'd2', 'd3']);
+    const op = await start(f, token, { resource: 'products' });
+    const run = new BulkExportRun(t.platform.storage, new WebhookOutbox(t.clock.fn), t.clock.fn, 50);
+    for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
+      // Stops at its first chunk with the lease still held, as a killed process would.
+      expect(await runOne(() => run.runNext(`dies${attempt}`, 60_000, () => true))).toBe('lost');
+      t.clock.advance(61_000);
+    }
+    expect(await runOne(() => run.runNext('next', 60_000))).toBe('failed');
+    expect(await show(f, token, op.id)).toMatchObject({
+      status: 'failed',
+      error: 'the export failed on each of its 3 attempts; start a new one',
+    });
+    expect(await runOne()).toBe('none');
+  });
+
+  it('an export that throws once is retried from where it stopped and completes with every row once', async () => {
+    const { f, token, writer } = await setup();
+    await products(
+      f,
+      writer,
+      Array.from({ length: 12 }, (_, i) => `q${i}`),
+    );
+    const op = await start(f, token, { resource: 'products' });
+    const storage = t.platform.storage;
+    // The snapshot and the first chunk commit; the second chunk's transaction throws, once.
+    let calls = 0;
+    const transaction = <T>(work: (tx: Repositories) => Promise<T>): Promise<T> => {
+      if (++calls === 3) return Promise.reject(new Error('connection reset'));
+      return storage.transaction(work);
+    };
+    const run = new BulkExportRun(withFault(storage, { transaction }), new WebhookOutbox(t.clock.fn), t.clock.fn, 300);
+    await expect(runOne(() => run.runNext('flaky', 60_000))).rejects.toMatchObject({ final: false });
+    const part = await show(f, token, op.id);
+    expect(part.status).toBe('running');
+    expect(part.rows).toBeGreaterThan(0);
+    expect(part.rows).toBeLessThan(12);
+    t.clock.advance(61_000);
+    expect(await runOne(() => run.runNext('flaky', 60_000))).toBe('completed');
+    const done = await show(f, token, op.id);
+    expect(done).toMatchObject({ status: 'completed', rows: 12, error: null, snapshot_at: part.snapshot_at });
     const rows = await file(f, token, op.id);
     expect(rows).toEqual(await listed(f, token, 'products', ''));
     expect(new Set(rows.map((r) => r.id)).size).toBe(12);

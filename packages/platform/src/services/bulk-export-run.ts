@@ -4,7 +4,9 @@
 // reached, and finish with the `bulk_operations/finish` webhook in the same transaction. A worker
 // that takes over an operation whose lease ran out continues from the committed position, so the
 // file has every row once. The owner's grant is checked before the export runs and again every
-// second while it writes: one that ended or no longer reads the resource stops it.
+// second while it writes: one that ended or no longer reads the resource stops it. Every claim
+// counts an attempt; an export that keeps failing (it throws, or its worker dies each time) is
+// ended as failed after MAX_ATTEMPTS, so its app hears of it and its slot is free again.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BULK_CHUNK_BYTES } from '../domain/bulk-operations.ts';
 import type { Clock } from '../domain/clock.ts';
@@ -20,6 +22,25 @@ const READ_BATCH = 5000;
 const GRANT_CHECK_MS = 1000;
 /** How long the snapshot waits for the clock to pass its time before giving up. */
 const CLOCK_WAIT_MS = 5_000;
+/**
+ * Attempts an export gets before it is ended as failed. A fault that passes (a database restart,
+ * a worker stopped for a deploy) rarely hits the same export three times in a row, since each
+ * attempt resumes where the last one stopped; one that stays (a bug, a row that cannot be
+ * written) would otherwise hold one of its app's two slots forever.
+ */
+export const MAX_ATTEMPTS = 3;
+/** What the app reads: never the error itself, which may quote rows or the database. */
+const GAVE_UP = `the export failed on each of its ${MAX_ATTEMPTS} attempts; start a new one`;
+
+/** A run that threw; `final` when the operation was ended as failed because of it. */
+export class BulkAttemptError extends Error {
+  constructor(
+    readonly final: boolean,
+    cause: unknown,
+  ) {
+    super(final ? 'bulk export failed on its last attempt' : 'bulk export attempt failed', { cause });
+  }
+}
 
 export type RunOutcome = 'none' | 'completed' | 'failed' | 'lost';
 
@@ -37,18 +58,25 @@ export class BulkExportRun {
   /**
    * Claims one operation and runs it to its end; 'lost' when the lease went to another worker or
    * the operation was canceled meanwhile, 'none' when nothing was waiting. `stopping` ends the
-   * run between chunks (its lease then runs out and another worker continues).
+   * run between chunks (its lease then runs out and another worker continues). A run that throws
+   * rejects with a BulkAttemptError: the operation is retried once its lease runs out, or ended as
+   * failed when that was its last attempt.
    */
   async runNext(worker: string, leaseMs: number, stopping: () => boolean = () => false): Promise<RunOutcome> {
     await this.dropLeftovers();
     const op = await this.storage.bulkOperations.claim(worker, this.clock(), this.clock() + leaseMs);
     if (!op) return 'none';
+    // Its last attempt ended without a word (its worker died, or hung past its lease).
+    if (op.attempts > MAX_ATTEMPTS) return this.fail(op, GAVE_UP, worker);
     // The copy of a big store may outlast a lease: renewed every third of it while this runs.
     const renew = setInterval(() => {
       this.storage.bulkOperations.renew(op.id, worker, this.clock() + leaseMs).catch(() => {});
     }, leaseMs / 3);
     try {
       return await this.execute(op, worker, leaseMs, stopping);
+    } catch (err) {
+      const final = op.attempts >= MAX_ATTEMPTS && (await this.fail(op, GAVE_UP, worker)) === 'failed';
+      throw new BulkAttemptError(final, err);
     } finally {
       clearInterval(renew);
     }
@@ -148,13 +176,15 @@ export class BulkExportRun {
     return scopes !== undefined && allows(storedScopes(scopes), 'read', op.resource);
   }
 
-  private async fail(op: BulkOperationRow, error: string): Promise<RunOutcome> {
+  /** Ends the operation as failed (only while `holder` holds its lease, when given) and tells its owner. */
+  private async fail(op: BulkOperationRow, error: string, holder?: string): Promise<RunOutcome> {
     const ended = await this.storage.transaction(async (tx) => {
-      const row = await tx.bulkOperations.end(op.id, 'failed', error, this.clock());
+      const row = await tx.bulkOperations.end(op.id, 'failed', error, this.clock(), holder);
       if (row) await this.notify(tx, row);
       return row;
     });
-    await this.storage.bulkOperations.dropSnapshot(op.id, op.resource);
+    // Another worker that took the lease over still reads its snapshot.
+    if (ended || holder === undefined) await this.storage.bulkOperations.dropSnapshot(op.id, op.resource);
     return ended ? 'failed' : 'lost';
   }
 

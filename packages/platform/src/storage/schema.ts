@@ -250,6 +250,8 @@ export interface Database {
     snapshot_at: number | null;
     claimed_by: string | null;
     claimed_until: number | null;
+    /** How many times a worker has claimed it. */
+    attempts: Generated<number>;
     created_at: number;
     updated_at: number;
     finished_at: number | null;

@@ -3,7 +3,7 @@
 // workers never run the same export and a crashed worker's export is taken over once its lease
 // runs out. The export itself is services/bulk-export-run.ts.
 import { randomBytes } from 'node:crypto';
-import type { BulkExportRun, RunOutcome } from '../services/bulk-export-run.ts';
+import { BulkAttemptError, type BulkExportRun, type RunOutcome } from '../services/bulk-export-run.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 
 export interface BulkExportRunnerOptions {
@@ -48,7 +48,12 @@ export class BulkExportRunner {
         outcome = await this.runOnce(() => !this.running);
         if (outcome === 'failed') this.options.logger.warn({ worker: this.id }, 'bulk export failed');
       } catch (err) {
-        this.options.logger.error({ err: errorFields(err) }, 'bulk export: run failed; its lease runs out and it is tried again');
+        const cause = err instanceof BulkAttemptError ? err.cause : err;
+        const final = err instanceof BulkAttemptError && err.final;
+        this.options.logger.error(
+          { err: errorFields(cause) },
+          final ? 'bulk export: last attempt failed; marked failed' : 'bulk export: run failed; its lease runs out and it is tried again',
+        );
       }
       if (outcome === 'none' || outcome === 'lost') await this.sleep(this.options.pollMs ?? 1000);
     }

@@ -25,6 +25,8 @@ export interface BulkOperationRow {
   snapshot_at: number | null;
   claimed_by: string | null;
   claimed_until: number | null;
+  /** How many times a worker has claimed it, this claim included. */
+  attempts: number;
   created_at: number;
   updated_at: number;
   finished_at: number | null;
@@ -59,11 +61,14 @@ export interface BulkOperationRepository {
   getById(storeId: number, id: number): Promise<BulkOperationRow | undefined>;
   /** The owner's operations in the store, newest first. */
   list(storeId: number, owner: BulkOwner, limit: number): Promise<BulkOperationRow[]>;
-  /** Ends an unfinished operation with `status` (canceled or failed); the row as it is after, or undefined. */
-  end(id: number, status: 'canceled' | 'failed', error: string | null, now: number): Promise<BulkOperationRow | undefined>;
+  /**
+   * Ends an unfinished operation with `status` (canceled or failed), only while `holder` holds its
+   * lease when given; the row as it is after, or undefined.
+   */
+  end(id: number, status: 'canceled' | 'failed', error: string | null, now: number, holder?: string): Promise<BulkOperationRow | undefined>;
   /** The scopes the owner holds in the store now, or undefined when its grant ended (uninstalled, revoked). */
   ownerScopes(storeId: number, owner: BulkOwner): Promise<string | undefined>;
-  /** Takes the lease of one created or running operation whose lease is free or ran out. */
+  /** Takes the lease of one created or running operation whose lease is free or ran out, counting the attempt. */
   claim(worker: string, now: number, leaseUntil: number): Promise<BulkOperationRow | undefined>;
   /** Moves the lease on; false when the worker no longer holds it (taken over, canceled). */
   renew(id: number, worker: string, leaseUntil: number): Promise<boolean>;

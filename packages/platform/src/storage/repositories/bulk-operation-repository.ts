@@ -124,14 +124,20 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
     return rows.map(toRow);
   }
 
-  async end(id: number, status: 'canceled' | 'failed', error: string | null, now: number): Promise<BulkOperationRow | undefined> {
-    const row = await this.k
+  async end(
+    id: number,
+    status: 'canceled' | 'failed',
+    error: string | null,
+    now: number,
+    holder?: string,
+  ): Promise<BulkOperationRow | undefined> {
+    let q = this.k
       .updateTable('bulk_operations')
       .set({ status, error, finished_at: now, updated_at: now, claimed_by: null, claimed_until: null })
       .where('id', '=', id)
-      .where('status', 'in', OPEN)
-      .returningAll()
-      .executeTakeFirst();
+      .where('status', 'in', OPEN);
+    if (holder !== undefined) q = q.where('claimed_by', '=', holder);
+    const row = await q.returningAll().executeTakeFirst();
     return row && toRow(row);
   }
 
@@ -170,7 +176,13 @@ export class SqlBulkOperationRepository implements BulkOperationRepository {
     if (this.x.dialect === 'postgres') next = next.forUpdate().skipLocked();
     const row = await this.k
       .updateTable('bulk_operations')
-      .set({ claimed_by: worker, claimed_until: leaseUntil, status: 'running', updated_at: now })
+      .set((eb) => ({
+        claimed_by: worker,
+        claimed_until: leaseUntil,
+        status: 'running',
+        attempts: eb('attempts', '+', 1),
+        updated_at: now,
+      }))
       .where((eb) => eb('id', '=', next))
       .where('status', 'in', OPEN)
       .where((eb) => eb.or([eb('claimed_until', 'is', null), eb('claimed_until', '<', now)]))
@@ -349,6 +361,7 @@ function toRow(r: Record<string, unknown>): BulkOperationRow {
     chunks: Number(r.chunks),
     snapshot_at: num(r.snapshot_at),
     claimed_until: num(r.claimed_until),
+    attempts: Number(r.attempts),
     created_at: Number(r.created_at),
     updated_at: Number(r.updated_at),
     finished_at: num(r.finished_at),
