@@ -23,7 +23,10 @@ const OPERATION = {
     fields: { type: ['string', 'null'], description: 'The fields of each row, or null for all.' },
     rows: { type: 'integer', description: 'Rows written to the file so far.' },
     bytes: { type: 'integer', description: 'Bytes written to the file so far.' },
-    error: { type: ['string', 'null'], description: 'Why a failed operation failed.' },
+    error: {
+      type: ['string', 'null'],
+      description: 'Why a failed operation failed: its app no longer holds read_<resource>, or it failed on each of its 3 attempts.',
+    },
     snapshot_at: {
       type: ['string', 'null'],
       format: 'date-time',
