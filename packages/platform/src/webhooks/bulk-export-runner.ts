@@ -4,6 +4,7 @@
 // runs out. The export itself is services/bulk-export-run.ts.
 import { randomBytes } from 'node:crypto';
 import { BulkAttemptError, type BulkExportRun, type RunOutcome } from '../services/bulk-export-run.ts';
+import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 
 export interface BulkExportRunnerOptions {
@@ -20,11 +21,14 @@ export class BulkExportRunner {
   private running = false;
   private loop: Promise<void> | undefined;
   private wakeUp: (() => void) | undefined;
+  private outage: DatabaseOutage | undefined;
 
   constructor(private readonly options: BulkExportRunnerOptions) {}
 
-  start(): void {
+  /** With the worker's outage tracker, a database outage is logged once for the worker, not per attempt. */
+  start(outage?: DatabaseOutage): void {
     if (this.running) return;
+    this.outage = outage;
     this.running = true;
     this.loop = this.run();
   }
@@ -46,10 +50,15 @@ export class BulkExportRunner {
       let outcome: RunOutcome = 'none';
       try {
         outcome = await this.runOnce(() => !this.running);
+        this.outage?.succeeded();
         if (outcome === 'failed') this.options.logger.warn({ worker: this.id }, 'bulk export failed');
       } catch (err) {
         const cause = err instanceof BulkAttemptError ? err.cause : err;
         const final = err instanceof BulkAttemptError && err.final;
+        if (this.outage?.failed(cause)) {
+          await this.sleep(this.outage.waitMs);
+          continue;
+        }
         this.options.logger.error(
           { err: errorFields(cause) },
           final ? 'bulk export: last attempt failed; marked failed' : 'bulk export: run failed; its lease runs out and it is tried again',

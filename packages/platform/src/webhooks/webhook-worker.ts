@@ -157,7 +157,7 @@ export class WebhookWorker {
     this.unsubscribe = this.onDeliveriesQueued(() => this.wake());
     this.heartbeat.start();
     this.loop = this.run();
-    this.bulkExports?.start();
+    this.bulkExports?.start(this.outage);
   }
 
   /**

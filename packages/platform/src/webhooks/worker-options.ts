@@ -1,4 +1,5 @@
 // What the composition root hands the delivery worker; each optional setting says its default.
+import type { DatabaseOutage } from './database-outage.ts';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CredentialPruneCounts } from '../domain/credential-retention.ts';
@@ -66,6 +67,9 @@ export interface WebhookWorkerOptions {
   logger?: WorkerLogger;
   /** Counts attempts by outcome and those in flight (default: counted nowhere). */
   metrics?: DeliveryMetrics;
-  /** Runs bulk exports beside the deliveries, started and stopped with the worker (default: none). */
-  bulkExports?: { start(): void; stop(): Promise<void> };
+  /**
+   * Runs bulk exports beside the deliveries, started and stopped with the worker (default: none);
+   * given the worker's outage tracker, so a database outage is one warning for the whole worker.
+   */
+  bulkExports?: { start(outage?: DatabaseOutage): void; stop(): Promise<void> };
 }
