@@ -12,6 +12,7 @@ import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
+import { enableWal } from './wal-mode.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
 
 export interface Db {
@@ -152,8 +153,9 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     const sqlite = new SQLite(config.path);
     // First: switching a new file to WAL takes a lock that another process opening the same
     // file may hold for a moment, and without a busy timeout that fails at once.
-    sqlite.pragma(`busy_timeout = ${Math.trunc(options.sqliteBusyTimeoutMs ?? 5000)}`);
-    sqlite.pragma('journal_mode = WAL');
+    const busyTimeoutMs = Math.trunc(options.sqliteBusyTimeoutMs ?? 5000);
+    sqlite.pragma(`busy_timeout = ${busyTimeoutMs}`);
+    enableWal(sqlite, busyTimeoutMs);
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
     // Checkpoints run on a worker thread while writes come (see wal-checkpointer.ts); this
