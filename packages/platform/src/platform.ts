@@ -27,6 +27,7 @@ import { IdempotentRequests } from './services/idempotency.ts';
 import { KeyRotation } from './services/key-rotation.ts';
 import { AdminDirectory } from './services/admin-directory.ts';
 import { MasterKeys } from './services/master-keys.ts';
+import { EndpointHealth } from './services/endpoint-health.ts';
 import { EventLog } from './services/event-log.ts';
 import { LoginThrottle } from './services/login-throttle.ts';
 import { PlatformMetrics } from './services/metrics.ts';
@@ -57,7 +58,7 @@ import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
 
 export type WorkerSettings = Omit<
   WebhookWorkerOptions,
-  'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics' | 'bulkExports'
+  'queue' | 'onDeliveriesQueued' | 'box' | 'config' | 'prune' | 'metrics' | 'bulkExports' | 'breakerLog'
 >;
 
 export interface PlatformOptions {
@@ -225,6 +226,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
     partnerDeliveries: new PartnerDeliveries(storage.webhooks),
+    endpointHealth: new EndpointHealth(storage.endpointHealth, clock),
     loginThrottle: new LoginThrottle(storage.throttles, clock),
     reveals: new OneTimeReveals(storage.reveals, keys, clock),
     keyRotation: new KeyRotation(keyRepo, clock),
@@ -256,6 +258,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         clock,
         ...options.worker,
         queue: storage.deliveryQueue,
+        breakerLog: storage.endpointHealth,
         onDeliveriesQueued: (listener) => storage.onDeliveriesQueued(listener),
         box,
         config,
@@ -269,6 +272,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
           credentials: await credentialPruning.prune(),
           apiVersionNotices: await services.apiHealth.sendNotices(),
           bulkOperations: await bulkRun.prune(clock() - config.bulkExportRetentionMs),
+          endpointHealth: await services.endpointHealth.prune(),
         }),
       })
     : undefined;

@@ -14,6 +14,7 @@ import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
 import type { KeyRotation } from './key-rotation.ts';
 import type { AdminDirectory } from './admin-directory.ts';
+import type { EndpointHealth } from './endpoint-health.ts';
 import type { EventLog } from './event-log.ts';
 import type { GrantLimits } from './grant-limits.ts';
 import type { LoginThrottle } from './login-throttle.ts';
@@ -67,6 +68,8 @@ export interface Services {
   /** Missed-event recovery: an owner's deliveries over the retention window (Admin API `events`). */
   events: EventLog;
   partnerDeliveries: PartnerDeliveries;
+  /** Per endpoint of an app: attempts by outcome and latency per hour, breaker states, the next attempt. */
+  endpointHealth: EndpointHealth;
   /** Failed-login counting and locks, shared by the store admin and the partner dashboard. */
   loginThrottle: LoginThrottle;
   reveals: OneTimeReveals;

@@ -37,6 +37,8 @@ export const FLEET_WIDE = {
   'partner-delivery-log': "a partner's dashboard lists its app's deliveries across every store that installed it, newest first",
   'partner-disabled-subscriptions':
     "a partner's dashboard lists its apps' disabled subscriptions across every store that installed them, newest first, at most 50",
+  'partner-endpoint-health':
+    "a partner's endpoint health page finds the next attempt of each of its app's subscriptions, in every store that installed it: one probe of the pending-delivery index per subscription",
 } as const;
 
 export type FleetWideName = keyof typeof FLEET_WIDE;

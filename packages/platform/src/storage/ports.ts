@@ -2,6 +2,7 @@
 // worker see only these interfaces; the SQL, the dialects (SQLite or PostgreSQL), prepared
 // statements and the commit-and-fsync policy stay behind them.
 import type { ApiHealthRepository } from './ports/api-health.ts';
+import type { EndpointHealthRepository } from './ports/endpoint-health.ts';
 import type { ResourceName } from '../domain/resources.ts';
 import type {
   StoreRow,
@@ -31,6 +32,7 @@ import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
+export type * from './ports/endpoint-health.ts';
 export type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from './ports/bulk-operations.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
@@ -344,6 +346,7 @@ export interface Repositories {
   eventPayloads: EventPayloadRepository;
   idempotentAnswers: IdempotentAnswerRepository;
   apiHealth: ApiHealthRepository;
+  endpointHealth: EndpointHealthRepository;
   bulkOperations: BulkOperationRepository;
 }
 

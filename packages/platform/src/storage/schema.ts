@@ -261,4 +261,29 @@ export interface Database {
   bulk_rows_customers: Omit<Database['customers'], 'id' | 'version'> & { operation_id: number; id: number };
   bulk_rows_orders: Omit<Database['orders'], 'id' | 'version'> & { operation_id: number; id: number };
   bulk_operation_chunks: { operation_id: number; seq: number; start: number; data: Uint8Array };
+  /** Attempts per owner, endpoint (origin) and UTC hour: counts by outcome and a latency histogram (`ms_<bound>`). */
+  webhook_endpoint_hours: {
+    owner_kind: string;
+    owner_id: number;
+    origin: string;
+    hour: number;
+    delivered: number;
+    failed: number;
+    no_answer: number;
+    not_sent: number;
+  } & Record<LatencyColumn, number>;
+  /** An owner's circuit breaker at an endpoint in one store, as the worker that last changed it wrote it. */
+  webhook_endpoint_breakers: {
+    owner_kind: string;
+    owner_id: number;
+    store_id: number;
+    origin: string;
+    state: string;
+    failures: number;
+    reopen_at: number | null;
+    changed_at: number;
+  };
 }
+
+/** A latency bucket's column in webhook_endpoint_hours, by its upper bound in ms. */
+export type LatencyColumn = `ms_${25 | 50 | 100 | 200 | 400 | 800 | 1600 | 3200 | 6400 | 12800 | 25600 | 60000}`;

@@ -13,6 +13,7 @@ import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import type { ResourceServerRepository } from './ports/resource-servers.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlApiHealthRepository } from './repositories/api-health-repository.ts';
+import { SqlEndpointHealthRepository } from './repositories/endpoint-health-repository.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
 import { SqlEventPayloadRepository } from './repositories/event-payload-repository.ts';
 import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-repository.ts';
@@ -56,6 +57,7 @@ function repositories(x: Executor): Repositories {
     eventPayloads: new SqlEventPayloadRepository(x),
     idempotentAnswers: new SqlIdempotentAnswerRepository(x),
     apiHealth: new SqlApiHealthRepository(x),
+    endpointHealth: new SqlEndpointHealthRepository(x),
     bulkOperations: new SqlBulkOperationRepository(x),
   };
 }

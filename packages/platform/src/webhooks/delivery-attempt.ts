@@ -6,6 +6,7 @@ import { classifyStatus, nextState, parseRetryAfter, type AttemptOutcome, type N
 import type { DeliveryOutcome } from '../storage/ports.ts';
 import type { AddressGuard } from './address-guard.ts';
 import type { Job } from './delivery-jobs.ts';
+import { endpointKeyOf } from './endpoint-key.ts';
 import { deliveryHeaders } from './signer.ts';
 import type { SendResult, WebhookSender } from './webhook-sender.ts';
 import type { WorkerLogger } from './worker-logger.ts';
@@ -59,6 +60,7 @@ export class DeliveryAttempts {
       subscriptionId: job.subscriptionId,
       attempts: job.attempts,
       attempt: { attemptedAt, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
+      endpoint: endpointKeyOf(job),
       next: queueNext(next),
     };
   }

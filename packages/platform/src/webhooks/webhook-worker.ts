@@ -9,6 +9,7 @@ import { systemClock, type Clock } from '../domain/clock.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import { AddressGuard } from './address-guard.ts';
 import { ClaimHeartbeat } from './claim-heartbeat.ts';
+import { BreakerLedger } from './breaker-ledger.ts';
 import { DEFAULT_BREAKER, type EndpointVerdict, verdictOf } from './circuit-breaker.ts';
 import { EndpointBreakers } from './endpoint-breakers.ts';
 import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
@@ -51,6 +52,7 @@ export class WebhookWorker {
   private readonly heartbeat: ClaimHeartbeat;
   private readonly outage: DatabaseOutage;
   private readonly breakers: EndpointBreakers;
+  private readonly ledger: BreakerLedger | undefined;
   private running = false;
   private stopping: Promise<WorkerStopReport> | undefined;
   /** Set when a stop ran out of time: outcomes of the attempts cut off are not recorded. */
@@ -106,7 +108,10 @@ export class WebhookWorker {
           until,
         ),
       deferBacklog: (backlog, until) => this.breakers.deferBacklog(backlog, until),
-      onBreakerChange: (endpoint, change) => this.breakers.changed(endpoint, change),
+      onBreakerChange: (endpoint, change) => {
+        this.breakers.changed(endpoint, change);
+        this.ledger?.changed(endpoint, change);
+      },
       onBreakerForgotten: (endpoint) => this.breakers.forgotten(endpoint),
       onJobDone: () => {
         // Half the buffer drained: claim more now rather than at the next poll.
@@ -134,6 +139,15 @@ export class WebhookWorker {
         this.checkIdle();
       },
     });
+    this.ledger = options.breakerLog
+      ? new BreakerLedger({
+          log: options.breakerLog,
+          clock: this.clock,
+          logger: this.logger,
+          outage: this.outage,
+          onSettled: () => this.checkIdle(),
+        })
+      : undefined;
     this.recorder = new OutcomeRecorder({
       queue: this.queue,
       worker: this.id,
@@ -219,7 +233,7 @@ export class WebhookWorker {
   }
 
   private isIdle(): boolean {
-    return this.dispatcher.buffered === 0 && this.recorder.idle && this.breakers.idle;
+    return this.dispatcher.buffered === 0 && this.recorder.idle && this.breakers.idle && (this.ledger?.idle ?? true);
   }
 
   private checkIdle(): void {
@@ -316,7 +330,8 @@ export class WebhookWorker {
     this.lastPrune = this.clock();
     const pruned = await this.prune();
     const credentials = Object.values(pruned.credentials ?? {}).reduce((sum, n) => sum + n, 0);
-    if (pruned.deliveries + pruned.attempts + (pruned.idempotencyKeys ?? 0) + credentials + (pruned.bulkOperations ?? 0) > 0)
+    const other = (pruned.idempotencyKeys ?? 0) + (pruned.bulkOperations ?? 0) + (pruned.endpointHealth ?? 0);
+    if (pruned.deliveries + pruned.attempts + other + credentials > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log, expired idempotency keys and credentials past their last use');
   }
 }

@@ -7,6 +7,7 @@ import type { SecretBox } from '../domain/secret-box.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import type { Resolver } from './address-guard.ts';
+import type { BreakerLog } from './breaker-ledger.ts';
 import type { BreakerSettings } from './circuit-breaker.ts';
 import type { WorkerLogger } from './worker-logger.ts';
 
@@ -22,6 +23,8 @@ export interface PruneResult {
   apiVersionNotices?: number;
   /** Bulk operations (and their files) past their retention, when the round prunes those too. */
   bulkOperations?: number;
+  /** Hours of endpoint health figures and breaker states past their window, when the round prunes those too. */
+  endpointHealth?: number;
 }
 
 export interface WebhookWorkerOptions {
@@ -51,6 +54,8 @@ export interface WebhookWorkerOptions {
    * hold of an endpoint shared with other owners.
    */
   perOwner?: number;
+  /** Where each change of a breaker's state is written for every node to see (default: nowhere). */
+  breakerLog?: BreakerLog;
   /** When an owner's circuit breaker at an endpoint opens and for how long (default `DEFAULT_BREAKER`). */
   breaker?: Partial<BreakerSettings>;
   /** How often to look for due rows when nothing woke the worker (default 500 ms). */

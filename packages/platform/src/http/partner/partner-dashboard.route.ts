@@ -5,10 +5,12 @@ import { registerPartnerAppRoutes } from './partner-apps.route.ts';
 import { registerPartnerLoginRoutes } from './partner-login.route.ts';
 import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';
 import { registerPartnerApiHealthRoute } from './partner-api-health.route.ts';
+import { registerPartnerEndpointsRoute } from './partner-endpoints.route.ts';
 
 export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
   registerPartnerLoginRoutes(app, services);
   registerPartnerAppRoutes(app, services);
   registerPartnerWebhookRoutes(app, services);
   registerPartnerApiHealthRoute(app, services);
+  registerPartnerEndpointsRoute(app, services);
 }

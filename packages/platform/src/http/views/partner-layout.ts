@@ -33,10 +33,11 @@ export function sendPartnerPage(
 }
 
 /** The tabs of one app: its settings and its webhook deliveries. */
-export function appTabs(clientId: string, active: 'settings' | 'deliveries' | 'api-health'): SafeHtml {
+export function appTabs(clientId: string, active: 'settings' | 'deliveries' | 'endpoints' | 'api-health'): SafeHtml {
   const tab = (name: typeof active, href: string, label: string) =>
     active === name ? html`<strong>${label}</strong>` : html`<a href="${href}">${label}</a>`;
   const settings = tab('settings', `/partner/apps/${clientId}`, 'Settings');
   const deliveries = tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries');
-  return html`<p class="pager">${settings} ${deliveries} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
+  const endpoints = tab('endpoints', `/partner/apps/${clientId}/endpoints`, 'Endpoint health');
+  return html`<p class="pager">${settings} ${deliveries} ${endpoints} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
 }

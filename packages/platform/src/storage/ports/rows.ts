@@ -1,4 +1,5 @@
 // The records the repositories read and write, as the services see them.
+import type { EndpointKey } from './endpoint-health.ts';
 
 export interface StoreRow {
   id: number;
@@ -260,6 +261,8 @@ export type DeliveryOutcome =
       attempts: number;
       cancelled?: undefined;
       attempt: { attemptedAt: number; status: number | null; latencyMs: number; responseBody: string | null; error: string | null };
+      /** Where the attempt went and whose it was: what it adds to the endpoint's hourly figures (none: not counted). */
+      endpoint?: EndpointKey | undefined;
       next: { status: 'delivered' } | { status: 'pending'; nextAttemptAt: number } | { status: 'dead'; disable?: string | undefined };
     };
 

@@ -4,6 +4,7 @@
 // the dead streaks of the subscriptions that delivered. Only a dead delivery, which is rare, costs
 // statements of its own. SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
 import type { DeliveryOutcome } from '../ports.ts';
+import { endpointHourStatement } from './endpoint-hours.ts';
 
 export interface Statement {
   sql: string;
@@ -131,6 +132,9 @@ export function* outcomeWrites(
     else healthyByStore.set(h.store, [h.subscription]);
   }
   for (const [store, subscriptions] of healthyByStore) yield healthyStatement(dialect, store, subscriptions);
+  // Last: the rollup rows are shared by every worker, so their locks are held for the shortest time.
+  const hours = endpointHourStatement(dialect, batch);
+  if (hours) yield hours;
 }
 
 function healthyStatement(dialect: Dialect, store: number, subscriptions: number[]): Statement {

@@ -1,0 +1,59 @@
+// The statement that adds a batch of attempts to the hourly rollup of endpoint health, run in the
+// outcomes' own transaction (so a batch is counted exactly when it is recorded). The batch is summed
+// first, one row per owner, endpoint and hour, and those rows are upserted in one statement that
+// adds to the stored counts, so workers recording at the same moment add up. Rows go in key order,
+// so two workers' transactions lock shared rows in the same order and cannot deadlock on
+// PostgreSQL; it runs last in the transaction, so those row locks are held only until the commit
+// that follows.
+import { LATENCY_BOUNDS, hourOf, latencyBucket, latencyCounted, OUTCOME_KINDS, outcomeKind } from '../../domain/endpoint-health.ts';
+import type { DeliveryOutcome } from '../ports.ts';
+
+type Dialect = 'sqlite' | 'postgres';
+
+export const LATENCY_COLUMNS = LATENCY_BOUNDS.map((ms) => `ms_${ms}`);
+const KEY_COLUMNS = ['owner_kind', 'owner_id', 'origin', 'hour'];
+const COUNT_COLUMNS = [...OUTCOME_KINDS, ...LATENCY_COLUMNS];
+const COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS];
+
+function upsertSql(dialect: Dialect): string {
+  const into = `insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`;
+  const conflict = `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map(
+    (c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`,
+  ).join(', ')}`;
+  if (dialect === 'sqlite') {
+    // `where true`: SQLite needs it to read an upsert's ON CONFLICT after a SELECT.
+    return `${into} select ${COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} from json_each(?) where true ${conflict}`;
+  }
+  const types = COLUMNS.map((c, i) => `$${i + 1}::${c === 'owner_kind' || c === 'origin' ? 'text' : 'bigint'}[]`);
+  return `${into} select * from unnest(${types.join(', ')}) ${conflict}`;
+}
+
+const SQL = { sqlite: upsertSql('sqlite'), postgres: upsertSql('postgres') } as const;
+
+/** The rollup rows of a batch: one per owner, endpoint and hour, in key order. */
+export function endpointHourRows(batch: readonly DeliveryOutcome[]): unknown[][] {
+  const rows = new Map<string, unknown[]>();
+  for (const o of batch) {
+    if (o.cancelled !== undefined || !o.endpoint) continue;
+    const { ownerKind, ownerId, origin } = o.endpoint;
+    const hour = hourOf(o.attempt.attemptedAt);
+    const key = `${ownerKind}\u0000${String(ownerId).padStart(20, '0')}\u0000${origin}\u0000${String(hour).padStart(20, '0')}`;
+    let row = rows.get(key);
+    if (!row) rows.set(key, (row = [ownerKind, ownerId, origin, hour, ...COUNT_COLUMNS.map(() => 0)]));
+    const kind = outcomeKind(o.attempt);
+    const add = (column: number) => {
+      row[column] = (row[column] as number) + 1;
+    };
+    add(KEY_COLUMNS.length + OUTCOME_KINDS.indexOf(kind));
+    if (latencyCounted(kind)) add(KEY_COLUMNS.length + OUTCOME_KINDS.length + latencyBucket(o.attempt.latencyMs));
+  }
+  return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+}
+
+/** The upsert of a batch's rollup rows; undefined when the batch holds no counted attempt. */
+export function endpointHourStatement(dialect: Dialect, batch: readonly DeliveryOutcome[]): { sql: string; params: unknown[] } | undefined {
+  const rows = endpointHourRows(batch);
+  if (rows.length === 0) return undefined;
+  const params = dialect === 'sqlite' ? [JSON.stringify(rows)] : COLUMNS.map((_, c) => rows.map((r) => r[c]));
+  return { sql: SQL[dialect], params };
+}
