@@ -127,7 +127,7 @@ export function attemptsChart(id: string, endpoint: string, hours: readonly Char
     const words = OUTCOME_KINDS.filter((k) => h[k] > 0).map((k) => `${h[k]} ${OUTCOME_LABELS[k].toLowerCase()}`);
     return html`<g><title>${hourLabel(h.hour)}: ${words.join(', ')}</title>${parts}</g>`;
   });
-  const ticks = [0, max / 2, max].map(
+  const ticks = (Number.isInteger(max / 2) ? [0, max / 2, max] : [0, max]).map(
     (v) =>
       html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9" stroke-width="0.5"/><text x="${PAD.left - 5}" y="${round(y(v) + 3)}" text-anchor="end">${String(v)}</text>`,
   );
