@@ -58,6 +58,7 @@ export const EXAMPLES: Record<string, string[]> = {
     'storegate webhooks deliveries --status dead --attempts --json',
   ],
   'webhooks redeliver': ['storegate webhooks redeliver 42'],
+  'webhooks health': ['storegate webhooks health --app <client_id>', 'storegate webhooks health --app <client_id> --hours 24 --json'],
   'stores list': ['storegate stores list', 'storegate stores list --json'],
   'stores show': ['storegate stores show demo', 'storegate stores show demo --json'],
   'partners list': ['storegate partners list'],

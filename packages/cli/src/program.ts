@@ -13,6 +13,7 @@ import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
 import { registerAppConfigCommands } from './app-config.command.ts';
 import { registerWebhookToolCommands } from './webhook-tools.command.ts';
+import { registerWebhookHealthCommand } from './webhook-health.command.ts';
 import { registerDevCommand } from './dev.command.ts';
 import { registerResourceServerCommands } from './resource-servers.command.ts';
 import { registerApiHealthCommands } from './api-health.command.ts';
@@ -59,6 +60,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerMerchantCommands(program);
   registerAppConfigCommands(program);
   registerWebhookToolCommands(program);
+  registerWebhookHealthCommand(program);
   registerDevCommand(program);
   registerResourceServerCommands(program);
   registerApiHealthCommands(program);

@@ -34,6 +34,7 @@ export { TOPICS, SUBSCRIBABLE_TOPICS, isTopic, isPrivacyTopic, type WebhookTopic
 export { CURRENT_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS } from './domain/api-versions.ts';
 export { daysLeft } from './domain/api-health.ts';
 export type { VersionUsage, CallerUsage } from './services/api-health.ts';
+export { MAX_HEALTH_HOURS, type AppEndpointHealth, type EndpointFigures } from './services/endpoint-health.ts';
 export type { BrownoutSummary } from './services/api-brownouts.ts';
 export { storeHostname } from './domain/store-host.ts';
 export { checkWebhookAddress } from './domain/ssrf.ts';

@@ -267,11 +267,11 @@ export interface Database {
     owner_id: number;
     origin: string;
     hour: number;
-    delivered: number;
-    failed: number;
-    no_answer: number;
-    not_sent: number;
-  } & Record<LatencyColumn, number>;
+    delivered: Generated<number>;
+    failed: Generated<number>;
+    no_answer: Generated<number>;
+    not_sent: Generated<number>;
+  } & Record<LatencyColumn, Generated<number>>;
   /** An owner's circuit breaker at an endpoint in one store, as the worker that last changed it wrote it. */
   webhook_endpoint_breakers: {
     owner_kind: string;
