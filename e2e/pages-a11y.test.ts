@@ -274,6 +274,15 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     await check(partner);
     await check(partner, `${platform()}/partner/apps/${rotatingClientId}/api-health`);
 
+    // Endpoint health: the charts of the failing delivery's endpoint once its attempt is recorded,
+    // and the empty state of an app without endpoints.
+    for (let shown = false; !shown; ) {
+      await partner.goto(`${platform()}/partner/apps/${clientId}/endpoints`);
+      shown = (await partner.getByRole('img', { name: /Attempts per hour/ }).count()) > 0;
+    }
+    await check(partner);
+    await check(partner, `${platform()}/partner/apps/${rotatingClientId}/endpoints`);
+
     // The API docs, the longest page.
     await check(partner, `${platform()}/docs`);
 
