@@ -102,7 +102,7 @@ describe('endpoint charts', () => {
     // Four segments over two hours; the busiest hour's bar reaches the top of the axis (10).
     expect(svg.match(/<rect class="bar-/g)).toHaveLength(4);
     expect(svg).toContain('<title>Nov 20 03:00 UTC: 8 delivered (2xx), 2 failed answer</title>');
-    expect(svg).toMatch(/<rect class="bar-failed" [^>]*y="8" /);
+    expect(svg).toMatch(/<rect class="bar-failed" [^>]*y="18" /);
     expect(svg).toContain('text-anchor="end">10</text>');
     // Days on the x axis: the midnights of the window.
     expect(svg).toContain('text-anchor="middle">Nov 20</text>');

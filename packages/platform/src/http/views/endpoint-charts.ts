@@ -29,7 +29,7 @@ const P99_COLOUR = '#a1261a';
 
 const W = 320;
 const H = 180;
-const PAD = { left: 40, right: 8, top: 8, bottom: 24 };
+const PAD = { left: 48, right: 8, top: 18, bottom: 24 };
 const PLOT_W = W - PAD.left - PAD.right;
 const PLOT_H = H - PAD.top - PAD.bottom;
 const round = (n: number) => Math.round(n * 100) / 100;
@@ -73,10 +73,12 @@ function xLabels(hours: readonly ChartHour[], x: (i: number) => number): SafeHtm
   return out;
 }
 
-function frame(id: string, title: string, description: string, body: SafeHtml): SafeHtml {
+/** The chart's frame; `axis` names what the y axis counts (the x axis is always UTC hours, days labelled). */
+function frame(id: string, title: string, description: string, axis: string, body: SafeHtml): SafeHtml {
   return html`<svg class="chart" role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${W} ${H}" width="100%" preserveAspectRatio="xMidYMid meet" font-size="10" font-family="system-ui, sans-serif" fill="#1a1a1a">
 <title id="${id}-title">${title}</title>
 <desc id="${id}-desc">${description}</desc>
+<text x="${PAD.left}" y="11" fill="#4a4a4a">${axis}</text><text x="${PAD.left + PLOT_W}" y="11" text-anchor="end" fill="#4a4a4a">UTC</text>
 ${body}
 <line x1="${PAD.left}" x2="${PAD.left + PLOT_W}" y1="${PAD.top + PLOT_H}" y2="${PAD.top + PLOT_H}" stroke="#4a4a4a"/>
 <line x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${PAD.top + PLOT_H}" stroke="#4a4a4a"/>
@@ -133,7 +135,7 @@ export function attemptsChart(id: string, endpoint: string, hours: readonly Char
   );
   const summary = `${plural(all, 'attempt')} in ${plural(hours.length, 'hour')}: ${OUTCOME_KINDS.map((k) => `${totals[k]} ${OUTCOME_LABELS[k].toLowerCase()}`).join(', ')}. The busiest hour, ${hourLabel(busiest.hour)}, had ${plural(busiest.attempts, 'attempt')}.`;
   return html`<figure class="chart-figure">
-${frame(id, `Attempts per hour to ${endpoint}, by outcome`, summary, html`${ticks}${xLabels(hours, x)}${bars}`)}
+${frame(id, `Attempts per hour to ${endpoint}, by outcome`, summary, 'Attempts per hour', html`${ticks}${xLabels(hours, x)}${bars}`)}
 <figcaption>${legend(OUTCOME_KINDS.map((k) => ({ label: OUTCOME_LABELS[k], swatch: boxSwatch(OUTCOME_COLOURS[k]) })))}</figcaption>
 </figure>`;
 }
@@ -183,7 +185,7 @@ export function latencyChart(
   const worst = hours.reduce<ChartHour | undefined>((w, h) => (h.p99_ms !== null && (!w || h.p99_ms > (w.p99_ms ?? 0)) ? h : w), undefined);
   const summary = `Over the window, p50 at most ${msLabel(overall.p50_ms)} and p99 at most ${msLabel(overall.p99_ms)}.${worst ? ` The slowest hour, ${hourLabel(worst.hour)}, had p99 at most ${msLabel(worst.p99_ms!)}.` : ''}`;
   return html`<figure class="chart-figure">
-${frame(id, `Latency of answers from ${endpoint} per hour, p50 and p99`, summary, html`${ticks}${xLabels(hours, x)}${line('p50_ms', P50_COLOUR, undefined)}${line('p99_ms', P99_COLOUR, '4 2')}`)}
+${frame(id, `Latency of answers from ${endpoint} per hour, p50 and p99`, summary, 'Latency (log scale)', html`${ticks}${xLabels(hours, x)}${line('p50_ms', P50_COLOUR, undefined)}${line('p99_ms', P99_COLOUR, '4 2')}`)}
 <figcaption>${legend([
     { label: 'p50 (solid)', swatch: lineSwatch(P50_COLOUR, undefined) },
     { label: 'p99 (dashed)', swatch: lineSwatch(P99_COLOUR, '4 2') },
