@@ -113,6 +113,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
       'outbox-backlog',
       'partner-delivery-log',
       'partner-disabled-subscriptions',
+      'partner-endpoint-health',
       'webhook-claim',
       'webhook-claim-load',
       'webhook-claims-defer',

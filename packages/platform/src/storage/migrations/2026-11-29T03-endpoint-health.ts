@@ -4,8 +4,9 @@
 // an endpoint in one store, written by whichever worker changes its state. Neither is a store
 // table: the rollup sums an app over every store it is installed in, and the breakers are read per
 // app too; both stay small (a row per owner, endpoint and hour; a row per breaker that changed).
-// Frozen once landed.
-import type { Kysely } from 'kysely';
+// Indexes by app on subscriptions and installations serve the next attempt per endpoint. Frozen
+// once landed.
+import { type Kysely, sql } from 'kysely';
 
 /** The latency buckets' upper bounds in ms, as column names (`ms_25` … `ms_60000`). */
 const BUCKET_COLUMNS = [25, 50, 100, 200, 400, 800, 1600, 3200, 6400, 12800, 25600, 60000].map((ms) => `ms_${ms}`);
@@ -38,9 +39,17 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('changed_at', 'bigint', (c) => c.notNull())
     .addPrimaryKeyConstraint('webhook_endpoint_breakers_pk', ['owner_kind', 'owner_id', 'store_id', 'origin'])
     .execute();
+
+  // The next attempt per endpoint starts from an app's subscriptions and installations in every
+  // store: found through these rather than by reading every store's subscriptions. Subscriptions
+  // and installations are written rarely, so the indexes cost little.
+  await sql`create index if not exists webhook_subscriptions_app on webhook_subscriptions (app_id) where app_id is not null`.execute(db);
+  await sql`create index if not exists installations_app on installations (app_id)`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await db.schema.dropIndex('installations_app').ifExists().execute();
+  await db.schema.dropIndex('webhook_subscriptions_app').ifExists().execute();
   await db.schema.dropTable('webhook_endpoint_breakers').ifExists().execute();
   await db.schema.dropTable('webhook_endpoint_hours').ifExists().execute();
 }

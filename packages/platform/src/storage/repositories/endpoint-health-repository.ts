@@ -18,6 +18,27 @@ import type { Executor } from './executor.ts';
 
 const LATENCY = LATENCY_BOUNDS.map((ms) => `ms_${ms}` as LatencyColumn);
 
+/**
+ * The earliest pending attempt per address of an app: one probe of the pending-delivery index per
+ * subscription of the app (and per store it is installed in, for its privacy deliveries, whose
+ * subscription id is the app's id negated), so its cost follows the app's subscriptions, never the
+ * size of a backlog. Exported for the plan test.
+ */
+export function nextAttemptsQuery(appId: number) {
+  const first = (store: string, subscription: unknown) => sql`(select d.next_attempt_at from webhook_deliveries d
+      where d.store_id = ${sql.ref(store)} and d.subscription_id = ${subscription} and d.status = 'pending'
+      order by d.next_attempt_at limit 1)`;
+  return sql<{ address: string; next_attempt_at: number | string | null }>`
+    select address, min(next_at) as next_attempt_at from (
+      select s.address as address, ${first('s.store_id', sql.ref('s.id'))} as next_at
+      from webhook_subscriptions s where s.app_id = ${appId}
+      union all
+      select a.privacy_webhook_url as address, ${first('i.store_id', -appId)} as next_at
+      from installations i join apps a on a.id = i.app_id
+      where i.app_id = ${appId} and a.privacy_webhook_url is not null
+    ) t group by address order by address ${fleetWide('partner-endpoint-health')}`;
+}
+
 export class SqlEndpointHealthRepository implements EndpointHealthRepository {
   constructor(private readonly x: Executor) {}
 
@@ -63,20 +84,7 @@ export class SqlEndpointHealthRepository implements EndpointHealthRepository {
   }
 
   async nextAttempts(appId: number): Promise<{ address: string; next_attempt_at: number | null }[]> {
-    // One probe of the pending-delivery index per subscription of the app (and per store it is
-    // installed in, for its privacy deliveries, whose subscription id is the app's id negated).
-    const first = (store: string, subscription: unknown) => sql`(select d.next_attempt_at from webhook_deliveries d
-      where d.store_id = ${sql.ref(store)} and d.subscription_id = ${subscription} and d.status = 'pending'
-      order by d.next_attempt_at limit 1)`;
-    const rows = await sql<{ address: string; next_attempt_at: number | string | null }>`
-      select address, min(next_at) as next_attempt_at from (
-        select s.address as address, ${first('s.store_id', sql.ref('s.id'))} as next_at
-        from webhook_subscriptions s where s.app_id = ${appId}
-        union all
-        select a.privacy_webhook_url as address, ${first('i.store_id', -appId)} as next_at
-        from installations i join apps a on a.id = i.app_id
-        where i.app_id = ${appId} and a.privacy_webhook_url is not null
-      ) t group by address order by address ${fleetWide('partner-endpoint-health')}`.execute(this.x.k);
+    const rows = await nextAttemptsQuery(appId).execute(this.x.k);
     return rows.rows.map((r) => ({ address: r.address, next_attempt_at: r.next_attempt_at === null ? null : Number(r.next_attempt_at) }));
   }
 
