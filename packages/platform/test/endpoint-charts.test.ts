@@ -7,6 +7,7 @@ import {
   LATENCY_BOUNDS,
   latencyBucket,
   latencyCounted,
+  endpointOrigin,
   latencyQuantile,
   outcomeKind,
 } from '../src/domain/endpoint-health.ts';
@@ -45,6 +46,11 @@ describe('endpoint health figures', () => {
     expect(latencyBucket(999_999)).toBe(LATENCY_BOUNDS.length - 1);
     expect(hourOf(START + 59 * 60_000)).toBe(START);
     expect(hourOf(START + HOUR_MS)).toBe(START + HOUR_MS);
+  });
+
+  it('names an endpoint by its origin only: no user, password, path or query', () => {
+    expect(endpointOrigin('https://user:pw@hooks.test:8443/a/b?token=t#f')).toBe('https://hooks.test:8443');
+    expect(endpointOrigin('not a url?token=t')).toBe('an address that does not parse');
   });
 
   it('estimates a percentile as the bound of the bucket holding it (never low, at most twice the truth)', () => {

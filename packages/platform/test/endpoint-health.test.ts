@@ -209,7 +209,8 @@ describe.each(DIALECTS)('endpoint health on %s', (dialect) => {
   });
 
   it('the page draws each endpoint; another partner gets 404; an app without endpoints gets the empty state', async () => {
-    const { partner, store, app } = await appWith([ok.url('/ok')]);
+    // The address carries a credential in its userinfo and query: neither is ever shown.
+    const { partner, store, app } = await appWith([ok.url('/ok?token=s3cret-in-query').replace('http://', 'http://user:pw-in-userinfo@')]);
     const hour = hourOf(t.clock.now);
     const origin = 'https://hooks.example.test';
     // Figures as a worker would have added them: 3 attempts two hours ago, 5 in this hour.
@@ -253,6 +254,8 @@ describe.each(DIALECTS)('endpoint health on %s', (dialect) => {
     expect(body).toContain('Over the window, p50 at most 50 ms and p99 at most 1.6 s.');
     expect(body).toContain('p99 (dashed)');
     expect(body).toMatch(/Open<\/strong> in 1 store \(eh[0-9a-f]+\) until /);
+    expect(body).not.toContain('s3cret-in-query');
+    expect(body).not.toContain('pw-in-userinfo');
     // The second endpoint has no attempts yet: its empty state.
     expect(body).toContain(`No attempts to http://127.0.0.1:${ok.port} in this window.`);
 

@@ -72,11 +72,15 @@ export function latencyQuantile(buckets: readonly number[], q: number): number |
   return LATENCY_BOUNDS.at(-1)!;
 }
 
-/** The endpoint an address belongs to: its origin (scheme, host, port), never its path or query. */
+/**
+ * The endpoint an address belongs to: its origin (scheme, host, port), never its user, password,
+ * path or query, which may carry credentials. An address that does not parse (none should) is
+ * named by a placeholder rather than shown.
+ */
 export function endpointOrigin(address: string): string {
   try {
     return new URL(address).origin;
   } catch {
-    return address;
+    return 'an address that does not parse';
   }
 }
