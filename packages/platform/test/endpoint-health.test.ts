@@ -190,6 +190,42 @@ describe.each(DIALECTS)('endpoint health on %s', (dialect) => {
     }
   });
 
+  it('batches recorded at once by several workers add up in the rollup', async () => {
+    const { store, app } = await appWith([]);
+    const at = t.clock.now;
+    const outcome = (id: number, origin: string, status: number | null, latencyMs: number) => ({
+      id,
+      storeId: store.id,
+      subscriptionId: 1,
+      attempts: 0,
+      attempt: { attemptedAt: at, status, latencyMs, responseBody: null, error: status === null ? 'timed out after 300 ms' : null },
+      endpoint: { ownerKind: 'app' as const, ownerId: app.id, origin },
+      next: { status: 'pending' as const, nextAttemptAt: at + 60_000 },
+    });
+    // Four workers' batches at the same moment, each naming both endpoints (in opposite orders).
+    const batches = Array.from({ length: 4 }, (_, w) =>
+      Array.from({ length: 50 }, (_, i) => {
+        const id = 1_000_000 + w * 100 + i;
+        const first = w % 2 === 0 ? 'https://a.example.test' : 'https://b.example.test';
+        const second = w % 2 === 0 ? 'https://b.example.test' : 'https://a.example.test';
+        return i % 2 === 0 ? outcome(id, first, 200, 30) : outcome(id, second, i % 3 === 0 ? null : 503, 700);
+      }),
+    );
+    await Promise.all(
+      batches.map((b, w) => t.platform.storage.deliveryQueue.recordOutcomes(b, { worker: `w${w}`, now: at, disableAfterDead: 5 })),
+    );
+    const rows = await t.platform.storage.endpointHealth.hours(app.id, hourOf(at));
+    const sum = (origin: string) => rows.find((r) => r.origin === origin)!;
+    const a = sum('https://a.example.test');
+    const b = sum('https://b.example.test');
+    expect(a.counts.delivered + b.counts.delivered).toBe(100);
+    expect(a.counts.failed + b.counts.failed + a.counts.no_answer + b.counts.no_answer).toBe(100);
+    expect(a.counts.no_answer + b.counts.no_answer).toBe(4 * 8);
+    // Answers' latencies only: 100 in (25, 50] ms, the 503s in (400, 800] ms.
+    expect(a.latency[1]! + b.latency[1]!).toBe(100);
+    expect(a.latency[5]! + b.latency[5]!).toBe(100 - 4 * 8);
+  });
+
   it('an older change never overwrites a newer one (two workers writing out of order)', async () => {
     const { store, app } = await appWith([]);
     const repo = t.platform.storage.endpointHealth;
