@@ -103,11 +103,11 @@ describe('endpoint charts', () => {
     expect(svg).toContain('role="img" aria-labelledby="a-title a-desc" viewBox="0 0 320 180" width="100%"');
     expect(svg).toContain('<title id="a-title">Attempts per hour to https://hooks.test, by outcome</title>');
     expect(svg).toContain(
-      '<desc id="a-desc">15 attempts in 48 hours: 8 delivered (2xx), 2 failed answer, 4 no answer, 1 not sent. The busiest hour, Nov 20 03:00 UTC, had 10 attempts.</desc>',
+      '<desc id="a-desc">15 attempts in 48 hours: 8 delivered, 2 failed answers, 4 with no answer, 1 not sent. The busiest hour, Nov 20 03:00 UTC, had 10 attempts.</desc>',
     );
     // Four segments over two hours; the busiest hour's bar reaches the top of the axis (10).
     expect(svg.match(/<rect class="bar-/g)).toHaveLength(4);
-    expect(svg).toContain('<title>Nov 20 03:00 UTC: 8 delivered (2xx), 2 failed answer</title>');
+    expect(svg).toContain('<title>Nov 20 03:00 UTC: 8 delivered, 2 failed answers</title>');
     expect(svg).toMatch(/<rect class="bar-failed" [^>]*y="18" /);
     expect(svg).toContain('text-anchor="end">10</text>');
     // Days on the x axis: the midnights of the window.

@@ -281,7 +281,7 @@ describe.each(DIALECTS)('endpoint health on %s', (dialect) => {
     // The attempts chart: an image named and described with the totals, one bar segment per outcome and hour.
     expect(body).toContain(`<title id="attempts-1-title">Attempts per hour to ${origin}, by outcome</title>`);
     expect(body).toMatch(/role="img" aria-labelledby="attempts-1-title attempts-1-desc"/);
-    expect(body).toContain('8 attempts in 168 hours: 6 delivered (2xx), 1 failed answer, 1 no answer, 0 not sent.');
+    expect(body).toContain('8 attempts in 168 hours: 6 delivered, 1 failed answer, 1 with no answer, 0 not sent.');
     expect(body.match(/class="bar-delivered"/g)).toHaveLength(2);
     expect(body.match(/class="bar-failed"/g)).toHaveLength(1);
     expect(body.match(/class="bar-no_answer"/g)).toHaveLength(1);

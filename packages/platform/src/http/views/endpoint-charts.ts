@@ -101,6 +101,20 @@ function plural(n: number, word: string): string {
   return `${n} ${word}${n === 1 ? '' : 's'}`;
 }
 
+/** "3 delivered", "1 failed answer", "2 with no answer", "0 not sent". */
+export function countWords(kind: AttemptOutcomeKind, n: number): string {
+  switch (kind) {
+    case 'delivered':
+      return `${n} delivered`;
+    case 'failed':
+      return plural(n, 'failed answer');
+    case 'no_answer':
+      return `${n} with no answer`;
+    case 'not_sent':
+      return `${n} not sent`;
+  }
+}
+
 /**
  * Attempts per hour, stacked by outcome (delivered at the bottom), with the y axis from 0 to a
  * round number at or above the busiest hour. `id` makes the chart's element ids unique on its page.
@@ -126,14 +140,14 @@ export function attemptsChart(id: string, endpoint: string, hours: readonly Char
       base = top;
       return rect;
     });
-    const words = OUTCOME_KINDS.filter((k) => h[k] > 0).map((k) => `${h[k]} ${OUTCOME_LABELS[k].toLowerCase()}`);
+    const words = OUTCOME_KINDS.filter((k) => h[k] > 0).map((k) => countWords(k, h[k]));
     return html`<g><title>${hourLabel(h.hour)}: ${words.join(', ')}</title>${parts}</g>`;
   });
   const ticks = (Number.isInteger(max / 2) ? [0, max / 2, max] : [0, max]).map(
     (v) =>
       html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9" stroke-width="0.5"/><text x="${PAD.left - 5}" y="${round(y(v) + 3)}" text-anchor="end">${String(v)}</text>`,
   );
-  const summary = `${plural(all, 'attempt')} in ${plural(hours.length, 'hour')}: ${OUTCOME_KINDS.map((k) => `${totals[k]} ${OUTCOME_LABELS[k].toLowerCase()}`).join(', ')}. The busiest hour, ${hourLabel(busiest.hour)}, had ${plural(busiest.attempts, 'attempt')}.`;
+  const summary = `${plural(all, 'attempt')} in ${plural(hours.length, 'hour')}: ${OUTCOME_KINDS.map((k) => countWords(k, totals[k])).join(', ')}. The busiest hour, ${hourLabel(busiest.hour)}, had ${plural(busiest.attempts, 'attempt')}.`;
   return html`<figure class="chart-figure">
 ${frame(id, `Attempts per hour to ${endpoint}, by outcome`, summary, 'Attempts per hour', html`${ticks}${xLabels(hours, x)}${bars}`)}
 <figcaption>${legend(OUTCOME_KINDS.map((k) => ({ label: OUTCOME_LABELS[k], swatch: boxSwatch(OUTCOME_COLOURS[k]) })))}</figcaption>
