@@ -16,6 +16,7 @@ import { ApiHealth } from './services/api-health.ts';
 import { BrownoutSchedule } from './services/api-brownouts.ts';
 import { ApiUsageCounter } from './services/api-usage.ts';
 import { ApiAuthService } from './services/api-auth.ts';
+import { AppWebhooks } from './services/app-webhooks.ts';
 import { AppService } from './services/app-service.ts';
 import { CredentialPruning } from './services/credential-pruning.ts';
 import { BulkExportRun } from './services/bulk-export-run.ts';
@@ -222,6 +223,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     rateLimiter: config.rateLimit === 'off' ? undefined : rateLimiter,
     grantLimits,
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
+    appWebhooks: new AppWebhooks(storage, config, clock),
     idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),

@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { isLocalHostname } from '../domain/ssrf.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { formatScopes, parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
@@ -10,6 +9,8 @@ import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
 import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, ClientCheck, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
+import { checkAppUrl, checkPrivateApp } from './app-checks.ts';
+import { copiesOnGrant, copiesOnUninstall } from './app-webhook-copies.ts';
 import { ClientAuth } from './client-auth.ts';
 import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
 import type { Sealer } from './master-keys.ts';
@@ -17,47 +18,7 @@ import type { WebhookOutbox } from './webhook-outbox.ts';
 
 export type { AppRow, InstallationRow };
 
-/**
- * App URL and redirect URL rules: an absolute http(s) URL without `#` (the platform appends the
- * code and the signed parameters as a query, and a fragment would hide them from the server) and
- * without credentials; https required in production except for loopback and `*.localhost`.
- */
-export function checkAppUrl(value: string | undefined, mode: Config['mode']): string | undefined {
-  if (!value) return 'is required';
-  if (value.length > 2000) return 'must be at most 2000 characters';
-  if (value.includes('#')) return 'must not contain "#"';
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    return 'must be an absolute URL';
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') return 'must be an http or https URL';
-  if (url.username || url.password) return 'must not contain credentials';
-  if (url.protocol === 'http:' && mode === 'production' && !isLocalHostname(url.hostname))
-    return 'must use https (http is allowed only for localhost and loopback)';
-  return undefined;
-}
-
-/** A private app's name and scopes, checked: field → messages (empty when valid). */
-export function checkPrivateApp(input: { name: string; scopes: string }): {
-  errors: Record<string, string[]>;
-  name: string;
-  scopes: Scope[];
-} {
-  const errors: Record<string, string[]> = {};
-  const name = input.name?.trim() ?? '';
-  if (name.length < 1 || name.length > 100) errors.name = ['must be 1 to 100 characters'];
-  let scopes: Scope[] = [];
-  try {
-    scopes = parseScopes(input.scopes ?? '');
-    if (scopes.length === 0) errors.scopes = ['choose at least one scope'];
-  } catch (err) {
-    if (!(err instanceof ScopeParseError)) throw err;
-    errors.scopes = [err.message];
-  }
-  return { errors, name, scopes };
-}
+export { checkAppUrl, checkPrivateApp };
 
 const MANAGED_NEEDS_SCOPES = 'an app the platform installs must declare the scopes it needs';
 
@@ -79,7 +40,8 @@ export class AppService {
    * is revoked, every code not yet redeemed ends, its queued webhooks are cancelled and
    * `app/uninstalled` is enqueued for the app's subscriptions to that topic. `shop/redact` is
    * written too, due after the configured delay, when the app has a privacy webhook address (a
-   * reinstall before then cancels it). Nothing else reaches the app afterwards.
+   * reinstall before then cancels it). Nothing else reaches the app afterwards. The store copies of
+   * its app-level subscriptions go too, but for those to `app/uninstalled`, which carry that event.
    */
   async uninstall(storeId: number, appId: number): Promise<void> {
     const now = this.clock();
@@ -93,6 +55,7 @@ export class AppService {
       await tx.apps.updateInstallation(storeId, installation.id, { uninstalledAt: now });
       await tx.tokens.revokeInstallation(storeId, installation.id, now);
       await tx.webhooks.cancelPending(storeId, appId, 'the app was uninstalled', now);
+      await copiesOnUninstall(tx, storeId, appId);
       await this.outbox.enqueue(tx, {
         storeId,
         topic: 'app/uninstalled',
@@ -256,14 +219,20 @@ export class AppService {
    * at all (a reinstall included), every code issued before ends (it was issued for the grant as it
    * stood), and the app's subscriptions to topics it may no longer read are deleted with their
    * queued deliveries. A change of an active installation's scopes sends `app/scopes_update` to
-   * the app's subscriptions to it; a reinstall cancels the `shop/redact` still waiting.
+   * the app's subscriptions to it; a reinstall cancels the `shop/redact` still waiting. An install
+   * or change also brings the store's copies of the app's app-level subscriptions to what the new
+   * grant allows (one read of the app's row when it has none).
    */
   async grant(storeId: number, appId: number, scopes: readonly Scope[]): Promise<InstallationRow> {
     const now = this.clock();
     const wanted = formatScopes(scopes);
     return this.storage.transaction(async (tx) => {
       const existing = await tx.apps.findInstallation(storeId, appId);
-      if (!existing) return tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
+      if (!existing) {
+        const row = await tx.apps.insertInstallation({ storeId, appId, scopes: wanted, now });
+        await copiesOnGrant(tx, { storeId, appId, scopes, now });
+        return row;
+      }
       const active = existing.uninstalled_at === null;
       const before = active ? existing.scopes.split(',').filter(Boolean) : [];
       const changed = !active || existing.scopes !== wanted;
@@ -278,6 +247,7 @@ export class AppService {
         uninstalledAt: null,
         ...(existing.uninstalled_at !== null ? { installedAt: now } : {}),
       });
+      if (changed) await copiesOnGrant(tx, { storeId, appId, scopes, now });
       if (active && changed) {
         const store = await this.storeName(tx, storeId);
         await this.outbox.enqueue(tx, {

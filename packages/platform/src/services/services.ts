@@ -8,6 +8,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { AppService } from './app-service.ts';
+import type { AppWebhooks } from './app-webhooks.ts';
 import type { BulkExports } from './bulk-exports.ts';
 import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
@@ -61,6 +62,8 @@ export interface Services {
   /** The token endpoint's limits per client in a store and per store; undefined when both are off. */
   grantLimits: GrantLimits | undefined;
   subscriptions: WebhookSubscriptions;
+  /** App-level webhook subscriptions: an app's own list, copied into every store that installs it. */
+  appWebhooks: AppWebhooks;
   /** Idempotency-Key reservations and recorded responses of Admin API writes. */
   idempotency: IdempotentRequests;
   /** Webhook deliveries and their attempts; redelivery; retention. */

@@ -6,7 +6,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import { DuplicateRecordError, ForbiddenError, NotFoundError, PreconditionFailedError, ValidationFailedError } from '../domain/errors.ts';
 import { satisfies, type IfMatch } from '../domain/etags.ts';
 import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../domain/limits.ts';
-import { allows, type Scope } from '../domain/scopes.ts';
+import { allows } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
@@ -146,6 +146,7 @@ export class WebhookSubscriptions {
       await tx.accounts.lockStore(p.storeId);
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+      refuseCopy(row);
       // Read under the store lock, which every change of a subscription through the API takes.
       if (!satisfies(ifMatch, row.version)) throw changedSince();
       const topic = input.topic ?? row.topic;
@@ -178,6 +179,7 @@ export class WebhookSubscriptions {
     await this.storage.transaction(async (tx) => {
       const row = await tx.webhooks.findSubscription(p.storeId, p.owner, id);
       if (!row) throw new NotFoundError(`No webhook subscription with id ${id}`);
+      refuseCopy(row);
       if (!satisfies(ifMatch, row.version)) throw changedSince();
       // The version read above, checked again by the DELETE: a change committed in between (the
       // worker disabling it) is a 412, a delete committed in between a 404.
@@ -189,44 +191,17 @@ export class WebhookSubscriptions {
       await then?.(tx, undefined);
     });
   }
+}
 
-  /**
-   * Brings a public app's subscriptions in every store it is installed in now up to `wanted`
-   * (the app's configuration file): each missing one is created as if the app had subscribed
-   * through the Admin API, with the same checks. Subscriptions not in `wanted` are left alone, as
-   * the app may have made them itself. A topic the store's grant does not cover is skipped there.
-   */
-  async applyForApp(
-    appId: number,
-    wanted: readonly { topic: WebhookTopic; address: string }[],
-    apiVersion: string,
-  ): Promise<{ store: string; topic: string; address: string; result: 'created' | 'exists' | 'skipped'; reason?: string }[]> {
-    const out: { store: string; topic: string; address: string; result: 'created' | 'exists' | 'skipped'; reason?: string }[] = [];
-    for (const installation of await this.storage.apps.activeInstallationsOfApp(appId)) {
-      const p: ApiPrincipal = {
-        kind: 'app',
-        id: appId,
-        storeId: installation.store_id,
-        scopes: installation.scopes.split(',').filter(Boolean) as Scope[],
-        owner: `app:${appId}`,
-      };
-      for (const w of wanted) {
-        const at = { store: installation.store_name, topic: w.topic, address: w.address };
-        if (await this.storage.webhooks.subscriptionExists(p.storeId, p.owner, w.topic, w.address)) {
-          out.push({ ...at, result: 'exists' });
-          continue;
-        }
-        try {
-          await this.create(p, { address: w.address, topic: w.topic, apiVersion });
-          out.push({ ...at, result: 'created' });
-        } catch (err) {
-          if (!(err instanceof ForbiddenError)) throw err;
-          out.push({ ...at, result: 'skipped', reason: err.message });
-        }
-      }
-    }
-    return out;
-  }
+/**
+ * A store copy of an app-level subscription follows the app's configuration (the file, the partner
+ * dashboard or API): changed there, never through the Admin API of one store.
+ */
+function refuseCopy(row: SubscriptionRow): void {
+  if (row.app_subscription_id !== null)
+    throw new ValidationFailedError({
+      base: ["this webhook subscription is managed by the app's configuration (app-level subscriptions); change it there, not in one store"],
+    });
 }
 
 function changedSince(): PreconditionFailedError {

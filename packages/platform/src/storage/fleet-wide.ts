@@ -12,7 +12,9 @@ export const FLEET_WIDE = {
   'credential-prune':
     'the maintenance round deletes codes, tokens and token families past their last use, in batches, whichever store they belong to; each row is joined within its own store',
   'app-installations':
-    "applying an app's configuration file walks the stores the app is installed in: one app, every store, bounded by its installations",
+    "copying an app's app-level webhook subscriptions into the stores it is installed in walks those stores in batches: one app, every store, bounded by its installations",
+  'app-subscription-copies':
+    "an app-level webhook subscription has a copy in every store that installed the app: removing it walks those stores in batches, and the partner's list counts them",
   'operator-directory':
     "the operator's CLI lists stores, apps, private apps and installations of the whole platform, with counts per store or app; run by hand",
   'master-key-check':

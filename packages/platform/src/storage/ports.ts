@@ -11,6 +11,7 @@ import type {
   WebSessionRow,
   ResourceRow,
   SubscriptionRow,
+  NewSubscription,
   DeliveryStatus,
   DeliveryLogRow,
   AttemptRow,
@@ -33,6 +34,8 @@ import type { ListFilters } from '../domain/list-filters.ts';
 export type * from './ports/rows.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type * from './ports/endpoint-health.ts';
+export type { AppSubscriptionRow, AppWebhookRepository, StoreCopyRow } from './ports/app-webhooks.ts';
+import type { AppWebhookRepository } from './ports/app-webhooks.ts';
 export type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from './ports/bulk-operations.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
@@ -227,7 +230,7 @@ export interface WebhookRepository {
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;
   subscriptionExists(storeId: number, owner: string, topic: string, address: string): Promise<boolean>;
   /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
-  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version'>): Promise<SubscriptionRow>;
+  insertSubscription(input: NewSubscription): Promise<SubscriptionRow>;
   /**
    * Changes a subscription's topic and address (`enable`: and clears its disabled state) and adds
    * one to its version, while it meets `guard`; undefined when no row changed. Throws
@@ -348,6 +351,7 @@ export interface Repositories {
   apiHealth: ApiHealthRepository;
   endpointHealth: EndpointHealthRepository;
   bulkOperations: BulkOperationRepository;
+  appWebhooks: AppWebhookRepository;
 }
 
 export interface Storage extends Repositories {

@@ -29,6 +29,8 @@ export interface Database {
     authorization_iss: Generated<number>;
     /** 1: the platform runs consent for `scopes` and opens the app with a launch token to exchange. */
     managed_install: Generated<number>;
+    /** How many app-level webhook subscriptions the app has (an install of an app with none reads no more). */
+    app_subscription_count: Generated<number>;
   };
   installations: {
     id: Generated<number>;
@@ -166,6 +168,17 @@ export interface Database {
     disabled_at: number | null;
     dead_streak: Generated<number>;
     disabled_reason: string | null;
+    /** The app-level subscription this one is the store's copy of; null for one made through the Admin API. */
+    app_subscription_id: Generated<number | null>;
+  };
+  app_webhook_subscriptions: {
+    id: Generated<number>;
+    app_id: number;
+    topic: string;
+    address: string;
+    api_version: string;
+    created_at: number;
+    updated_at: number;
   };
   webhook_events: { id: string; store_id: number; topic: string; payload: string; created_at: number };
   webhook_deliveries: {

@@ -19,6 +19,7 @@ import { SqlEventPayloadRepository } from './repositories/event-payload-reposito
 import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-repository.ts';
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
+import { SqlAppWebhookRepository } from './repositories/app-webhook-repository.ts';
 import { SqlBulkOperationRepository } from './repositories/bulk-operation-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
 import { SqlIdempotencyRepository } from './repositories/idempotency-repository.ts';
@@ -59,6 +60,7 @@ function repositories(x: Executor): Repositories {
     apiHealth: new SqlApiHealthRepository(x),
     endpointHealth: new SqlEndpointHealthRepository(x),
     bulkOperations: new SqlBulkOperationRepository(x),
+    appWebhooks: new SqlAppWebhookRepository(x),
   };
 }
 

@@ -18,8 +18,6 @@ export interface AppRepository {
   anyWithoutIss(): Promise<boolean>;
   /** The app's name and the scopes it asks for (stored form); grants already given stay as they are. */
   updateProfile(appId: number, profile: { name: string; scopes: string }): Promise<void>;
-  /** The stores the app is installed in now, with the scopes granted there, by store name. */
-  activeInstallationsOfApp(appId: number): Promise<{ store_id: number; store_name: string; scopes: string }[]>;
   /** Sets or clears (null) the app's privacy webhook address. */
   updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void>;
   /** Whether the app's redirect with the code carries `iss`. */

@@ -170,7 +170,14 @@ export interface SubscriptionRow {
   disabled_at: number | null;
   /** Grows by one with every change: the record's ETag is made of it. */
   version: number;
+  /** The app-level subscription this is the store's copy of (read-only through the Admin API); null otherwise. */
+  app_subscription_id: number | null;
 }
+
+/** A subscription to insert: a copy of an app-level one names it, one made through the Admin API does not. */
+export type NewSubscription = Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version' | 'app_subscription_id'> & {
+  app_subscription_id?: number | null;
+};
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead' | 'cancelled';
 

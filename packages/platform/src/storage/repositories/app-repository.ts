@@ -10,7 +10,6 @@ import type {
   SecretOwner,
 } from '../ports.ts';
 import type { Executor } from './executor.ts';
-import { fleetWide } from '../fleet-wide.ts';
 import { APP_COLUMNS } from './prepared-statements.ts';
 
 const INSTALLATION_COLUMNS = ['id', 'store_id', 'app_id', 'scopes', 'uninstalled_at'] as const;
@@ -61,18 +60,6 @@ export class SqlAppRepository implements AppRepository {
 
   async updateProfile(appId: number, profile: { name: string; scopes: string }): Promise<void> {
     await this.x.k.updateTable('apps').set({ name: profile.name, scopes: profile.scopes }).where('id', '=', appId).execute();
-  }
-
-  activeInstallationsOfApp(appId: number): Promise<{ store_id: number; store_name: string; scopes: string }[]> {
-    return this.x.k
-      .selectFrom('installations as i')
-      .innerJoin('stores as s', 's.id', 'i.store_id')
-      .select(['i.store_id', 's.name as store_name', 'i.scopes'])
-      .where('i.app_id', '=', appId)
-      .where('i.uninstalled_at', 'is', null)
-      .orderBy('s.name')
-      .modifyEnd(fleetWide('app-installations'))
-      .execute();
   }
 
   async updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void> {

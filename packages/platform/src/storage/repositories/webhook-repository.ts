@@ -15,6 +15,7 @@ import type {
   Recipient,
   SubscriptionChange,
   SubscriptionRow,
+  NewSubscription,
   WebhookRepository,
   WriteGuard,
 } from '../ports.ts';
@@ -39,6 +40,7 @@ const SUBSCRIPTION_COLUMNS = [
   'updated_at',
   'disabled_at',
   'version',
+  'app_subscription_id',
 ] as const;
 
 type LogTables = Database & {
@@ -96,7 +98,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     return row !== undefined;
   }
 
-  insertSubscription(input: Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version'>): Promise<SubscriptionRow> {
+  insertSubscription(input: NewSubscription): Promise<SubscriptionRow> {
     return refusingDuplicates('webhook_subscriptions', () =>
       this.k
         .insertInto('webhook_subscriptions')

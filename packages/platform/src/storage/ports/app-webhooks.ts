@@ -1,0 +1,68 @@
+// App-level webhook subscriptions: an app's own list (one row serves every store that installs
+// the app) and the store copies made of it, which are ordinary store subscriptions naming the row
+// they came from.
+import type { SubscriptionRow } from './rows.ts';
+
+export interface AppSubscriptionRow {
+  id: number;
+  app_id: number;
+  topic: string;
+  address: string;
+  api_version: string;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A store's copy of one app-level subscription. */
+export interface StoreCopyRow {
+  id: number;
+  app_subscription_id: number;
+  topic: string;
+}
+
+export interface AppWebhookRepository {
+  /** The app's app-level subscriptions, oldest first. */
+  list(appId: number): Promise<AppSubscriptionRow[]>;
+  find(appId: number, id: number): Promise<AppSubscriptionRow | undefined>;
+  /**
+   * Inside a transaction, before adding or removing one of the app's rows: holds the app until the
+   * transaction ends, so an install reading the list (`countForInstall`) either sees the change or
+   * commits before it.
+   */
+  lockApp(appId: number): Promise<void>;
+  /** Throws DuplicateRecordError when the app has the same topic and address already. */
+  insert(row: Omit<AppSubscriptionRow, 'id'>): Promise<AppSubscriptionRow>;
+  delete(appId: number, id: number): Promise<boolean>;
+  /** Writes the app's count of rows (read by `countForInstall`) after an insert or delete. */
+  recount(appId: number): Promise<void>;
+  /**
+   * Inside a transaction that installs the app or copies its list into a store: how many rows
+   * the app has, read from the app's own row (one read by primary key), shared with every other
+   * install of the app but waiting for a change of its list to commit.
+   */
+  countForInstall(appId: number): Promise<number>;
+  /** The store's copies of the app's app-level subscriptions. */
+  copiesInStore(storeId: number, appId: number): Promise<StoreCopyRow[]>;
+  /**
+   * Makes the owner's store subscription with this topic and address (one made through the Admin
+   * API) the copy of an app-level one; undefined when there is none.
+   */
+  adopt(input: {
+    storeId: number;
+    owner: string;
+    topic: string;
+    address: string;
+    appSubscriptionId: number;
+    now: number;
+  }): Promise<SubscriptionRow | undefined>;
+  /** Deletes the store's copies with these ids. */
+  deleteCopies(storeId: number, ids: readonly number[]): Promise<number>;
+  /** Deletes the app's copies in the store except those to the topics kept; the number deleted. */
+  deleteAppCopies(storeId: number, appId: number, keepTopics: readonly string[]): Promise<number>;
+  /** Stores with a copy of the app-level subscription, by store id after `after`, at most `limit`. */
+  storesWithCopies(appSubscriptionId: number, after: number, limit: number): Promise<number[]>;
+  /** Stores the app is installed in now, by store id after `after`, at most `limit`. */
+  installedStores(appId: number, after: number, limit: number): Promise<number[]>;
+  /** How many stores hold a copy of each of the app's app-level subscriptions (by its id). */
+  copyCounts(appId: number): Promise<Map<number, number>>;
+}
