@@ -202,6 +202,11 @@ export function fieldErrors(file: string, errors: Record<string, string[]>): nev
   fail(
     file,
     source,
-    Object.entries(errors).map(([field, msgs]) => ({ field: names[field] ?? field, message: msgs.join(', ') })),
+    Object.entries(errors).map(([field, msgs]) => {
+      // The platform names a subscription's field `subscriptions[i].<field>`: the i-th table of the file.
+      const sub = /^subscriptions\[(\d+)\]/.exec(field);
+      if (sub) return { field: `webhooks.${field}`, message: msgs.join(', '), sub: Number(sub[1]) };
+      return { field: names[field] ?? field, message: msgs.join(', ') };
+    }),
   );
 }

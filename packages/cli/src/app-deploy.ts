@@ -1,8 +1,9 @@
 // storegate apps deploy: the configuration file applied to the platform. Everything is checked
 // before anything is written (the file, then the platform's own rules for names, URLs and scopes),
 // so a bad file changes nothing; a file that matches the platform changes nothing and says so.
-import { CURRENT_VERSION, ValidationFailedError } from '@storegate/platform';
+import { ValidationFailedError } from '@storegate/platform';
 import { readAppConfig, fieldErrors } from './app-config-file.ts';
+import { subscriptionLines, subscriptionsJson, type SyncReport } from './app-webhooks-output.ts';
 import { withServices } from './database.ts';
 import { notFound, print } from './output.ts';
 
@@ -30,6 +31,13 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
       ...(file.privacyWebhookUrl ? { privacyWebhookUrl: file.privacyWebhookUrl } : {}),
     });
     if (Object.keys(checked.errors).length > 0) fieldErrors(opts.config, checked.errors);
+    // The addresses as the platform checks them (resolved in production), before anything is written.
+    try {
+      for (const [i, s] of file.subscriptions.entries()) await services.appWebhooks.check(s, `subscriptions[${i}].`);
+    } catch (err) {
+      if (err instanceof ValidationFailedError) fieldErrors(opts.config, err.errors);
+      throw err;
+    }
     const changes: { field: string; from: string | boolean | null; to: string | boolean | null }[] = [];
     let app = file.clientId === undefined ? undefined : await services.apps.findByClientId(file.clientId);
     if (file.clientId !== undefined && !app)
@@ -86,9 +94,14 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
       if (err instanceof ValidationFailedError) fieldErrors(opts.config, err.errors);
       throw err;
     }
-    const subscriptions = await services.subscriptions.applyForApp(app.id, file.subscriptions, CURRENT_VERSION);
-    const added = subscriptions.filter((s) => s.result === 'created');
-    const skipped = subscriptions.filter((s) => s.result === 'skipped');
+    // The file's list becomes the app's app-level list: copied into every store that installs it.
+    let synced: SyncReport;
+    try {
+      synced = await services.appWebhooks.sync(app.id, file.subscriptions);
+    } catch (err) {
+      if (err instanceof ValidationFailedError) fieldErrors(opts.config, err.errors);
+      throw err;
+    }
     const lines: string[] = [];
     if (created)
       lines.push(
@@ -116,22 +129,16 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
             : '  (stores that installed the app keep what they granted until the merchant installs it again)',
         );
     }
-    for (const s of added) lines.push(`subscribed ${s.topic} -> ${s.address} in ${s.store}`);
-    for (const s of skipped) lines.push(`not subscribed ${s.topic} in ${s.store}: ${s.reason}`);
-    if (!created && changes.length === 0 && added.length === 0) lines.unshift(`"${app.name}" (${app.client_id}): nothing to change`);
+    lines.push(...subscriptionLines(synced));
+    const subscriptionsChanged = synced.added.length + synced.removed.length > 0;
+    if (!created && changes.length === 0 && !subscriptionsChanged) lines.unshift(`"${app.name}" (${app.client_id}): nothing to change`);
     print(
       opts.json,
       {
         client_id: app.client_id,
         created,
         changes,
-        subscriptions: subscriptions.map(({ store, topic, address, result, reason }) => ({
-          store,
-          topic,
-          address,
-          result,
-          ...(reason ? { reason } : {}),
-        })),
+        subscriptions: subscriptionsJson(synced),
       },
       lines.join('\n'),
     );

@@ -12,6 +12,7 @@ import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
 import { registerAppConfigCommands } from './app-config.command.ts';
+import { registerAppWebhookCommands } from './app-webhooks.command.ts';
 import { registerWebhookToolCommands } from './webhook-tools.command.ts';
 import { registerWebhookHealthCommand } from './webhook-health.command.ts';
 import { registerDevCommand } from './dev.command.ts';
@@ -59,6 +60,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerDirectoryCommands(program);
   registerMerchantCommands(program);
   registerAppConfigCommands(program);
+  registerAppWebhookCommands(program);
   registerWebhookToolCommands(program);
   registerWebhookHealthCommand(program);
   registerDevCommand(program);

@@ -1,6 +1,7 @@
 // What `storegate apps deploy` asks of the platform: AppService.updateProfile (name and scopes,
-// checked, grants untouched) and WebhookSubscriptions.applyForApp (the file's subscriptions in every
-// store the app is installed in now, idempotent, a topic the grant does not cover skipped).
+// checked, grants untouched) and AppWebhooks.sync (the file's subscriptions become the app's
+// app-level list: copied into every store it is installed in, idempotent, a topic the grant does
+// not cover left out there).
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ValidationFailedError } from '../src/domain/errors.ts';
 import { createFixture, createTestPlatform, DIALECTS, type TestPlatform } from './harness.ts';
@@ -34,7 +35,7 @@ describe.each(DIALECTS)('app configuration applied (%s)', (dialect) => {
     expect(await s.apps.findByClientId(f.clientId)).toEqual(after);
   });
 
-  it('applyForApp subscribes in each store the app is installed in, once; skips topics the grant does not cover', async () => {
+  it("sync makes the file's list the app's app-level list, copied into each store it is installed in; uncovered topics stay out", async () => {
     const f = await createFixture(t);
     const other = await createFixture(t);
     const s = t.services;
@@ -46,24 +47,23 @@ describe.each(DIALECTS)('app configuration applied (%s)', (dialect) => {
       { topic: 'products/create', address: 'http://localhost:3000/webhooks' },
       { topic: 'orders/create', address: 'http://localhost:3000/webhooks' },
     ] as const;
-    const first = await s.subscriptions.applyForApp(app.id, wanted, '2026-01');
-    expect(first).toEqual([
-      { store: f.storeName, topic: 'products/create', address: 'http://localhost:3000/webhooks', result: 'created' },
-      {
-        store: f.storeName,
-        topic: 'orders/create',
-        address: 'http://localhost:3000/webhooks',
-        result: 'skipped',
-        reason: 'The topic orders/create needs the read_orders scope',
-      },
+    const first = await s.appWebhooks.sync(app.id, wanted);
+    expect(first.added.map((a) => [a.topic, a.stores, a.skipped])).toEqual([
+      ['products/create', 1, []],
+      ['orders/create', 0, []],
     ]);
-    const again = await s.subscriptions.applyForApp(app.id, wanted, '2026-01');
-    expect(again.map((r) => r.result)).toEqual(['exists', 'skipped']);
+    const again = await s.appWebhooks.sync(app.id, wanted);
+    expect([again.added, again.removed, again.unchanged.map((u) => u.topic)]).toEqual([[], [], ['products/create', 'orders/create']]);
     const rows = await t.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('app_id', '=', app.id).execute();
     expect(rows.map((r) => [r.store_id, r.topic, r.address])).toEqual([[store.id, 'products/create', 'http://localhost:3000/webhooks']]);
     expect(rows.some((r) => r.store_id === notInstalled.id)).toBe(false);
-    // Uninstalled: no longer a store it applies to.
-    await s.apps.uninstall(store.id, app.id);
-    expect(await s.subscriptions.applyForApp(app.id, wanted, '2026-01')).toEqual([]);
+    // Left out of the file: removed, with its copy.
+    const third = await s.appWebhooks.sync(app.id, [wanted[1]]);
+    expect(third.removed.map((r) => [r.topic, r.stores])).toEqual([['products/create', 1]]);
+    expect(await t.db.kysely.selectFrom('webhook_subscriptions').selectAll().where('app_id', '=', app.id).execute()).toEqual([]);
+    // A bad entry changes nothing, and names the entry.
+    const bad = s.appWebhooks.sync(app.id, [wanted[0], { topic: 'products/create', address: 'ftp://x' }]);
+    await expect(bad).rejects.toMatchObject({ errors: { 'subscriptions[1].address': [expect.any(String)] } });
+    expect((await s.appWebhooks.list(app.id)).map((r) => r.topic)).toEqual(['orders/create']);
   });
 });

@@ -40,6 +40,12 @@ const SUBSCRIPTION = {
     status: { type: 'string', enum: ['active', 'disabled'] },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
+    source: {
+      type: 'string',
+      enum: ['api', 'app_config'],
+      description:
+        "api: made through this API, the app may change or delete it; app_config: the store's copy of an app-level subscription (the app's configuration), read-only here (PUT and DELETE answer 422)",
+    },
   },
 };
 
@@ -52,6 +58,7 @@ function toJson(r: SubscriptionRow) {
     status: r.disabled_at === null ? 'active' : 'disabled',
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
+    source: r.app_subscription_id === null ? 'api' : 'app_config',
   };
 }
 
@@ -177,7 +184,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
         description:
           'Only the fields sent change; the body may also be wrapped: {"webhook": {"address": ...}}. The checks of a subscribe apply ' +
           '(the topic’s scope, the address rules, one subscription per topic and address, the per-topic caps). A new address makes ' +
-          'a disabled subscription active again.',
+          'a disabled subscription active again. A copy of an app-level subscription (`source`: `app_config`) is read-only: 422, nothing changed.',
         headers: CONDITIONAL_WRITE_HEADERS,
         body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { address: ADDRESS, topic: TOPIC } },
         response: { 200: one, ...writeErrorResponses, ...PRECONDITION_RESPONSES },
@@ -213,6 +220,8 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       schema: {
         tags,
         summary: 'Delete a webhook subscription',
+        description:
+          "A copy of an app-level subscription (`source`: `app_config`) answers 422: it is removed with the app's configuration, not here.",
         headers: CONDITIONAL_WRITE_HEADERS,
         response: { 200: withApiHeaders({ type: 'object', properties: {} }), ...writeErrorResponses, ...PRECONDITION_RESPONSES },
       },
