@@ -17,7 +17,8 @@ interface Common {
 }
 
 function idArgument(value: string): number {
-  if (!/^[1-9][0-9]{0,15}$/.test(value)) throw new UsageError(`<id>: expected a subscription id (a positive integer), got "${value.slice(0, 40)}"`);
+  if (!/^[1-9][0-9]{0,15}$/.test(value))
+    throw new UsageError(`<id>: expected a subscription id (a positive integer), got "${value.slice(0, 40)}"`);
   return Number(value);
 }
 
@@ -33,29 +34,33 @@ export function registerAppWebhookCommands(program: Command): void {
   const webhooks = apps
     .command('webhooks')
     .description("an app's app-level webhook subscriptions: copied into every store that installs the app");
-  examples(webhooks, 'storegate apps webhooks list <client_id>', 'storegate apps webhooks add <client_id> --topic products/create --address https://app.example/webhooks');
-
-  const list = common(webhooks.command('list <client_id>').description("list the app's app-level subscriptions and how many stores hold a copy")).action(
-    async (clientId: string, opts: Common) => {
-      await withServices(opts.database, async (services) => {
-        const rows = await services.appWebhooks.list((await appOf(services, clientId)).id);
-        print(
-          opts.json,
-          rows.map((r) => ({ ...appSubscriptionJson(r), stores: r.stores })),
-          table(
-            rows,
-            [
-              ['ID', (r) => String(r.id)],
-              ['TOPIC', (r) => r.topic],
-              ['ADDRESS', (r) => r.address],
-              ['STORES', (r) => String(r.stores)],
-            ],
-            'no app-level webhook subscriptions (add one with storegate apps webhooks add)',
-          ),
-        );
-      });
-    },
+  examples(
+    webhooks,
+    'storegate apps webhooks list <client_id>',
+    'storegate apps webhooks add <client_id> --topic products/create --address https://app.example/webhooks',
   );
+
+  const list = common(
+    webhooks.command('list <client_id>').description("list the app's app-level subscriptions and how many stores hold a copy"),
+  ).action(async (clientId: string, opts: Common) => {
+    await withServices(opts.database, async (services) => {
+      const rows = await services.appWebhooks.list((await appOf(services, clientId)).id);
+      print(
+        opts.json,
+        rows.map((r) => ({ ...appSubscriptionJson(r), stores: r.stores })),
+        table(
+          rows,
+          [
+            ['ID', (r) => String(r.id)],
+            ['TOPIC', (r) => r.topic],
+            ['ADDRESS', (r) => r.address],
+            ['STORES', (r) => String(r.stores)],
+          ],
+          'no app-level webhook subscriptions (add one with storegate apps webhooks add)',
+        ),
+      );
+    });
+  });
   examples(list, 'storegate apps webhooks list <client_id>', 'storegate apps webhooks list <client_id> --json');
 
   const add = common(webhooks.command('add <client_id>').description('add one and copy it into every store the app is installed in'))

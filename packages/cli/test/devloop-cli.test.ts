@@ -175,7 +175,7 @@ describe('storegate webhooks deliveries --follow', { timeout: CLI_TEST_TIMEOUT_M
       const store = (await s.accounts.findStoreByName('shop'))!;
       const app = (await s.apps.findByClientId(clientId))!;
       await s.apps.grant(store.id, app.id, ['read_products']);
-      await s.subscriptions.applyForApp(app.id, [{ topic: 'app/uninstalled', address: receiver.url('/follow') }], '2026-01');
+      await s.appWebhooks.add(app.id, { topic: 'app/uninstalled', address: receiver.url('/follow') });
       await platform.worker!.start();
       await s.apps.uninstall(store.id, app.id);
       await until(() => follow.out().includes('\n'), 60_000, 'the attempt to be printed');
@@ -202,7 +202,12 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     const created = await run(['apps', 'deploy', '--config', file, '--json']);
     expect(created.stderr).toBe('');
     const id = JSON.parse(created.stdout).client_id as string;
-    expect(JSON.parse(created.stdout)).toEqual({ client_id: id, created: true, changes: [], subscriptions: [] });
+    expect(JSON.parse(created.stdout)).toEqual({
+      client_id: id,
+      created: true,
+      changes: [],
+      subscriptions: { added: [], removed: [], unchanged: [] },
+    });
     writeFileSync(file, body('"read_products"', id));
     const again = await run(['apps', 'deploy', '--config', file]);
     expect(again.code).toBe(0);
@@ -218,6 +223,23 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(family.stdout).toContain(
       'scopes: read_orders read_products -> read_products read_themes write_cart_transform write_shop write_themes',
     );
+    // The file's subscriptions become the app's app-level list: added, listed, then removed when left out.
+    const hook = '[[webhooks.subscriptions]]\ntopic = "products/create"\naddress = "http://localhost:3000/hooks"\n';
+    const familyScopes = '"read_product", "write_cart_transform", "read_themes", "write_themes", "write_shop"';
+    writeFileSync(file, `${body(familyScopes, id)}${hook}`);
+    const subscribed = await run(['apps', 'deploy', '--config', file, '--json']);
+    expect(subscribed.stderr).toBe('');
+    expect(JSON.parse(subscribed.stdout).subscriptions).toMatchObject({
+      added: [{ topic: 'products/create', address: 'http://localhost:3000/hooks', stores: 0, skipped: [] }],
+      removed: [],
+    });
+    const listed = await run(['apps', 'webhooks', 'list', id, '--json']);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({ topic: 'products/create', address: 'http://localhost:3000/hooks', stores: 0 }),
+    ]);
+    writeFileSync(file, body(familyScopes, id));
+    const unsubscribed = await run(['apps', 'deploy', '--config', file]);
+    expect(unsubscribed.stdout.trim()).toBe('removed products/create -> http://localhost:3000/hooks (its copies in 0 stores deleted)');
 
     const before = await appsTable();
     const bad = [

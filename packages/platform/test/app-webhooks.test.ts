@@ -6,7 +6,17 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SUBSCRIPTIONS_PER_TOPIC } from '../src/domain/limits.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
-import { api, appToken, createFixture, createTestPlatform, DIALECTS, privateToken, testWorker, type Fixture, type TestPlatform } from './harness.ts';
+import {
+  api,
+  appToken,
+  createFixture,
+  createTestPlatform,
+  DIALECTS,
+  privateToken,
+  testWorker,
+  type Fixture,
+  type TestPlatform,
+} from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
 const V = '/openapi/2026-01';
@@ -38,7 +48,10 @@ describe.each(DIALECTS)('app-level webhook subscriptions (%s)', (dialect) => {
       .execute();
 
   beforeAll(async () => {
-    t = await createTestPlatform(dialect, { rateLimit: 'off', webhooks: { timeoutMs: 300, retrySchedule: [40, 40, 40], disableAfterDead: 2 } });
+    t = await createTestPlatform(dialect, {
+      rateLimit: 'off',
+      webhooks: { timeoutMs: 300, retrySchedule: [40, 40, 40], disableAfterDead: 2 },
+    });
     // Real time: the worker schedules attempts by the wall clock.
     t.clock.now = Date.now() - 1000;
     rx = await Receiver.start();
@@ -152,7 +165,12 @@ describe.each(DIALECTS)('app-level webhook subscriptions (%s)', (dialect) => {
     expect((await storeSubs(appId)).map((r) => r.topic)).toEqual(['app/uninstalled', 'app/uninstalled']);
     await worker();
     const queued = () =>
-      t.db.kysely.selectFrom('webhook_deliveries').select(['status', 'last_error']).where('app_id', '=', appId).where('topic', '=', 'products/create').execute();
+      t.db.kysely
+        .selectFrom('webhook_deliveries')
+        .select(['status', 'last_error'])
+        .where('app_id', '=', appId)
+        .where('topic', '=', 'products/create')
+        .execute();
     await until(async () => (await queued())[0]?.status === 'cancelled', 5000, 'the cancelled delivery');
     expect(await queued()).toEqual([{ status: 'cancelled', last_error: 'the subscription was deleted' }]);
     expect(rx.on('/spread')).toHaveLength(0);
@@ -171,7 +189,12 @@ describe.each(DIALECTS)('app-level webhook subscriptions (%s)', (dialect) => {
     const added = await t.services.appWebhooks.add(appId, { topic: 'products/create', address: rx.url('/capped') });
     expect(added.stores).toBe(0);
     expect(added.skipped).toEqual([
-      { store: f.storeName, topic: 'products/create', address: rx.url('/capped'), reason: expect.stringContaining('10 webhook subscriptions') },
+      {
+        store: f.storeName,
+        topic: 'products/create',
+        address: rx.url('/capped'),
+        reason: expect.stringContaining('10 webhook subscriptions'),
+      },
     ]);
     // A reinstall with the store still at the cap: installed, the copy left out.
     await t.services.apps.uninstall(storeId, appId);

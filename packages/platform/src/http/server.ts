@@ -149,6 +149,11 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
           AccessToken: { type: 'apiKey', in: 'header', name: 'Access-Token' },
           Bearer: { type: 'http', scheme: 'bearer', description: 'RFC 6750: the same token as Access-Token, in Authorization.' },
           ResourceServer: { type: 'http', scheme: 'basic', description: "A resource server's client_id and secret (token introspection)." },
+          PartnerClient: {
+            type: 'http',
+            scheme: 'basic',
+            description: "An app's client_id and client secret (the partner API, on the platform host, for that app only).",
+          },
         },
       },
       security: [{ AccessToken: [] }, { Bearer: [] }],

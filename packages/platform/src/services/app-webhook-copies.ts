@@ -120,7 +120,9 @@ async function syncStore(
   for (const source of wanted) {
     if (have.has(source.id)) continue;
     const row = copyOf(source, storeId, now);
-    if (await tx.appWebhooks.adopt({ storeId, owner: row.owner, topic: row.topic, address: row.address, appSubscriptionId: source.id, now })) {
+    if (
+      await tx.appWebhooks.adopt({ storeId, owner: row.owner, topic: row.topic, address: row.address, appSubscriptionId: source.id, now })
+    ) {
       out.created.push(source.id);
       continue;
     }

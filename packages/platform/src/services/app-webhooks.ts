@@ -65,8 +65,7 @@ export class AppWebhooks {
       ];
     }
     const mode = this.config.mode;
-    const problem =
-      checkWebhookAddress(address, mode) ?? (mode === 'production' ? await resolvesToPublic(address as string) : undefined);
+    const problem = checkWebhookAddress(address, mode) ?? (mode === 'production' ? await resolvesToPublic(address as string) : undefined);
     if (problem) errors[`${field}address`] = [problem];
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     return { topic: topic as WebhookTopic, address: address as string };
@@ -82,7 +81,9 @@ export class AppWebhooks {
       const list = await tx.appWebhooks.list(appId);
       if (list.some((s) => same(s, wanted))) throw duplicate;
       if (list.length >= MAX_SUBSCRIPTIONS_PER_OWNER)
-        throw new ValidationFailedError({ base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} app-level webhook subscriptions`] });
+        throw new ValidationFailedError({
+          base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_OWNER} app-level webhook subscriptions`],
+        });
       if (list.filter((s) => s.topic === wanted.topic).length >= MAX_SUBSCRIPTIONS_PER_TOPIC)
         throw new ValidationFailedError({
           base: [`an app may have at most ${MAX_SUBSCRIPTIONS_PER_TOPIC} app-level webhook subscriptions to ${wanted.topic}`],

@@ -200,7 +200,9 @@ export class WebhookSubscriptions {
 function refuseCopy(row: SubscriptionRow): void {
   if (row.app_subscription_id !== null)
     throw new ValidationFailedError({
-      base: ["this webhook subscription is managed by the app's configuration (app-level subscriptions); change it there, not in one store"],
+      base: [
+        "this webhook subscription is managed by the app's configuration (app-level subscriptions); change it there, not in one store",
+      ],
     });
 }
 

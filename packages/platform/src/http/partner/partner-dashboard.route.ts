@@ -1,4 +1,5 @@
-// The partner dashboard on the bare platform domain: login, apps, webhook deliveries.
+// The partner dashboard on the bare platform domain: login, apps, webhook deliveries, and the
+// partner API the apps call with their own client credentials.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { registerPartnerAppRoutes } from './partner-apps.route.ts';
@@ -6,6 +7,8 @@ import { registerPartnerLoginRoutes } from './partner-login.route.ts';
 import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';
 import { registerPartnerApiHealthRoute } from './partner-api-health.route.ts';
 import { registerPartnerEndpointsRoute } from './partner-endpoints.route.ts';
+import { registerPartnerApiRoutes } from './partner-api.route.ts';
+import { registerPartnerAppWebhookRoutes } from './partner-app-webhooks.route.ts';
 
 export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
   registerPartnerLoginRoutes(app, services);
@@ -13,4 +16,6 @@ export function registerPartnerDashboard(app: FastifyInstance, services: Service
   registerPartnerWebhookRoutes(app, services);
   registerPartnerApiHealthRoute(app, services);
   registerPartnerEndpointsRoute(app, services);
+  registerPartnerAppWebhookRoutes(app, services);
+  registerPartnerApiRoutes(app, services);
 }

@@ -32,12 +32,13 @@ export function sendPartnerPage(
     );
 }
 
-/** The tabs of one app: its settings and its webhook deliveries. */
-export function appTabs(clientId: string, active: 'settings' | 'deliveries' | 'endpoints' | 'api-health'): SafeHtml {
+/** The tabs of one app: its settings, its app-level webhooks, their deliveries, endpoint health, its API health. */
+export function appTabs(clientId: string, active: 'settings' | 'webhooks' | 'deliveries' | 'endpoints' | 'api-health'): SafeHtml {
   const tab = (name: typeof active, href: string, label: string) =>
     active === name ? html`<strong>${label}</strong>` : html`<a href="${href}">${label}</a>`;
   const settings = tab('settings', `/partner/apps/${clientId}`, 'Settings');
+  const webhooks = tab('webhooks', `/partner/apps/${clientId}/webhooks`, 'Webhooks');
   const deliveries = tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries');
   const endpoints = tab('endpoints', `/partner/apps/${clientId}/endpoints`, 'Endpoint health');
-  return html`<p class="pager">${settings} ${deliveries} ${endpoints} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
+  return html`<p class="pager">${settings} ${webhooks} ${deliveries} ${endpoints} ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
 }

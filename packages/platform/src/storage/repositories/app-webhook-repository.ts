@@ -38,7 +38,12 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
   }
 
   find(appId: number, id: number): Promise<AppSubscriptionRow | undefined> {
-    return this.k.selectFrom('app_webhook_subscriptions').select(COLUMNS).where('app_id', '=', appId).where('id', '=', id).executeTakeFirst();
+    return this.k
+      .selectFrom('app_webhook_subscriptions')
+      .select(COLUMNS)
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .executeTakeFirst();
   }
 
   async lockApp(appId: number): Promise<void> {
