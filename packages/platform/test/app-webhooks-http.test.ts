@@ -1,0 +1,157 @@
+// App-level webhook subscriptions over HTTP, on SQLite and PostgreSQL: the partner dashboard's
+// Webhooks tab (list, add with the Admin API's checks, remove after a confirmation, CSRF, another
+// partner's app 404) and the partner API authenticated with the app's own client credentials (401
+// without them, 403 with another app's, 422 for bad input that changes nothing), in /openapi.json.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DIALECTS, Jar, createFixture, createTestPlatform, csrfFrom, type TestPlatform } from './harness.ts';
+import { PLATFORM_HOST as H, createPartner, decode, expectCsrfRefused, expectGoodPage, get, partnerLogin, post } from './web-pages.ts';
+
+let n = 100;
+const basic = (id: string, secret: string) => `Basic ${Buffer.from(`${id}:${secret}`).toString('base64')}`;
+
+describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await createTestPlatform(dialect);
+  });
+  afterAll(async () => t?.close());
+
+  const partnerApp = async (partnerId: number | null, name = 'Hooked app') =>
+    t.services.apps.createApp({
+      name,
+      appUrl: 'https://app.example.test/',
+      redirectUri: 'https://app.example.test/callback',
+      scopes: 'read_products',
+      partnerId,
+    });
+  const declared = async (appId: number) => (await t.services.appWebhooks.list(appId)).map((s) => [s.topic, s.address]);
+
+  it('the Webhooks tab lists, adds (checked, CSRF) and removes after confirming; another partner gets 404', async () => {
+    const p = await createPartner(t, ++n);
+    const { app } = await partnerApp(p.id);
+    const f = await createFixture(t);
+    const store = (await t.services.accounts.findStoreByName(f.storeName))!;
+    await t.services.apps.grant(store.id, app.id, ['read_products']);
+    const jar = await partnerLogin(t, p);
+    const path = `/partner/apps/${app.client_id}/webhooks`;
+    const page = await get(t, H, path, jar);
+    expectGoodPage(page);
+    expect(page.body).toContain('No app-level subscriptions yet');
+    const fields = { _csrf: csrfFrom(page.body), topic: 'products/create', address: 'https://hooks.example.test/products' };
+    await expectCsrfRefused(t, H, path, jar, fields, () => declared(app.id));
+
+    for (const [bad, message] of [
+      [{ ...fields, address: 'ftp://hooks.example.test/' }, 'must be an https URL'],
+      [{ ...fields, topic: 'customers/redact' }, 'privacy topic'],
+      [{ ...fields, topic: 'nope/nope' }, 'must be one of'],
+    ] as const) {
+      const res = await post(t, H, path, jar, bad);
+      expect(res.statusCode, res.body).toBe(422);
+      expect(decode(res.body)).toContain(message);
+    }
+    expect(await declared(app.id)).toEqual([]);
+
+    const added = await post(t, H, path, jar, fields);
+    expect(added.statusCode).toBe(303);
+    expect(added.headers.location).toBe(`${path}?done=added`);
+    expect(await declared(app.id)).toEqual([['products/create', 'https://hooks.example.test/products']]);
+    const listed = await get(t, H, `${path}?done=added`, jar);
+    expectGoodPage(listed);
+    expect(listed.body).toContain('https://hooks.example.test/products');
+    // The copy in the store the app is installed in.
+    const copies = await t.db.kysely.selectFrom('webhook_subscriptions').select('store_id').where('app_id', '=', app.id).execute();
+    expect(copies.map((c) => Number(c.store_id))).toEqual([store.id]);
+
+    const id = String((await t.services.appWebhooks.list(app.id))[0]!.id);
+    const confirm = await get(t, H, `${path}/${id}/remove`, jar);
+    expectGoodPage(confirm);
+    expect(confirm.body).toContain('Remove this subscription?');
+    // Without the confirmation field: sent to the page, nothing removed.
+    const unconfirmed = await post(t, H, `${path}/${id}/remove`, jar, { _csrf: csrfFrom(confirm.body) });
+    expect(unconfirmed.statusCode).toBe(303);
+    expect(unconfirmed.headers.location).toBe(`${path}/${id}/remove`);
+    expect(await declared(app.id)).toHaveLength(1);
+    await expectCsrfRefused(t, H, `${path}/${id}/remove`, jar, { _csrf: csrfFrom(confirm.body), confirm: 'yes' }, () => declared(app.id));
+    const removed = await post(t, H, `${path}/${id}/remove`, jar, { _csrf: csrfFrom(confirm.body), confirm: 'yes' });
+    expect(removed.statusCode).toBe(303);
+    expect(await declared(app.id)).toEqual([]);
+    expect(await t.db.kysely.selectFrom('webhook_subscriptions').select('id').where('app_id', '=', app.id).execute()).toEqual([]);
+
+    const other = await createPartner(t, ++n);
+    const otherJar = await partnerLogin(t, other);
+    expect((await get(t, H, path, otherJar)).statusCode).toBe(404);
+    const foreign = await post(t, H, path, otherJar, { ...fields, _csrf: csrfFrom((await get(t, H, '/partner', otherJar)).body) });
+    expect(foreign.statusCode).toBe(404);
+    expect(await declared(app.id)).toEqual([]);
+  });
+
+  it('the partner API: the app itself adds, lists and removes; no or wrong credentials 401, another app 403, bad input 422', async () => {
+    const { app, clientSecret } = await partnerApp(null, 'API app');
+    const { app: otherApp, clientSecret: otherSecret } = await partnerApp(null, 'Other app');
+    const url = `/partner/api/apps/${app.client_id}/webhook_subscriptions`;
+    const call = (method: 'GET' | 'POST' | 'DELETE', path: string, auth: string | undefined, body?: unknown) =>
+      t.app.inject({
+        method,
+        url: path,
+        headers: {
+          host: H,
+          ...(auth ? { authorization: auth } : {}),
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        },
+        ...(body !== undefined ? { payload: JSON.stringify(body) } : {}),
+      });
+    const good = basic(app.client_id, clientSecret);
+    const hook = { topic: 'products/create', address: 'https://hooks.example.test/api' };
+
+    for (const auth of [undefined, basic(app.client_id, 'wrong'), 'Bearer x', basic('nobody', clientSecret)]) {
+      const res = await call('POST', url, auth, hook);
+      expect(res.statusCode, String(auth)).toBe(401);
+      expect(res.headers['www-authenticate']).toContain('Basic');
+      expect(res.body).not.toContain(clientSecret);
+    }
+    const foreign = await call('POST', url, basic(otherApp.client_id, otherSecret), hook);
+    expect(foreign.statusCode).toBe(403);
+    for (const bad of [
+      { ...hook, address: 'http://10.0.0.1/' },
+      { ...hook, topic: 'shop/redact' },
+      { ...hook, extra: 1 },
+      { topic: 'products/create' },
+      { ...hook, address: 42 },
+    ]) {
+      const res = await call('POST', url, good, bad);
+      expect(res.statusCode, JSON.stringify(bad)).toBe(422);
+      expect(res.json().code).toBe('ValidationFailed');
+    }
+    expect(await declared(app.id)).toEqual([]);
+    // The store host does not serve it.
+    const f = await createFixture(t);
+    expect((await t.app.inject({ method: 'GET', url, headers: { host: f.host, authorization: good } })).statusCode).toBe(404);
+
+    const created = await call('POST', url, good, hook);
+    expect(created.statusCode, created.body).toBe(201);
+    expect(created.json()).toEqual({
+      data: { id: expect.any(String), ...hook, api_version: expect.any(String), created_at: expect.any(String), stores: 0 },
+      skipped: [],
+    });
+    expect((await call('POST', url, good, hook)).statusCode).toBe(422);
+    const listed = await call('GET', url, good);
+    expect(listed.statusCode).toBe(200);
+    expect(listed.headers['cache-control']).toBe('no-store');
+    expect(listed.json().data).toEqual([created.json().data]);
+    expect((await call('GET', url, basic(otherApp.client_id, otherSecret))).statusCode).toBe(403);
+    const id = created.json().data.id as string;
+    expect((await call('DELETE', `${url}/${id}`, basic(otherApp.client_id, otherSecret))).statusCode).toBe(403);
+    expect((await call('DELETE', `${url}/999999`, good)).statusCode).toBe(404);
+    expect((await call('DELETE', `${url}/x`, good)).statusCode).toBe(404);
+    const removed = await call('DELETE', `${url}/${id}`, good);
+    expect(removed.statusCode).toBe(200);
+    expect(removed.json().data.id).toBe(id);
+    expect(await declared(app.id)).toEqual([]);
+
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: H } })).json();
+    const paths = doc.paths['/partner/api/apps/{clientId}/webhook_subscriptions'];
+    expect(paths.get.tags).toEqual(['partner-api']);
+    expect(paths.post.security).toEqual([{ PartnerClient: [] }]);
+    expect(doc.paths['/partner/api/apps/{clientId}/webhook_subscriptions/{id}'].delete.summary).toBeTruthy();
+  });
+});
