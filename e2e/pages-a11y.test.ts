@@ -282,6 +282,24 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     }
     await check(partner);
     await check(partner, `${platform()}/partner/apps/${rotatingClientId}/endpoints`);
+    // App-level webhooks: the empty tab, a refused address (the form with its error), the list, the removal's confirmation.
+    await check(partner, `${platform()}/partner/apps/${rotatingClientId}/webhooks`);
+    await partner.goto(`${platform()}/partner/apps/${clientId}/webhooks`);
+    await partner.getByLabel('Topic').selectOption('products/update');
+    await partner.getByLabel('Address').fill('http://10.0.0.1/hooks');
+    await partner.getByRole('button', { name: 'Add subscription' }).click();
+    await partner.getByRole('alert').first().waitFor();
+    await check(partner);
+    await partner.getByLabel('Address').fill('http://127.0.0.1:9/app-level/hooks/with/a/long/path/that/must/wrap/on/a/phone');
+    await partner.getByRole('button', { name: 'Add subscription' }).click();
+    await partner.getByRole('row', { name: /products\/update/ }).waitFor();
+    await check(partner);
+    await partner
+      .getByRole('row', { name: /products\/update/ })
+      .getByRole('link', { name: /Remove/ })
+      .click();
+    await partner.getByRole('heading', { name: 'Remove this subscription?' }).waitFor();
+    await check(partner);
 
     // The API docs, the longest page.
     await check(partner, `${platform()}/docs`);
