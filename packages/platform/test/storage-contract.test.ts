@@ -1728,6 +1728,100 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
     });
   });
 
+  describe('appWebhooks', () => {
+    it('an app-level list: insert (a duplicate refused), find, list, recount for installs, delete', async () => {
+      const w = await world(s);
+      const row = {
+        app_id: w.app.id,
+        topic: 'products/create',
+        address: 'https://hooks.example.test/a',
+        api_version: '2026-01',
+        created_at: NOW,
+        updated_at: NOW,
+      };
+      expect(await s.appWebhooks.countForInstall(w.app.id)).toBe(0);
+      const added = await s.transaction(async (tx) => {
+        await tx.appWebhooks.lockApp(w.app.id);
+        const r = await tx.appWebhooks.insert(row);
+        await tx.appWebhooks.recount(w.app.id);
+        return r;
+      });
+      expect(added).toEqual({ id: expect.any(Number), ...row });
+      await expect(s.appWebhooks.insert(row)).rejects.toBeInstanceOf(DuplicateRecordError);
+      expect(await s.appWebhooks.countForInstall(w.app.id)).toBe(1);
+      expect(await s.appWebhooks.find(w.app.id, added.id)).toEqual(added);
+      expect(await s.appWebhooks.find(w.app.id + 1000, added.id)).toBeUndefined();
+      expect(await s.appWebhooks.list(w.app.id)).toEqual([added]);
+      expect(await s.appWebhooks.delete(w.app.id + 1000, added.id)).toBe(false);
+      expect(await s.appWebhooks.delete(w.app.id, added.id)).toBe(true);
+      await s.appWebhooks.recount(w.app.id);
+      expect(await s.appWebhooks.countForInstall(w.app.id)).toBe(0);
+      expect(await s.appWebhooks.list(w.app.id)).toEqual([]);
+    });
+
+    it('store copies: found per store, adopted, counted per source, deleted by id or all but the kept topics; stores walked by id', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const source = await s.appWebhooks.insert({
+        app_id: w.app.id,
+        topic: 'products/create',
+        address: 'https://hooks.example.test/c',
+        api_version: '2026-01',
+        created_at: NOW,
+        updated_at: NOW,
+      });
+      const copy = await s.webhooks.insertSubscription({
+        store_id: w.store.id,
+        owner: `app:${w.app.id}`,
+        app_id: w.app.id,
+        private_app_id: null,
+        topic: 'app/uninstalled',
+        address: 'https://hooks.example.test/gone',
+        api_version: '2026-01',
+        created_at: NOW,
+        updated_at: NOW,
+        app_subscription_id: source.id,
+      });
+      expect(copy.app_subscription_id).toBe(source.id);
+      const own = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/c');
+      const adopt = {
+        storeId: w.store.id,
+        owner: `app:${w.app.id}`,
+        topic: 'products/create',
+        address: 'https://hooks.example.test/c',
+        appSubscriptionId: source.id,
+        now: NOW + 1,
+      };
+      expect(await s.appWebhooks.adopt({ ...adopt, storeId: other.store.id })).toBeUndefined();
+      expect(await s.appWebhooks.adopt(adopt)).toMatchObject({
+        id: own.id,
+        app_subscription_id: source.id,
+        version: 2,
+        updated_at: NOW + 1,
+      });
+      expect(await s.appWebhooks.adopt(adopt)).toBeUndefined();
+      expect((await s.appWebhooks.copiesInStore(w.store.id, w.app.id)).sort((a, b) => a.id - b.id)).toEqual([
+        { id: copy.id, app_subscription_id: source.id, topic: 'app/uninstalled' },
+        { id: own.id, app_subscription_id: source.id, topic: 'products/create' },
+      ]);
+      expect(await s.appWebhooks.copiesInStore(other.store.id, w.app.id)).toEqual([]);
+      expect(await s.appWebhooks.copyCounts(w.app.id)).toEqual(new Map([[source.id, 2]]));
+      expect(await s.appWebhooks.storesWithCopies(source.id, 0, 10)).toEqual([w.store.id]);
+      expect(await s.appWebhooks.storesWithCopies(source.id, w.store.id, 10)).toEqual([]);
+      await s.apps.insertInstallation({ storeId: other.store.id, appId: w.app.id, scopes: 'read_products', now: NOW });
+      const both = [w.store.id, other.store.id].sort((a, b) => a - b);
+      expect(await s.appWebhooks.installedStores(w.app.id, 0, 10)).toEqual(both);
+      expect(await s.appWebhooks.installedStores(w.app.id, 0, 1)).toEqual([both[0]]);
+      expect(await s.appWebhooks.installedStores(w.app.id, both[0]!, 10)).toEqual([both[1]]);
+      // Another store's ids delete nothing; all but the kept topic go.
+      expect(await s.appWebhooks.deleteCopies(other.store.id, [own.id])).toBe(0);
+      expect(await s.appWebhooks.deleteAppCopies(w.store.id, w.app.id, ['app/uninstalled'])).toBe(1);
+      expect((await s.appWebhooks.copiesInStore(w.store.id, w.app.id)).map((c) => c.id)).toEqual([copy.id]);
+      expect(await s.appWebhooks.deleteCopies(w.store.id, [copy.id])).toBe(1);
+      expect(await s.appWebhooks.copyCounts(w.app.id)).toEqual(new Map());
+    });
+  });
+
   describe('webhooks', () => {
     it('subscriptions: insert, exists, find (by owner), delete; a duplicate is refused', async () => {
       const w = await world(s);
@@ -1746,6 +1840,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         updated_at: NOW,
         disabled_at: null,
         version: 1,
+        app_subscription_id: null,
       });
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(true);
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/q')).toBe(false);

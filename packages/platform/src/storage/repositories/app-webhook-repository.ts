@@ -86,7 +86,7 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
     // them, and they for it, so none reads the list from before a change that commits first.
     const row =
       this.x.dialect === 'postgres'
-        ? (await sql<{ n: number }>`select app_subscription_count as n from apps where id = ${appId} for share`.execute(this.k)).rows[0]
+        ? (await sql<{ n: number }>`select app_subscription_count as n from apps where id = ${appId} for key share`.execute(this.k)).rows[0]
         : await this.k.selectFrom('apps').select('app_subscription_count as n').where('id', '=', appId).executeTakeFirst();
     return Number(row?.n ?? 0);
   }
