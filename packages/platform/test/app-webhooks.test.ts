@@ -5,6 +5,8 @@
 // API; the caps of a store skip a copy without failing the install.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SUBSCRIPTIONS_PER_TOPIC } from '../src/domain/limits.ts';
+import { copiesOnGrant } from '../src/services/app-webhook-copies.ts';
+import { storageOn } from '../src/storage/sql-storage.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import {
   api,
@@ -213,6 +215,36 @@ describe.each(DIALECTS_WITH_PARTITIONED)('app-level webhook subscriptions (%s)',
       await expect(t.services.appWebhooks.add(appId, bad as { topic: string; address: string })).rejects.toMatchObject({ statusCode: 422 });
     }
     expect(await t.services.appWebhooks.list(appId)).toEqual(before);
+  });
+
+  it.runIf(dialect === 'postgres')('an add while an install is open waits for it, then copies into that store too', async () => {
+    const f = await createFixture(t, { scopes: 'read_products' });
+    const { appId, storeId } = await ids(f);
+    // A second Storage over the platform's own pool, to hold an install open as AppService.grant runs it.
+    const storage = storageOn(t.db);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let counted!: () => void;
+    const read = new Promise<void>((resolve) => (counted = resolve));
+    const install = storage.transaction(async (tx) => {
+      await tx.apps.insertInstallation({ storeId, appId, scopes: 'read_products', now: Date.now() });
+      const sync = await copiesOnGrant(tx, { storeId, appId, scopes: ['read_products'], now: Date.now() });
+      counted();
+      await gate;
+      return sync;
+    });
+    await read;
+    let settled = false;
+    const add = t.services.appWebhooks.add(appId, { topic: 'products/create', address: rx.url('/raced') }).finally(() => {
+      settled = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(settled).toBe(false);
+    release();
+    expect((await install).created).toEqual([]);
+    const added = await add;
+    expect(added.stores).toBe(1);
+    expect(await storeSubs(appId)).toEqual([expect.objectContaining({ store_id: storeId, app_subscription_id: added.id })]);
   });
 
   // Last: what every test above made the platform and its worker run, on the partitioned layout.

@@ -102,6 +102,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('partitioned PostgreSQL layout', () =>
     expect(report.map((r) => r.sql)).toEqual([unmarked, unlisted]);
     expect(Object.keys(FLEET_WIDE).sort()).toEqual([
       'app-installations',
+      'app-subscription-copies',
       'credential-prune',
       'delivery-attempts-by-id',
       'idempotency-prune',
