@@ -6,7 +6,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_SUBSCRIPTIONS_PER_TOPIC } from '../src/domain/limits.ts';
 import { copiesOnGrant } from '../src/services/app-webhook-copies.ts';
-import { storageOn } from '../src/storage/sql-storage.ts';
+import { openStorage } from '../src/storage/sql-storage.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import {
   api,
@@ -217,17 +217,22 @@ describe.each(DIALECTS_WITH_PARTITIONED)('app-level webhook subscriptions (%s)',
     expect(await t.services.appWebhooks.list(appId)).toEqual(before);
   });
 
-  it.runIf(dialect === 'postgres')('an add while an install is open waits for it, then copies into that store too', async () => {
+  it.runIf(dialect === 'postgres')('an add while a reinstall is open waits for it, then copies into that store too', async () => {
     const f = await createFixture(t, { scopes: 'read_products' });
     const { appId, storeId } = await ids(f);
-    // A second Storage over the platform's own pool, to hold an install open as AppService.grant runs it.
-    const storage = storageOn(t.db);
+    // A storage of its own (another node, its own connections) holds an install open as AppService.grant runs it.
+    if (t.config.database.dialect !== 'postgres') throw new Error('PostgreSQL only');
+    const storage = openStorage({ dialect: 'postgres', url: t.config.database.url }, { poolSize: 2 });
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
     let counted!: () => void;
     const read = new Promise<void>((resolve) => (counted = resolve));
+    // A reinstall: no new row whose foreign key would lock the app row by itself.
+    await t.services.apps.grant(storeId, appId, ['read_products']);
+    await t.services.apps.uninstall(storeId, appId);
+    const installation = (await t.services.apps.findInstallation(storeId, appId))!;
     const install = storage.transaction(async (tx) => {
-      await tx.apps.insertInstallation({ storeId, appId, scopes: 'read_products', now: Date.now() });
+      await tx.apps.updateInstallation(storeId, installation.id, { uninstalledAt: null, installedAt: Date.now() });
       const sync = await copiesOnGrant(tx, { storeId, appId, scopes: ['read_products'], now: Date.now() });
       counted();
       await gate;
@@ -245,6 +250,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('app-level webhook subscriptions (%s)',
     const added = await add;
     expect(added.stores).toBe(1);
     expect(await storeSubs(appId)).toEqual([expect.objectContaining({ store_id: storeId, app_subscription_id: added.id })]);
+    await storage.close();
   });
 
   // Last: what every test above made the platform and its worker run, on the partitioned layout.
