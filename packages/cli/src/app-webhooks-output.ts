@@ -24,8 +24,17 @@ export function subscriptionLines(r: SyncReport): string[] {
   return [...r.removed.map(removedLine), ...r.added.flatMap(addedLines)];
 }
 
+type SubscriptionJson = { id: string; topic: string; address: string; api_version: string; created_at: string };
+type SkippedJson = { store: string; topic: string; address: string; reason: string };
+
 /** An app-level subscription as JSON output: ids as strings, times as ISO strings. */
-export function appSubscriptionJson(s: { id: number; topic: string; address: string; api_version: string; created_at: number }) {
+export function appSubscriptionJson(s: {
+  id: number;
+  topic: string;
+  address: string;
+  api_version: string;
+  created_at: number;
+}): SubscriptionJson {
   return {
     id: String(s.id),
     topic: s.topic,
@@ -35,9 +44,13 @@ export function appSubscriptionJson(s: { id: number; topic: string; address: str
   };
 }
 
-export function subscriptionsJson(r: SyncReport) {
+export function subscriptionsJson(r: SyncReport): {
+  added: (SubscriptionJson & { stores: number; skipped: SkippedJson[] })[];
+  removed: (SubscriptionJson & { stores: number })[];
+  unchanged: SubscriptionJson[];
+} {
   return {
-    added: r.added.map((s) => ({ ...appSubscriptionJson(s), stores: s.stores, skipped: s.skipped })),
+    added: r.added.map((s) => ({ ...appSubscriptionJson(s), stores: s.stores, skipped: s.skipped.map((k) => ({ ...k })) })),
     removed: r.removed.map((s) => ({ ...appSubscriptionJson(s), stores: s.stores })),
     unchanged: r.unchanged.map(appSubscriptionJson),
   };

@@ -3,7 +3,7 @@
 // partner's app 404) and the partner API authenticated with the app's own client credentials (401
 // without them, 403 with another app's, 422 for bad input that changes nothing), in /openapi.json.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DIALECTS, Jar, createFixture, createTestPlatform, csrfFrom, type TestPlatform } from './harness.ts';
+import { DIALECTS, createFixture, createTestPlatform, csrfFrom, type TestPlatform } from './harness.ts';
 import { PLATFORM_HOST as H, createPartner, decode, expectCsrfRefused, expectGoodPage, get, partnerLogin, post } from './web-pages.ts';
 
 let n = 100;
