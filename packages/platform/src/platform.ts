@@ -184,10 +184,11 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     }
   }
   const cursors = new CursorCodec(keys.cursorKey);
-  const outbox = new WebhookOutbox(clock);
   const readiness = new Readiness();
   readiness.register('database', { required: true, status: () => databaseStatus(storage.db, () => storage.ping()) });
   const rateLimiter = options.http === false ? undefined : await rateLimiterFor(config, clock);
+  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
+  const outbox = new WebhookOutbox(clock, metrics);
   const apps = new AppService(storage, keys, config, clock, outbox);
   const grantLimits =
     rateLimiter && GrantLimits.enabled(config.tokenRateLimit)
@@ -196,7 +197,6 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   // Without Redis the node still serves, on its own buckets: not ready is not the right answer.
   if (rateLimiter instanceof RedisRateLimiter)
     readiness.register('redis', { required: false, status: () => (rateLimiter.state() === 'shared' ? 'up' : 'degraded') });
-  const metrics = new PlatformMetrics({ readiness, storage: storage.stats, clock, rateLimiter });
   const rotations = new SecretRotations(storage, keys, config, clock);
   const launchTokens = new LaunchTokens((app) => rotations.clientSigningSecrets(app), clock);
   const apiAuth = new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants);

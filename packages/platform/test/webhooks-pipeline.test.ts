@@ -53,6 +53,7 @@ describe('DeliveryJobs.prepare', () => {
     app_id: null,
     private_app_id: 9,
     payload: message.body,
+    include_fields: null,
     event_at: message.triggeredAt,
     store_name: 'shop',
     sub_id: 1,

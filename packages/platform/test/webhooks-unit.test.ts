@@ -238,6 +238,7 @@ describe('decide: whether a claimed delivery may still go out', () => {
     app_id: 3,
     private_app_id: null,
     payload: '{}',
+    include_fields: null,
     event_at: at,
     store_name: 'shop',
     sub_id: 7,

@@ -193,18 +193,10 @@ export function parseListQuery(
   let fields: string[] | undefined;
   const rawFields = once('fields');
   if (rawFields !== undefined) {
-    const asked = rawFields.split(',').map((f) => f.trim());
-    const unknownFields = asked.filter((f) => !fieldNames.includes(f));
-    if (asked.every((f) => f === '')) errors.fields = [`must name at least one of ${fieldNames.join(', ')}`];
-    else if (unknownFields.length > 0)
-      errors.fields = [
-        `unknown field${unknownFields.length > 1 ? 's' : ''} ${unknownFields
-          .slice(0, 5)
-          .map((f) => JSON.stringify(f.slice(0, 40)))
-          .join(', ')}; fields are ${fieldNames.join(', ')}`,
-      ];
+    const checked = checkFieldNames(rawFields.split(','), fieldNames);
+    if ('problem' in checked) errors.fields = [checked.problem];
     else {
-      fields = [...new Set(asked)];
+      fields = checked.fields;
       params.push(['fields', fields.join(',')]);
     }
   }
@@ -236,6 +228,25 @@ export function filterDigest(f: ListFilters): string {
   const match = f.match ? Object.entries(f.match).sort(([a], [b]) => (a < b ? -1 : 1)) : [];
   if (match.length > 0) canonical += `|${JSON.stringify(match)}`;
   return createHash('sha256').update(canonical).digest('base64url').slice(0, 16);
+}
+
+/**
+ * Checks a list of top-level field names (blanks around each trimmed) against an object's:
+ * the names without repeats, in the order asked, or what is wrong. The rule of a list's `fields`,
+ * shared by everything else that picks fields of an API object (a webhook's `include_fields`).
+ */
+export function checkFieldNames(asked: readonly string[], fieldNames: readonly string[]): { fields: string[] } | { problem: string } {
+  const names = asked.map((f) => f.trim());
+  if (names.every((f) => f === '')) return { problem: `must name at least one of ${fieldNames.join(', ')}` };
+  const unknownFields = names.filter((f) => !fieldNames.includes(f));
+  if (unknownFields.length > 0)
+    return {
+      problem: `unknown field${unknownFields.length > 1 ? 's' : ''} ${unknownFields
+        .slice(0, 5)
+        .map((f) => JSON.stringify(f.slice(0, 40)))
+        .join(', ')}; fields are ${fieldNames.join(', ')}`,
+    };
+  return { fields: [...new Set(names)] };
 }
 
 /** The object with only `fields` (in the object's own order), or the object when no fields were asked. */

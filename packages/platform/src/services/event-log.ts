@@ -4,6 +4,7 @@
 import type { Clock } from '../domain/clock.ts';
 import { type CursorCodec, InvalidCursorError } from '../domain/cursor.ts';
 import { ForbiddenError, InvalidCursor, ValidationFailedError } from '../domain/errors.ts';
+import { shapePayload } from '../domain/webhook-subscription-shape.ts';
 import { mayReceive, TOPICS, topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { DeliveryStatus, EventLogRow, EventOwner, Storage } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
@@ -49,7 +50,7 @@ function toView(r: EventLogRow): EventView {
     api_version: r.api_version,
     status: r.status,
     attempts: r.attempts,
-    payload: JSON.parse(r.payload),
+    payload: JSON.parse(shapePayload(r.payload, r.include_fields)),
   };
 }
 

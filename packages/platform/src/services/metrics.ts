@@ -130,6 +130,12 @@ export class PlatformMetrics implements DeliveryMetrics {
     help: "Webhook deliveries handed back or put off unsent (no attempt counted) because their owner's circuit breaker at their endpoint was open",
     registers: [this.registry],
   });
+  private readonly filtered = new Counter({
+    name: 'storegate_webhook_deliveries_filtered_total',
+    help: "Webhook deliveries not written because the subscription's filter did not match the change, by topic (counted as the change is written)",
+    labelNames: ['topic'] as const,
+    registers: [this.registry],
+  });
   private readonly pending = new Gauge({
     name: 'storegate_webhook_outbox_pending',
     help: 'Webhook deliveries not yet delivered, dead or cancelled (retries scheduled later included)',
@@ -235,6 +241,11 @@ export class PlatformMetrics implements DeliveryMetrics {
 
   deliveriesDeferred(count: number): void {
     this.deferred.inc(count);
+  }
+
+  /** Deliveries of one event that subscriptions' filters left out. */
+  deliveriesFiltered(topic: string, count: number): void {
+    this.filtered.inc({ topic }, count);
   }
 
   /** The Prometheus text exposition of this platform and of the process. */

@@ -11,9 +11,11 @@ import {
   type PrivacyTopic,
   privacySubscriptionId,
   topicFor,
+  topicResource,
   type WebhookTopic,
 } from '../domain/webhook-topics.ts';
-import type { Repositories } from '../storage/ports.ts';
+import { FilterCache } from '../domain/webhook-filter.ts';
+import type { Recipient, Repositories } from '../storage/ports.ts';
 import { pooledRandomBytes } from '../domain/random.ts';
 
 export function newWebhookId(): string {
@@ -31,8 +33,18 @@ export interface ResourceChange {
   object: Record<string, unknown>;
 }
 
+/** What the outbox reports: deliveries a subscription's filter kept from being written. */
+export interface OutboxMetrics {
+  deliveriesFiltered(topic: WebhookTopic, count: number): void;
+}
+
 export class WebhookOutbox {
-  constructor(private readonly clock: Clock) {}
+  private readonly filters = new FilterCache();
+
+  constructor(
+    private readonly clock: Clock,
+    private readonly metrics?: OutboxMetrics,
+  ) {}
 
   /** The event a change of a store resource emits, if any, in the change's transaction `tx`. */
   async record(tx: Repositories, change: ResourceChange): Promise<void> {
@@ -60,16 +72,36 @@ export class WebhookOutbox {
     },
   ): Promise<number> {
     const only = input.uninstalledAppId ?? input.appId;
-    const subs = (await tx.webhooks.recipients(input.storeId, input.topic, only)).filter(
+    const readers = (await tx.webhooks.recipients(input.storeId, input.topic, only)).filter(
       (s) =>
         mayReceive(input.topic, storedScopes(s.scopes)) && (input.privateAppId === undefined || s.private_app_id === input.privateAppId),
     );
+    const subs = this.passing(input.topic, input.payload, readers);
+    if (subs.length < readers.length) this.metrics?.deliveriesFiltered(input.topic, readers.length - subs.length);
     if (subs.length === 0) return 0;
     await tx.webhooks.insertEvent(
       { id: newEventId(), storeId: input.storeId, topic: input.topic, payload: JSON.stringify(input.payload), now: this.clock() },
-      subs.map((s) => ({ subscriptionId: s.id, appId: s.app_id, privateAppId: s.private_app_id, webhookId: newWebhookId() })),
+      subs.map((s) => ({
+        subscriptionId: s.id,
+        appId: s.app_id,
+        privateAppId: s.private_app_id,
+        webhookId: newWebhookId(),
+        includeFields: s.include_fields,
+      })),
     );
     return subs.length;
+  }
+
+  /**
+   * The recipients whose filter the object passes; those without one always do. A filter is
+   * evaluated against the object the event carries (for a delete, the object as it was). A stored
+   * filter that no longer compiles lets everything through: an app that asked for fewer events
+   * gets more rather than silently none.
+   */
+  private passing(topic: WebhookTopic, payload: Record<string, unknown>, recipients: Recipient[]): Recipient[] {
+    const resource = topicResource(topic);
+    if (resource === undefined || recipients.every((r) => r.filter === null)) return recipients;
+    return recipients.filter((r) => r.filter === null || (this.filters.get(resource, r.filter)?.(payload) ?? true));
   }
 
   /**

@@ -10,6 +10,12 @@ import { allows } from '../domain/scopes.ts';
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
+import {
+  checkSubscriptionShape,
+  readIncludeFields,
+  storedIncludeFields,
+  type SubscriptionShape,
+} from '../domain/webhook-subscription-shape.ts';
 import type { Repositories, Storage, SubscriptionRow } from '../storage/ports.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import type { WriteStep } from './idempotency.ts';
@@ -80,10 +86,11 @@ export class WebhookSubscriptions {
   /** `then` runs in the transaction of the write, after it (see ResourceService). */
   async create(
     p: ApiPrincipal,
-    input: { address: string; topic: WebhookTopic; apiVersion: string },
+    input: { address: string; topic: WebhookTopic; apiVersion: string } & ShapeInput,
     then?: WriteStep<SubscriptionRow>,
   ): Promise<SubscriptionRow> {
     await this.checkInput(p, input);
+    const shape = checkedShape(input.topic, input);
     const now = this.clock();
     const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${input.topic}`] });
     return this.storage.transaction(async (tx) => {
@@ -107,6 +114,8 @@ export class WebhookSubscriptions {
           topic: input.topic,
           address: input.address,
           api_version: input.apiVersion,
+          filter: shape.filter,
+          include_fields: storedIncludeFields(shape.includeFields),
           created_at: now,
           updated_at: now,
         });
@@ -127,16 +136,18 @@ export class WebhookSubscriptions {
   }
 
   /**
-   * Changes the topic and/or address of one of the caller's subscriptions, with the checks of a
-   * subscribe: the topic's scope, the address rules, no second identical subscription, and the
-   * per-topic caps when the topic changes. A new address gives a disabled subscription a fresh
-   * start (it is active again), as deleting and subscribing anew would; deliveries still queued
-   * go to the address the subscription has when they are sent.
+   * Changes the topic, address, filter and/or include_fields of one of the caller's subscriptions,
+   * with the checks of a subscribe: the topic's scope, the address rules, no second identical
+   * subscription, the per-topic caps when the topic changes, and the filter and fields checked
+   * against the topic it ends up with (a null removes them). A new address gives a disabled
+   * subscription a fresh start (it is active again), as deleting and subscribing anew would;
+   * deliveries still queued go to the address the subscription has when they are sent, with the
+   * fields it had when they were queued.
    */
   async update(
     p: ApiPrincipal,
     id: number,
-    input: { address?: string | undefined; topic?: WebhookTopic | undefined },
+    input: { address?: string | undefined; topic?: WebhookTopic | undefined } & ShapeInput,
     then?: WriteStep<SubscriptionRow>,
     ifMatch?: IfMatch,
   ): Promise<SubscriptionRow> {
@@ -149,15 +160,28 @@ export class WebhookSubscriptions {
       refuseCopy(row);
       // Read under the store lock, which every change of a subscription through the API takes.
       if (!satisfies(ifMatch, row.version)) throw changedSince();
-      const topic = input.topic ?? row.topic;
+      const topic = input.topic ?? (row.topic as WebhookTopic);
       const address = input.address ?? row.address;
+      const shape = checkedShape(topic, {
+        filter: input.filter === undefined ? row.filter : input.filter,
+        includeFields: input.includeFields === undefined ? readIncludeFields(row.include_fields) : input.includeFields,
+      });
+      const includeFields = storedIncludeFields(shape.includeFields);
       const duplicate = new ValidationFailedError({ address: [`is already subscribed to ${topic}`] });
       let updated = row;
-      if (topic !== row.topic || address !== row.address) {
-        if (await tx.webhooks.subscriptionExists(p.storeId, p.owner, topic, address)) throw duplicate;
+      const moved = topic !== row.topic || address !== row.address;
+      if (moved || shape.filter !== row.filter || includeFields !== row.include_fields) {
+        if (moved && (await tx.webhooks.subscriptionExists(p.storeId, p.owner, topic, address))) throw duplicate;
         if (topic !== row.topic) await this.checkTopicCaps(tx, p, topic);
         try {
-          const values = { topic, address, updated_at: now, enable: address !== row.address };
+          const values = {
+            topic,
+            address,
+            filter: shape.filter,
+            include_fields: includeFields,
+            updated_at: now,
+            enable: address !== row.address,
+          };
           // The worker may disable the subscription without the store lock: with If-Match, the
           // version read above is checked again by the UPDATE.
           const guard = ifMatch ? { versions: [row.version] } : undefined;
@@ -204,6 +228,19 @@ function refuseCopy(row: SubscriptionRow): void {
         "this webhook subscription is managed by the app's configuration (app-level subscriptions); change it there, not in one store",
       ],
     });
+}
+
+/** A subscription's filter and include_fields as a request gives them: null removes, undefined keeps. */
+export interface ShapeInput {
+  filter?: string | null | undefined;
+  includeFields?: readonly string[] | null | undefined;
+}
+
+/** The filter and fields to store for `topic`, or 422 naming each bad one. */
+function checkedShape(topic: WebhookTopic, input: ShapeInput): SubscriptionShape {
+  const checked = checkSubscriptionShape(topic, input);
+  if (!checked.ok) throw new ValidationFailedError(checked.errors);
+  return { filter: checked.filter, includeFields: checked.includeFields };
 }
 
 function changedSince(): PreconditionFailedError {

@@ -32,6 +32,7 @@ import * as recordVersions from './migrations/2026-11-27T05-record-versions.ts';
 import * as apiHealth from './migrations/2026-11-28T00-api-health.ts';
 import * as bulkOperations from './migrations/2026-11-28T01-bulk-operations.ts';
 import * as bulkAttempts from './migrations/2026-11-28T02-bulk-attempts.ts';
+import * as subscriptionFilters from './migrations/2026-11-29T00-subscription-filters.ts';
 import * as appWebhookSubscriptions from './migrations/2026-11-29T01-app-webhook-subscriptions.ts';
 import * as endpointHealth from './migrations/2026-11-29T03-endpoint-health.ts';
 
@@ -65,6 +66,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T00-api-health': apiHealth,
   '2026-11-28T01-bulk-operations': bulkOperations,
   '2026-11-28T02-bulk-attempts': bulkAttempts,
+  '2026-11-29T00-subscription-filters': subscriptionFilters,
   '2026-11-29T01-app-webhook-subscriptions': appWebhookSubscriptions,
   '2026-11-29T03-endpoint-health': endpointHealth,
 };

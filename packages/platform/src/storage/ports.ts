@@ -217,13 +217,20 @@ export interface WriteGuard {
   inventoryQuantity?: number | undefined;
 }
 
-/** A subscription's new topic and address; `enable` also clears its disabled state. */
+/** A subscription's new topic, address, filter and fields; `enable` also clears its disabled state. */
 export interface SubscriptionChange {
   topic: string;
   address: string;
+  /** Left as they are when not given. */
+  filter?: string | null | undefined;
+  include_fields?: string | null | undefined;
   updated_at: number;
   enable: boolean;
 }
+
+/** A subscription to insert; no filter and the whole object unless given. */
+export type NewSubscription = Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version' | 'filter' | 'include_fields'> &
+  Partial<Pick<SubscriptionRow, 'filter' | 'include_fields'>>;
 
 export interface WebhookRepository {
   subscriptions(): KeysetSource<SubscriptionRow>;
@@ -232,7 +239,7 @@ export interface WebhookRepository {
   /** Throws DuplicateRecordError (record 'webhook_subscriptions') for a second identical subscription. */
   insertSubscription(input: NewSubscription): Promise<SubscriptionRow>;
   /**
-   * Changes a subscription's topic and address (`enable`: and clears its disabled state) and adds
+   * Changes a subscription's topic, address, filter and fields (`enable`: and clears its disabled state) and adds
    * one to its version, while it meets `guard`; undefined when no row changed. Throws
    * DuplicateRecordError when another subscription of the owner has that topic and address.
    */

@@ -168,6 +168,8 @@ export interface Database {
     disabled_at: number | null;
     dead_streak: Generated<number>;
     disabled_reason: string | null;
+    filter: Generated<string | null>;
+    include_fields: Generated<string | null>;
     /** The app-level subscription this one is the store's copy of; null for one made through the Admin API. */
     app_subscription_id: Generated<number | null>;
   };
@@ -199,6 +201,7 @@ export interface Database {
     last_error: string | null;
     created_at: number;
     updated_at: number;
+    include_fields: Generated<string | null>;
   };
   webhook_attempts: {
     id: Generated<number>;

@@ -7,6 +7,7 @@ import { activePrevious, type SigningSecrets } from '../domain/signing-secrets.t
 import { storeHostname } from '../domain/store-host.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
+import { shapePayload } from '../domain/webhook-subscription-shape.ts';
 import { isPrivacyTopic, isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
 import { type SignedEvent, signEvent } from './signer.ts';
@@ -148,11 +149,15 @@ export class DeliveryJobs {
         cancelled.push({ ...base, cancelled: d.cancelled });
         continue;
       }
-      const key = `${r.event_id}\n${d.apiVersion}\n${d.secretEnc}\n${d.previousEnc ?? ''}`;
+      // The body depends on the fields the delivery was queued with as well: deliveries of one
+      // event to subscriptions asking for different fields are signed apart.
+      const shape = r.include_fields ?? '';
+      const key = `${r.event_id}\n${shape}\n${d.apiVersion}\n${d.secretEnc}\n${d.previousEnc ?? ''}`;
       let event = events.get(key);
       if (!event) {
-        let body = bodies.get(r.event_id);
-        if (!body) bodies.set(r.event_id, (body = Buffer.from(r.payload)));
+        const bodyKey = `${r.event_id}\n${shape}`;
+        let body = bodies.get(bodyKey);
+        if (!body) bodies.set(bodyKey, (body = Buffer.from(shapePayload(r.payload, r.include_fields))));
         const secrets: SigningSecrets = {
           current: this.secrets.open(d.secretEnc),
           previous: d.previousEnc === undefined ? undefined : this.secrets.open(d.previousEnc),
@@ -165,7 +170,7 @@ export class DeliveryJobs {
             apiVersion: d.apiVersion,
             shopDomain: storeHostname(r.store_name, this.storeDomain),
             triggeredAt: r.event_at,
-            body: r.payload,
+            body: body.toString(),
           },
           body,
         );

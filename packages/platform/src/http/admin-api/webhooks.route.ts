@@ -1,5 +1,5 @@
 // Webhook subscriptions of the calling app: list (filtered by topic or address too), count, create
-// {address, topic}, get, update, delete.
+// {address, topic, filter, include_fields}, get, update, delete.
 // Delivery itself is the webhook worker's job; here are the records and their validation.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
@@ -7,6 +7,8 @@ import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../../do
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
 import { type MatchFilter, selectFields } from '../../domain/list-filters.ts';
+import { MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, MAX_FILTER_TERMS } from '../../domain/webhook-filter.ts';
+import { MAX_INCLUDE_FIELDS, readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
 import {
   COUNT_BODY,
   COUNT_DESCRIPTION,
@@ -28,16 +30,45 @@ import { answerRecord, CONDITIONAL_READ_HEADERS, CONDITIONAL_WRITE_HEADERS, PREC
 import { etagOf } from '../../domain/etags.ts';
 import { parseId } from '../path-params.ts';
 
+const FILTER_DESCRIPTION =
+  'Only changes whose object matches this query get a delivery (null: every change of the topic). ' +
+  '`field:value` compares a top-level field of the topic’s object for equality, `field:>=10` (also `>`, `<`, `<=`) a number ' +
+  'or time for a range; quote values holding blanks (`title:"blue shirt"`); combine with AND and OR (AND binds tighter) ' +
+  'and parentheses. Example: `status:active AND price:>=10`, `financial_status:paid OR (total_price:>100 AND currency:EUR)`. ' +
+  'Values are checked against the field’s type when the subscription is saved: ids and amounts are numbers, ' +
+  '`created_at`/`updated_at` ISO 8601 times, enumerated fields take one of their values, `null` only fits a field that may ' +
+  'be null; strings compare exactly. A delete is filtered on the object as it was. ' +
+  `At most ${MAX_FILTER_LENGTH} characters, ${MAX_FILTER_TERMS} comparisons and ${MAX_FILTER_DEPTH} levels of parentheses. ` +
+  'Topics that are not about a product, order or customer take no filter.';
+const INCLUDE_FIELDS_DESCRIPTION =
+  'The top-level fields each delivery’s body holds, as the `fields` of the topic’s list takes them (e.g. ["id", "status"]); ' +
+  'null: the whole object. Unknown fields are refused. A delivery keeps the fields its subscription had when the change ' +
+  'happened, for every attempt and a manual redelivery. Topics that are not about a product, order or customer take none.';
+
+const FILTER = { type: ['string', 'null'], maxLength: MAX_FILTER_LENGTH, description: FILTER_DESCRIPTION };
+const INCLUDE_FIELDS = {
+  type: ['array', 'null'],
+  maxItems: MAX_INCLUDE_FIELDS,
+  items: { type: 'string', maxLength: 100 },
+  description: INCLUDE_FIELDS_DESCRIPTION,
+};
+
 const SUBSCRIPTION = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'address', 'topic', 'api_version', 'status', 'created_at', 'updated_at'],
+  required: ['id', 'address', 'topic', 'api_version', 'status', 'filter', 'include_fields', 'created_at', 'updated_at'],
   properties: {
     id: { type: 'string' },
     address: { type: 'string' },
     topic: { type: 'string', enum: SUBSCRIBABLE_TOPICS },
     api_version: { type: 'string' },
     status: { type: 'string', enum: ['active', 'disabled'] },
+    filter: { type: ['string', 'null'], description: 'The filter query; null when every change of the topic is sent.' },
+    include_fields: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: 'The top-level fields each delivery holds; null when the whole object is sent.',
+    },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
     source: {
@@ -56,10 +87,17 @@ function toJson(r: SubscriptionRow) {
     topic: r.topic,
     api_version: r.api_version,
     status: r.disabled_at === null ? 'active' : 'disabled',
+    filter: r.filter,
+    include_fields: readIncludeFields(r.include_fields),
     created_at: new Date(r.created_at).toISOString(),
     updated_at: new Date(r.updated_at).toISOString(),
     source: r.app_subscription_id === null ? 'api' : 'app_config',
   };
+}
+
+/** A body's filter and include_fields as the service takes them (absent: unchanged). */
+function shapeOf(body: { filter?: string | null; include_fields?: string[] | null }) {
+  return { filter: body.filter, includeFields: body.include_fields };
 }
 
 /**
@@ -136,21 +174,25 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       schema: {
         tags,
         summary: 'Subscribe to a topic',
-        description: 'The body may also be wrapped: {"webhook": {"address": ..., "topic": ...}}.',
+        description:
+          'The body may also be wrapped: {"webhook": {"address": ..., "topic": ...}}. With `filter` only the changes whose ' +
+          'object matches are sent (e.g. {"topic": "products/update", "filter": "status:active AND price:>=10"}); with ' +
+          '`include_fields` each body holds only those fields. A filter or field the topic’s object does not have, or a value ' +
+          'of the wrong type, is a 422 naming it, and nothing is saved.',
         headers: IDEMPOTENCY_KEY_HEADERS,
         body: {
           type: 'object',
           additionalProperties: false,
           required: ['address', 'topic'],
-          properties: { address: ADDRESS, topic: TOPIC },
+          properties: { address: ADDRESS, topic: TOPIC, filter: FILTER, include_fields: INCLUDE_FIELDS },
         },
         response: { 201: one, ...writeErrorResponses },
       },
     },
     async (req, reply) => {
-      const body = req.body as { address: string; topic: WebhookTopic };
+      const body = req.body as { address: string; topic: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
       const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
-      const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion! };
+      const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion!, ...shapeOf(body) };
       const row = await services.subscriptions.create(req.principal!, input, answer.step);
       return answer.send(reply, row);
     },
@@ -180,20 +222,29 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       preValidation: refusePrivacyTopics,
       schema: {
         tags,
-        summary: 'Change a webhook subscription (its address and/or topic)',
+        summary: 'Change a webhook subscription (its address, topic, filter and/or include_fields)',
         description:
           'Only the fields sent change; the body may also be wrapped: {"webhook": {"address": ...}}. The checks of a subscribe apply ' +
-          '(the topic’s scope, the address rules, one subscription per topic and address, the per-topic caps). A new address makes ' +
-          'a disabled subscription active again. A copy of an app-level subscription (`source`: `app_config`) is read-only: 422, nothing changed.',
+          '(the topic’s scope, the address rules, one subscription per topic and address, the per-topic caps, the filter and ' +
+          'include_fields checked against the topic the subscription ends up with). `"filter": null` and `"include_fields": null` ' +
+          'remove them. A new address makes a disabled subscription active again. A new filter applies to changes from then on; ' +
+          'deliveries already queued keep the fields they were queued with. A copy of an app-level subscription (`source`: `app_config`) ' +
+          'is read-only: 422, nothing changed.',
         headers: CONDITIONAL_WRITE_HEADERS,
-        body: { type: 'object', additionalProperties: false, minProperties: 1, properties: { address: ADDRESS, topic: TOPIC } },
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: { address: ADDRESS, topic: TOPIC, filter: FILTER, include_fields: INCLUDE_FIELDS },
+        },
         response: { 200: one, ...writeErrorResponses, ...PRECONDITION_RESPONSES },
       },
     },
     async (req, reply) => {
-      const body = req.body as { address?: string; topic?: WebhookTopic };
+      const body = req.body as { address?: string; topic?: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
       const answer = writeAnswer(services, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
-      const row = await services.subscriptions.update(req.principal!, id(req.params), body, answer.step, req.ifMatch);
+      const input = { address: body.address, topic: body.topic, ...shapeOf(body) };
+      const row = await services.subscriptions.update(req.principal!, id(req.params), input, answer.step, req.ifMatch);
       return answer.send(reply, row);
     },
   );

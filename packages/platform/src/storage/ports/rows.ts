@@ -172,6 +172,10 @@ export interface SubscriptionRow {
   version: number;
   /** The app-level subscription this is the store's copy of (read-only through the Admin API); null otherwise. */
   app_subscription_id: number | null;
+  /** The filter text (see domain/webhook-filter.ts); null: every change of the topic. */
+  filter: string | null;
+  /** JSON array of the top-level fields each delivery holds; null: the whole object. */
+  include_fields: string | null;
 }
 
 /** A subscription to insert: a copy of an app-level one names it, one made through the Admin API does not. */
@@ -231,6 +235,8 @@ export interface ClaimedDelivery {
   app_id: number | null;
   private_app_id: number | null;
   payload: string;
+  /** The include_fields the delivery was queued with: its body holds only those fields. */
+  include_fields: string | null;
   event_at: number;
   store_name: string;
   sub_id: number | null;
@@ -279,6 +285,8 @@ export interface Recipient {
   app_id: number | null;
   private_app_id: number | null;
   scopes: string | null;
+  filter: string | null;
+  include_fields: string | null;
 }
 
 /** An installed app with a privacy webhook address, with its installation's current scopes (stored form). */
@@ -292,6 +300,8 @@ export interface NewDelivery {
   appId: number | null;
   privateAppId: number | null;
   webhookId: string;
+  /** The subscription's include_fields as the event is written (kept for every attempt). */
+  includeFields?: string | null;
 }
 
 export interface PartnerDeliveryRow {
@@ -385,8 +395,9 @@ export interface EventLogRow {
   status: DeliveryStatus;
   attempts: number;
   created_at: number;
-  /** The delivery's body, as sent. */
+  /** The event's payload, which the delivery sends narrowed to `include_fields` when set. */
   payload: string;
+  include_fields: string | null;
   /** The subscription's API version; null once the subscription is deleted. */
   api_version: string | null;
 }

@@ -21,7 +21,7 @@ export interface ClaimParams {
 /** A delivery row as the claim returns it. */
 export type ClaimedRow = Pick<
   ClaimedDelivery,
-  'id' | 'store_id' | 'webhook_id' | 'event_id' | 'topic' | 'subscription_id' | 'attempts' | 'app_id' | 'private_app_id'
+  'id' | 'store_id' | 'webhook_id' | 'event_id' | 'topic' | 'subscription_id' | 'attempts' | 'app_id' | 'private_app_id' | 'include_fields'
 > & { next_attempt_at: number };
 
 export interface EventRow {
@@ -38,7 +38,8 @@ export type OwnerRow = Omit<ClaimedDelivery, keyof ClaimedRow | 'payload' | 'eve
   private_app_id: number | null;
 };
 
-const RETURNED = 'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, next_attempt_at';
+const RETURNED =
+  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at';
 
 const OWNER_COLUMNS = `v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,
   s.id as sub_id, s.address, s.api_version, s.disabled_at,
@@ -143,6 +144,7 @@ export function assemble(claimed: readonly ClaimedRow[], events: readonly EventR
       app_id: r.app_id,
       private_app_id: r.private_app_id,
       payload: e.payload,
+      include_fields: r.include_fields,
       event_at: e.event_at,
       store_name: o.store_name,
       sub_id: o.sub_id,

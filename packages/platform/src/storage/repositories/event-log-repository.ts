@@ -61,7 +61,8 @@ export class SqlEventLogRepository implements EventLogRepository {
       // An event is pruned only once no delivery refers to it, so the inner join loses nothing.
       .innerJoin('webhook_events as e', (j) => j.onRef('e.store_id', '=', 'd.store_id').onRef('e.id', '=', 'd.event_id'))
       .leftJoin('webhook_subscriptions as s', (j) => j.onRef('s.store_id', '=', 'd.store_id').onRef('s.id', '=', 'd.subscription_id'))
-      .select(['d.id', 'd.webhook_id', 'd.event_id', 'd.topic', 'd.status', 'd.attempts', 'd.created_at', 'e.payload', 's.api_version'])
+      .select(['d.id', 'd.webhook_id', 'd.event_id', 'd.topic', 'd.status', 'd.attempts', 'd.created_at', 'e.payload'])
+      .select(['d.include_fields', 's.api_version'])
       .orderBy('d.created_at', 'asc')
       .orderBy('d.id', 'asc')
       .limit(q.limit)

@@ -11,23 +11,24 @@ import type { Database } from '../schema.ts';
 const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: () => raw.compile(k) });
 
 const DELIVERY_COLUMNS = sql.raw(
-  `webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status, attempts, next_attempt_at,
-  claimed_by, claimed_until, last_status, last_error, created_at, updated_at`,
+  `webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, include_fields, topic, status, attempts,
+  next_attempt_at, claimed_by, claimed_until, last_status, last_error, created_at, updated_at`,
 );
 
-/** The part of a delivery row every delivery of one event shares, after its own four columns. */
+/** The part of a delivery row every delivery of one event shares, after its own five columns. */
 const shared = (cast: (name: string, type: 'text' | 'bigint') => RawBuilder<unknown>) =>
   sql`${cast('topic', 'text')}, 'pending', 0, ${cast('due', 'bigint')}, null, null, null, null, ${cast('now', 'bigint')}, ${cast('now', 'bigint')}`;
 
 function insertDeliveries(k: Kysely<Database>, dialect: 'sqlite' | 'postgres') {
   return defineQuery((p) => {
     if (dialect === 'sqlite') {
-      // Each element of `rows` is [webhook_id, subscription_id, app_id, private_app_id].
+      // Each element of `rows` is [webhook_id, subscription_id, app_id, private_app_id, include_fields].
       const plain = (name: string) => sql`${p(name)}`;
       return compilable(
         k,
         sql`insert into webhook_deliveries (${DELIVERY_COLUMNS})
-          select value ->> 0, ${p('event')}, value ->> 1, ${p<number>('store')}, value ->> 2, value ->> 3, ${shared(plain)}
+          select value ->> 0, ${p('event')}, value ->> 1, ${p<number>('store')}, value ->> 2, value ->> 3, value ->> 4,
+            ${shared(plain)}
           from json_each(${p('rows')})`,
       );
     }
@@ -37,9 +38,10 @@ function insertDeliveries(k: Kysely<Database>, dialect: 'sqlite' | 'postgres') {
       k,
       sql`insert into webhook_deliveries (${DELIVERY_COLUMNS})
         select v.webhook_id, ${cast('event', 'text')}, v.subscription_id, ${cast('store', 'bigint')}, v.app_id, v.private_app_id,
-          ${shared(cast)}
+          v.include_fields, ${shared(cast)}
         from unnest(cast(${p('webhookIds')} as text[]), cast(${p('subscriptionIds')} as bigint[]), cast(${p('appIds')} as bigint[]),
-          cast(${p('privateAppIds')} as bigint[])) as v (webhook_id, subscription_id, app_id, private_app_id)`,
+          cast(${p('privateAppIds')} as bigint[]), cast(${p('includeFields')} as text[]))
+          as v (webhook_id, subscription_id, app_id, private_app_id, include_fields)`,
     );
   });
 }
@@ -52,7 +54,7 @@ export function outboxStatements(k: Kysely<Database>, dialect: 'sqlite' | 'postg
       .selectFrom('webhook_subscriptions as s')
       .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
       .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 's.store_id').onRef('p.id', '=', 's.private_app_id'))
-      .select(['s.id', 's.app_id', 's.private_app_id'])
+      .select(['s.id', 's.app_id', 's.private_app_id', 's.filter', 's.include_fields'])
       .select((eb) => eb.fn.coalesce('i.scopes', 'p.scopes').as('scopes'))
       .where('s.disabled_at', 'is', null)
       .orderBy('s.id');

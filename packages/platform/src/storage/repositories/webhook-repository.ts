@@ -1,6 +1,6 @@
 // Webhook subscriptions, the outbox (events and their deliveries, written with the change that
 // caused them), and the delivery log read by the CLI and the partner dashboard.
-import { sql, type ExpressionBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { WebhookTopic } from '../../domain/webhook-topics.ts';
 import type {
   AttemptRow,
@@ -9,6 +9,7 @@ import type {
   DisabledSubscriptionRow,
   KeysetSource,
   NewDelivery,
+  NewSubscription,
   PartnerDeliveryDetailRow,
   PartnerDeliveryRow,
   PrivacyRecipient,
@@ -20,47 +21,12 @@ import type {
   WriteGuard,
 } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
-import type { Database } from '../schema.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';
 import { fleetWide } from '../fleet-wide.ts';
 import { pruneWebhookLog } from './webhook-prune.ts';
 import { guarded } from './write-guard.ts';
-
-const SUBSCRIPTION_COLUMNS = [
-  'id',
-  'store_id',
-  'owner',
-  'app_id',
-  'private_app_id',
-  'topic',
-  'address',
-  'api_version',
-  'created_at',
-  'updated_at',
-  'disabled_at',
-  'version',
-  'app_subscription_id',
-] as const;
-
-type LogTables = Database & {
-  d: Database['webhook_deliveries'];
-  s: Database['webhook_subscriptions'];
-  a: Database['apps'];
-};
-
-/**
- * The address a delivery goes to: its subscription's, or for a privacy delivery (a negative
- * subscription id, see `privacySubscriptionId`) the app's privacy webhook address as it is now.
- */
-function addressOf(eb: ExpressionBuilder<LogTables, 'd' | 's' | 'a'>) {
-  return eb.case().when('d.subscription_id', '<', 0).then(eb.ref('a.privacy_webhook_url')).else(eb.ref('s.address')).end();
-}
-
-/** The subscription of a delivery; a privacy delivery keeps its stand-in id, which never goes away. */
-function subscriptionOf(eb: ExpressionBuilder<LogTables, 'd' | 's'>) {
-  return eb.case().when('d.subscription_id', '<', 0).then(eb.ref('d.subscription_id')).else(eb.ref('s.id')).end();
-}
+import { addressOf, SUBSCRIPTION_COLUMNS, subscriptionOf } from './webhook-columns.ts';
 
 // What the logs show of an attempt; the store is the delivery's, shown with it.
 const ATTEMPT_COLUMNS = ['id', 'delivery_id', 'attempted_at', 'status_code', 'latency_ms', 'response_body', 'error'] as const;
@@ -102,14 +68,15 @@ export class SqlWebhookRepository implements WebhookRepository {
     return refusingDuplicates('webhook_subscriptions', () =>
       this.k
         .insertInto('webhook_subscriptions')
-        .values({ ...input, disabled_at: null })
+        .values({ filter: null, include_fields: null, ...input, disabled_at: null })
         .returning([...SUBSCRIPTION_COLUMNS])
         .executeTakeFirstOrThrow(),
     );
   }
 
   updateSubscription(storeId: number, id: number, v: SubscriptionChange, guard?: WriteGuard): Promise<SubscriptionRow | undefined> {
-    const set = { topic: v.topic, address: v.address, updated_at: v.updated_at, version: sql<number>`version + 1` };
+    const { enable: _enable, ...values } = v;
+    const set = { ...values, version: sql<number>`version + 1` };
     const update = this.k.updateTable('webhook_subscriptions').set(v.enable ? { ...set, disabled_at: null, disabled_reason: null } : set);
     const where = guarded(update.where('store_id', '=', storeId).where('id', '=', id), guard);
     return refusingDuplicates('webhook_subscriptions', () => where.returning([...SUBSCRIPTION_COLUMNS]).executeTakeFirst());
@@ -188,13 +155,17 @@ export class SqlWebhookRepository implements WebhookRepository {
     await runner.run(
       outbox.insertDeliveries,
       this.x.dialect === 'sqlite'
-        ? { ...common, rows: JSON.stringify(deliveries.map((d) => [d.webhookId, d.subscriptionId, d.appId, d.privateAppId])) }
+        ? {
+            ...common,
+            rows: JSON.stringify(deliveries.map((d) => [d.webhookId, d.subscriptionId, d.appId, d.privateAppId, d.includeFields ?? null])),
+          }
         : {
             ...common,
             webhookIds: deliveries.map((d) => d.webhookId),
             subscriptionIds: deliveries.map((d) => d.subscriptionId),
             appIds: deliveries.map((d) => d.appId),
             privateAppIds: deliveries.map((d) => d.privateAppId),
+            includeFields: deliveries.map((d) => d.includeFields ?? null),
           },
     );
     this.x.deliveriesQueued();
