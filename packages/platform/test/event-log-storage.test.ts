@@ -104,6 +104,7 @@ describe.each(DIALECTS)('EventLogRepository on %s', (dialect) => {
       attempts: 0,
       created_at: NOW + MINUTE,
       payload: expect.stringContaining('"note":"é ✓"'),
+      include_fields: null,
       api_version: null,
     });
     expect(rows.at(-1)!.api_version).toBe('2025-06');

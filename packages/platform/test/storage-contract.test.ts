@@ -1841,6 +1841,8 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         disabled_at: null,
         version: 1,
         app_subscription_id: null,
+        filter: null,
+        include_fields: null,
       });
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/p')).toBe(true);
       expect(await s.webhooks.subscriptionExists(w.store.id, owner, 'products/create', 'https://hooks.example.test/q')).toBe(false);
@@ -1881,6 +1883,56 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.webhooks.findSubscription(w.store.id, owner, taken.id)).toEqual(taken);
       await s.transaction((tx) => tx.webhooks.updateSubscription(w.store.id, sub.id, { ...values, enable: true }).then(() => undefined));
       expect(await s.webhooks.findSubscription(w.store.id, owner, sub.id)).toMatchObject({ disabled_at: null });
+    });
+
+    it('filter and include_fields: stored, changed (left alone when not given), carried by recipients, kept on each delivery', async () => {
+      const w = await world(s);
+      const owner = `app:${w.app.id}`;
+      const sub = await s.webhooks.insertSubscription({
+        store_id: w.store.id,
+        owner,
+        app_id: w.app.id,
+        private_app_id: null,
+        topic: 'products/create',
+        address: 'https://hooks.example.test/f1',
+        api_version: '2026-01',
+        filter: 'status:active',
+        include_fields: '["id","title"]',
+        created_at: NOW,
+        updated_at: NOW,
+      });
+      expect(sub).toMatchObject({ filter: 'status:active', include_fields: '["id","title"]' });
+      expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
+        {
+          id: sub.id,
+          app_id: w.app.id,
+          private_app_id: null,
+          scopes: 'read_products',
+          filter: 'status:active',
+          include_fields: '["id","title"]',
+        },
+      ]);
+      const base = { topic: 'products/create', address: 'https://hooks.example.test/f1', updated_at: NOW + 1, enable: false };
+      expect(await s.webhooks.updateSubscription(w.store.id, sub.id, base)).toMatchObject({
+        filter: 'status:active',
+        include_fields: '["id","title"]',
+        version: 2,
+      });
+      expect(await s.webhooks.updateSubscription(w.store.id, sub.id, { ...base, filter: null, include_fields: '["id"]' })).toMatchObject({
+        filter: null,
+        include_fields: '["id"]',
+        version: 3,
+      });
+      const id = tag('evt');
+      await s.webhooks.insertEvent({ id, storeId: w.store.id, topic: 'products/create', payload: '{"id":"1","title":"t"}', now: NOW }, [
+        { subscriptionId: sub.id, appId: w.app.id, privateAppId: null, webhookId: `wh-${id}-a`, includeFields: '["id"]' },
+        { subscriptionId: sub.id, appId: w.app.id, privateAppId: null, webhookId: `wh-${id}-b`, includeFields: null },
+      ]);
+      const claimed = (await claim(s, 'worker-f', NOW + MINUTE)).filter((r) => r.event_id === id);
+      expect(claimed.map((r) => [r.webhook_id, r.include_fields])).toEqual([
+        [`wh-${id}-a`, '["id"]'],
+        [`wh-${id}-b`, null],
+      ]);
     });
 
     it('a guarded subscription update or delete changes it only at one of the versions; each change adds one', async () => {
@@ -1968,14 +2020,14 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       await s.apps.revokePrivateApp(w.store.id, revoked, NOW + 1);
 
       expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
-        { id: installed.id, app_id: w.app.id, private_app_id: null, scopes: 'read_products' },
-        { id: livePrivate.id, app_id: null, private_app_id: live, scopes: 'read_products' },
+        { id: installed.id, app_id: w.app.id, private_app_id: null, scopes: 'read_products', filter: null, include_fields: null },
+        { id: livePrivate.id, app_id: null, private_app_id: live, scopes: 'read_products', filter: null, include_fields: null },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'products/create', gone.app.id)).toEqual([
-        { id: uninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products' },
+        { id: uninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products', filter: null, include_fields: null },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'app/uninstalled', gone.app.id)).toEqual([
-        { id: goneUninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products' },
+        { id: goneUninstalled.id, app_id: gone.app.id, private_app_id: null, scopes: 'read_products', filter: null, include_fields: null },
       ]);
       expect(await s.webhooks.recipients(w.store.id, 'products/delete')).toEqual([]);
     });
@@ -1994,8 +2046,8 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const priv = await subscribe(s, w.store.id, { privateAppId: privateId }, 'products/create');
       await s.apps.updateInstallation(w.store.id, w.installation.id, { scopes: 'read_orders,write_customers' });
       expect(await s.webhooks.recipients(w.store.id, 'products/create')).toEqual([
-        { id: app.id, app_id: w.app.id, private_app_id: null, scopes: 'read_orders,write_customers' },
-        { id: priv.id, app_id: null, private_app_id: privateId, scopes: 'read_products' },
+        { id: app.id, app_id: w.app.id, private_app_id: null, scopes: 'read_orders,write_customers', filter: null, include_fields: null },
+        { id: priv.id, app_id: null, private_app_id: privateId, scopes: 'read_products', filter: null, include_fields: null },
       ]);
     });
 
@@ -2305,6 +2357,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         app_id: w.app.id,
         private_app_id: null,
         payload: `{"event":"${earlier}"}`,
+        include_fields: null,
         event_at: NOW + 1,
         store_name: w.store.name,
         sub_id: sub.id,

@@ -81,6 +81,13 @@ export { EVENTS_SINCE_VERSION, eventsPagination, hasEvents } from './api/events.
 export type { EventsOptions, WebhookEventEntry } from './api/events.ts';
 export { BulkExports } from './api/bulk-exports.ts';
 export type { BulkExportInput, BulkOperation, BulkRowsOptions, BulkWaitOptions } from './api/bulk-exports.ts';
+export { WebhookSubscriptions, webhookSubscriptionBody } from './api/webhook-subscriptions.ts';
+export type {
+  WebhookSubscription,
+  WebhookSubscriptionInput,
+  WebhookSubscriptionShape,
+  WebhookSubscriptionUpdate,
+} from './api/webhook-subscriptions.ts';
 export type { Page, PaginateOptions } from './api/paginator.ts';
 export { parseRetryAfter } from './api/retry-policy.ts';
 export type { RetryOptions, Sleep } from './api/retry-policy.ts';

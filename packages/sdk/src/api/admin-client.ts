@@ -11,6 +11,8 @@ import { exchange, parseJsonBody, type HttpResult } from './http-transport.ts';
 import { unwrapSuccess } from './success-envelope.ts';
 import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './events.ts';
 import { BulkExports } from './bulk-exports.ts';
+import type { ApiResponse } from './api-response.ts';
+import { WebhookSubscriptions } from './webhook-subscriptions.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import {
   backoffDelayMs,
@@ -43,22 +45,7 @@ export interface RequestOptions {
   ifMatch?: string;
 }
 
-/** A successful response. */
-export interface ApiResponse<T> {
-  status: number;
-  headers: Headers;
-  data: T;
-  requestId: string | undefined;
-  /** The record's `ETag` (answers about one record), to send back as `ifMatch`. */
-  etag: string | undefined;
-  /** The `Idempotency-Key` this call sent (on every attempt), if any. */
-  idempotencyKey: string | undefined;
-  /**
-   * True when the platform answered with the stored response of an earlier request with the same
-   * key (`Idempotent-Replayed: true`): the write was not performed again.
-   */
-  replayed: boolean;
-}
+export type { ApiResponse };
 
 /** HTTP methods the client sends. */
 export type HttpMethod = 'GET' | 'HEAD' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -396,5 +383,10 @@ export class AdminClient {
   /** Bulk exports (2026-01 on): `start`, `wait` with progress, `rows` (resumed with Range), `get`, `cancel`. */
   get bulk(): BulkExports {
     return new BulkExports(this, this.#ctx);
+  }
+
+  /** The app's webhook subscriptions in this shop: `create`, `update` (filter, includeFields), `get`, `list`, `delete`. */
+  get webhooks(): WebhookSubscriptions {
+    return new WebhookSubscriptions(this);
   }
 }
