@@ -31,6 +31,11 @@ export { webhookHeaders } from './webhooks/signer.ts';
 export { newWebhookId } from './services/webhook-outbox.ts';
 export { samplePayload } from './domain/webhook-samples.ts';
 export { TOPICS, SUBSCRIBABLE_TOPICS, isTopic, isPrivacyTopic, type WebhookTopic } from './domain/webhook-topics.ts';
+export {
+  checkSubscriptionShape,
+  type ShapeCheck,
+  type SubscriptionShape,
+} from './domain/webhook-subscription-shape.ts';
 export { CURRENT_VERSION, LATEST_VERSION, SUPPORTED_VERSIONS } from './domain/api-versions.ts';
 export { daysLeft } from './domain/api-health.ts';
 export type { VersionUsage, CallerUsage } from './services/api-health.ts';

@@ -85,6 +85,22 @@ describe.each(DIALECTS)('webhook filters and include_fields on %s', (dialect) =>
     for (const id of [data.id, plain.json().data.id, wrapped.json().data.id]) await api(t, f, token, 'DELETE', `${V}/webhooks/${id}`);
   });
 
+  it('the OpenAPI document and /docs describe filter and include_fields, with the syntax and an example', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } })).json();
+    const webhooks = doc.paths['/openapi/{version}/webhooks'];
+    for (const op of [webhooks.post, doc.paths['/openapi/{version}/webhooks/{id}'].put]) {
+      const body = op.requestBody.content['application/json'].schema;
+      expect(body.properties.filter.description).toContain('status:active AND price:>=10');
+      expect(body.properties.filter.description).toContain('AND binds tighter');
+      expect(body.properties.include_fields.description).toContain('`fields`');
+    }
+    const item = webhooks.get.responses['200'].content['application/json'].schema.properties.data.items;
+    expect(Object.keys(item.properties)).toEqual(expect.arrayContaining(['filter', 'include_fields']));
+    const page = (await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } })).body;
+    expect(page).toContain('id="webhook-filters"');
+    expect(page).toContain('status:active AND price:&gt;=10');
+  });
+
   it('bad filters and fields are 422s naming them, and nothing is saved', async () => {
     const before = await counts();
     const cases: [Record<string, unknown>, string, RegExp][] = [
@@ -199,6 +215,23 @@ describe.each(DIALECTS)('webhook filters and include_fields on %s', (dialect) =>
     await until(() => rx.on(path).length === 2, 10_000, 'the redelivery');
     expect(rx.on(path)[1]!.body).toBe(got.body);
     expect(rx.on(path)[1]!.headers['webhook-id']).toBe(id);
+    await api(t, f, token, 'DELETE', `${V}/webhooks/${sub}`);
+  });
+
+  it('a PUT to the filter decides the changes written after it', async () => {
+    const sub = (await subscribe({ address: rx.url('/refiltered'), topic: 'products/update', filter: 'vendor:Alpha' })).json().data.id;
+    const product = (await api(t, f, token, 'POST', `${V}/products`, { title: 'Lamp', vendor: 'Beta' })).json().data;
+    await api(t, f, token, 'PUT', `${V}/products/${product.id}`, { sku: 'L-1' });
+    expect(await deliveries(sub)).toHaveLength(0);
+    const put = await api(t, f, token, 'PUT', `${V}/webhooks/${sub}`, { filter: 'vendor:Beta AND sku:"L-2"' });
+    expect(put.statusCode, put.body).toBe(200);
+    await api(t, f, token, 'PUT', `${V}/products/${product.id}`, { sku: 'L-3' });
+    expect(await deliveries(sub)).toHaveLength(0);
+    await api(t, f, token, 'PUT', `${V}/products/${product.id}`, { sku: 'L-2' });
+    expect(await deliveries(sub)).toHaveLength(1);
+    await api(t, f, token, 'PUT', `${V}/webhooks/${sub}`, { filter: null });
+    await api(t, f, token, 'PUT', `${V}/products/${product.id}`, { sku: 'L-4' });
+    expect(await deliveries(sub)).toHaveLength(2);
     await api(t, f, token, 'DELETE', `${V}/webhooks/${sub}`);
   });
 
