@@ -518,6 +518,27 @@ describe.each(DIALECTS)('bad input on %s', (dialect) => {
     });
   });
 
+  it('a DELETE labelled JSON with no body is a DELETE; an empty JSON body elsewhere is a 400 that changes nothing', async () => {
+    const token = await privateToken(t, f.storeName, 'write_products');
+    const made = await api(t, f, token, 'POST', '/openapi/2026-01/products', { title: 'Doomed' });
+    const id = made.json().data.id;
+    const send = (method: 'PUT' | 'DELETE', payload?: string) =>
+      t.app.inject({
+        method,
+        url: `/openapi/2026-01/products/${id}`,
+        headers: { host: f.host, 'access-token': token, 'content-type': 'application/json' },
+        ...(payload !== undefined ? { payload } : {}),
+      });
+    const put = await send('PUT', '');
+    expect(put.statusCode).toBe(400);
+    expect(put.json()).toMatchObject({ code: 'BadRequest', message: 'Request body is not valid JSON' });
+    expect((await send('DELETE', '{')).statusCode).toBe(400);
+    expect((await api(t, f, token, 'GET', `/openapi/2026-01/products/${id}`)).statusCode).toBe(200);
+    const removed = await send('DELETE', '');
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect((await api(t, f, token, 'GET', `/openapi/2026-01/products/${id}`)).statusCode).toBe(404);
+  });
+
   it('an unexpected failure is a 500 with a generic body and a request id; details only in the log', async () => {
     const broken = await createTestPlatform(dialect);
     const g = await createFixture(broken);

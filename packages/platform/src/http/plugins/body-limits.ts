@@ -66,6 +66,13 @@ export function registerBodyLimits(app: FastifyInstance): void {
   app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
     const text = typeof body === 'string' ? body : body.toString('utf8');
+    // A DELETE takes no body. Clients that label every request as JSON (the SDK among them) send
+    // one with Content-Type and nothing after the headers: that is a DELETE without a body, not
+    // malformed JSON. An empty body on any other method still is.
+    if (text === '' && req.method === 'DELETE') {
+      done(null, undefined);
+      return;
+    }
     const excess = jsonExcess(text, MAX_JSON_DEPTH, MAX_JSON_FIELDS);
     if (excess === 'depth') {
       done(new BadRequestError(`Request body is nested too deeply: at most ${MAX_JSON_DEPTH} levels of arrays and objects`), undefined);
