@@ -228,10 +228,6 @@ export interface SubscriptionChange {
   enable: boolean;
 }
 
-/** A subscription to insert; no filter and the whole object unless given. */
-export type NewSubscription = Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version' | 'filter' | 'include_fields'> &
-  Partial<Pick<SubscriptionRow, 'filter' | 'include_fields'>>;
-
 export interface WebhookRepository {
   subscriptions(): KeysetSource<SubscriptionRow>;
   findSubscription(storeId: number, owner: string, id: number): Promise<SubscriptionRow | undefined>;

@@ -178,10 +178,15 @@ export interface SubscriptionRow {
   include_fields: string | null;
 }
 
-/** A subscription to insert: a copy of an app-level one names it, one made through the Admin API does not. */
-export type NewSubscription = Omit<SubscriptionRow, 'id' | 'disabled_at' | 'version' | 'app_subscription_id'> & {
-  app_subscription_id?: number | null;
-};
+/**
+ * A subscription to insert: a copy of an app-level one names it, one made through the Admin API does
+ * not; no filter and the whole object unless given.
+ */
+export type NewSubscription = Omit<
+  SubscriptionRow,
+  'id' | 'disabled_at' | 'version' | 'app_subscription_id' | 'filter' | 'include_fields'
+> &
+  Partial<Pick<SubscriptionRow, 'app_subscription_id' | 'filter' | 'include_fields'>>;
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'dead' | 'cancelled';
 

@@ -6,23 +6,9 @@ import type { AppSubscriptionRow, AppWebhookRepository, StoreCopyRow, Subscripti
 import { fleetWide } from '../fleet-wide.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
+import { SUBSCRIPTION_COLUMNS } from './webhook-columns.ts';
 
 const COLUMNS = ['id', 'app_id', 'topic', 'address', 'api_version', 'created_at', 'updated_at'] as const;
-const SUBSCRIPTION_COLUMNS = [
-  'id',
-  'store_id',
-  'owner',
-  'app_id',
-  'private_app_id',
-  'topic',
-  'address',
-  'api_version',
-  'created_at',
-  'updated_at',
-  'disabled_at',
-  'version',
-  'app_subscription_id',
-] as const;
 
 const appOwner = (appId: number) => `app:${appId}`;
 

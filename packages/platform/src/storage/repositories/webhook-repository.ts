@@ -16,7 +16,6 @@ import type {
   Recipient,
   SubscriptionChange,
   SubscriptionRow,
-  NewSubscription,
   WebhookRepository,
   WriteGuard,
 } from '../ports.ts';
