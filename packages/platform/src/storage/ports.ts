@@ -25,13 +25,13 @@ import type {
   IdempotencyKeyRow,
   NewReservation,
   StoredResponse,
-  EventLogPage,
-  EventLogQuery,
 } from './ports/rows.ts';
+import type { EventLogPage, EventLogQuery } from './ports/event-log.ts';
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
 import type { ListFilters } from '../domain/list-filters.ts';
 
 export type * from './ports/rows.ts';
+export type * from './ports/event-log.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type * from './ports/endpoint-health.ts';
 export type { AppSubscriptionRow, AppWebhookRepository, StoreCopyRow } from './ports/app-webhooks.ts';

@@ -1,0 +1,44 @@
+// The events list's query and rows: an owner's deliveries in a store, as apps read them back.
+import type { DeliveryStatus } from './rows.ts';
+
+/** Whose deliveries the events list reads: a public app's or a private app's. */
+export type EventOwner = { appId: number } | { privateAppId: number };
+
+/** One page of an owner's delivered (or to be delivered) events in a store. */
+export interface EventLogQuery {
+  storeId: number;
+  owner: EventOwner;
+  /** Only deliveries of these topics; an empty list reads nothing. */
+  topics: readonly string[];
+  /** Only deliveries created at or after this time (unix ms). */
+  since: number;
+  /** Exclusive keyset position: rows after (created_at, id), in that order. */
+  after?: { createdAt: number; id: number } | undefined;
+  limit: number;
+}
+
+/** A page of the events list: its rows, and where it stopped reading when it stopped short. */
+export interface EventLogPage {
+  rows: EventLogRow[];
+  /**
+   * Set when the page read as many deliveries as it may without finding `limit` of the topics
+   * asked: the position of the last one it read. The next page continues after it.
+   */
+  stoppedAt?: { createdAt: number; id: number };
+}
+
+/** A delivery with what its request carries: the ids, the topic, the body and the API version. */
+export interface EventLogRow {
+  id: number;
+  webhook_id: string;
+  event_id: string;
+  topic: string;
+  status: DeliveryStatus;
+  attempts: number;
+  created_at: number;
+  /** The event's payload, which the delivery sends narrowed to `include_fields` when set. */
+  payload: string;
+  include_fields: string | null;
+  /** The subscription's API version; null once the subscription is deleted. */
+  api_version: string | null;
+}
