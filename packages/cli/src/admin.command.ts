@@ -141,10 +141,19 @@ export function registerAdminCommands(program: Command): void {
       '--managed-install <on|off>',
       'whether the platform asks the merchant for the declared scopes and opens the app with a launch token',
     )
-    .action(async (clientId: string, opts: Common & { privacyWebhookUrl?: string; authorizationIss?: string; managedInstall?: string }) => {
-      if (opts.privacyWebhookUrl === undefined && opts.authorizationIss === undefined && opts.managedInstall === undefined)
-        throw new UsageError('nothing to change: give --privacy-webhook-url, --authorization-iss or --managed-install');
+    .option('--ed25519-signatures <on|off>', "whether its webhooks also carry v1a (Ed25519) signatures by the platform's keys")
+    .action(async (clientId: string, opts: Common & UpdateOptions) => {
+      if (
+        opts.privacyWebhookUrl === undefined &&
+        opts.authorizationIss === undefined &&
+        opts.managedInstall === undefined &&
+        opts.ed25519Signatures === undefined
+      )
+        throw new UsageError(
+          'nothing to change: give --privacy-webhook-url, --authorization-iss, --managed-install or --ed25519-signatures',
+        );
       const iss = opts.authorizationIss === undefined ? undefined : onOff('authorization-iss', opts.authorizationIss);
+      const ed25519 = opts.ed25519Signatures === undefined ? undefined : onOff('ed25519-signatures', opts.ed25519Signatures);
       const managed = opts.managedInstall === undefined ? undefined : onOff('managed-install', opts.managedInstall);
       await withServices(opts.database, async (services) => {
         const app = await services.apps.findByClientId(clientId);
@@ -179,6 +188,11 @@ export function registerAdminCommands(program: Command): void {
           await services.apps.setAuthorizationIss(app.id, iss);
           out.authorization_iss = iss;
           lines.push(`"${app.name}": the redirect with the code ${iss ? 'now carries' : 'no longer carries'} iss`);
+        }
+        if (ed25519 !== undefined) {
+          await services.webhookSignatures.setEd25519(app.id, ed25519);
+          out.ed25519_signatures = ed25519;
+          lines.push(`"${app.name}": its webhooks ${ed25519 ? 'now also carry' : 'no longer carry'} v1a (Ed25519) signatures`);
         }
         print(opts.json, out, lines.join('\n'));
       });
@@ -265,6 +279,13 @@ export function registerAdminCommands(program: Command): void {
         );
       });
     });
+}
+
+interface UpdateOptions {
+  privacyWebhookUrl?: string;
+  authorizationIss?: string;
+  managedInstall?: string;
+  ed25519Signatures?: string;
 }
 
 function onOff(flag: string, value: string): boolean {

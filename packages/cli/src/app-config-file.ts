@@ -22,6 +22,8 @@ export interface AppConfigFile {
   managedInstall?: boolean;
   /** Whether the redirect with the code carries `iss`; undefined: left as it is. */
   authorizationIss?: boolean;
+  /** Whether webhooks also carry `v1a` (Ed25519) signatures; undefined: left as it is. */
+  ed25519Signatures?: boolean;
   subscriptions: { topic: WebhookTopic; address: string }[];
 }
 
@@ -33,6 +35,7 @@ const TOP_KEYS = [
   'scopes',
   'managed_install',
   'authorization_iss',
+  'ed25519_signatures',
   'privacy_webhook_url',
   'webhooks',
 ];
@@ -140,6 +143,7 @@ export function readAppConfig(file: string): AppConfigFile {
   };
   const managedInstall = flag('managed_install');
   const authorizationIss = flag('authorization_iss');
+  const ed25519Signatures = flag('ed25519_signatures');
   // The platform asks the merchant for the declared scopes: without any there is nothing to ask.
   if (managedInstall === true && scopes === '' && !problems.some((p) => p.field === 'scopes'))
     problems.push({ field: 'managed_install', message: 'needs scopes: an app the platform installs must declare the scopes it needs' });
@@ -188,6 +192,7 @@ export function readAppConfig(file: string): AppConfigFile {
     privacyWebhookUrl,
     ...(managedInstall !== undefined ? { managedInstall } : {}),
     ...(authorizationIss !== undefined ? { authorizationIss } : {}),
+    ...(ed25519Signatures !== undefined ? { ed25519Signatures } : {}),
     subscriptions,
   };
 }

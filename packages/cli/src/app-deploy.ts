@@ -94,6 +94,11 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
       if (err instanceof ValidationFailedError) fieldErrors(opts.config, err.errors);
       throw err;
     }
+    const ed25519Now = app.webhook_signature_ed25519 === 1;
+    if (file.ed25519Signatures !== undefined && file.ed25519Signatures !== ed25519Now) {
+      await services.webhookSignatures.setEd25519(app.id, file.ed25519Signatures);
+      changes.push({ field: 'ed25519_signatures', from: ed25519Now, to: file.ed25519Signatures });
+    }
     // The file's list becomes the app's app-level list: copied into every store that installs it.
     let synced: SyncReport;
     try {

@@ -43,6 +43,7 @@ export const EXAMPLES: Record<string, string[]> = {
     'storegate apps update <client_id> --privacy-webhook-url http://localhost:3000/privacy',
     'storegate apps update <client_id> --managed-install on',
     'storegate apps update <client_id> --authorization-iss off',
+    'storegate apps update <client_id> --ed25519-signatures on',
   ],
   'apps uninstall': ['storegate apps uninstall --store demo --client-id <client_id>'],
   'apps rotate-secret': ['storegate apps rotate-secret <client_id>', 'storegate apps rotate-secret <client_id> --finish'],
@@ -81,6 +82,10 @@ export const EXAMPLES: Record<string, string[]> = {
     'MASTER_KEY=<old> NEW_MASTER_KEY=<new> storegate keys rotate',
     'storegate keys rotate --master-key <old> --new-master-key <new> --batch-size 500',
   ],
+  'keys webhook-signing': ['storegate keys webhook-signing list', 'storegate keys webhook-signing rotate --overlap 7d'],
+  'keys webhook-signing list': ['storegate keys webhook-signing list', 'storegate keys webhook-signing list --json'],
+  'keys webhook-signing rotate': ['storegate keys webhook-signing rotate', 'storegate keys webhook-signing rotate --overlap 48h'],
+  'keys webhook-signing finish': ['storegate keys webhook-signing finish'],
 };
 
 /** The path of a command below the root, e.g. "apps rotate-secret" ("" for the root). */

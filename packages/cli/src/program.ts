@@ -7,6 +7,7 @@ import { registerDirectoryCommands } from './directory.command.ts';
 import { registerMerchantCommands } from './merchants.command.ts';
 import { addExamples } from './help.ts';
 import { registerKeysCommands } from './keys.command.ts';
+import { registerWebhookSigningCommands } from './webhook-signing.command.ts';
 import { EXIT_USAGE, failureOf, formatFailure } from './output.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
@@ -57,6 +58,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerRotationCommands(program);
   registerWebhookCommands(program);
   registerKeysCommands(program);
+  registerWebhookSigningCommands(program);
   registerDirectoryCommands(program);
   registerMerchantCommands(program);
   registerAppConfigCommands(program);

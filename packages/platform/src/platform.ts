@@ -42,6 +42,8 @@ import { GrantLimits } from './services/grant-limits.ts';
 import { Readiness } from './services/readiness.ts';
 import { ResourceService } from './services/resource-service.ts';
 import { ResourceServers } from './services/resource-servers.ts';
+import { WebhookSignatureOption } from './services/webhook-signature-option.ts';
+import { WebhookSigningKeys } from './services/webhook-signing-keys.ts';
 import { SeedService } from './services/seed-service.ts';
 import { TokenIntrospection } from './services/token-introspection.ts';
 import type { Services } from './services/services.ts';
@@ -202,6 +204,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const apiAuth = new ApiAuthService(storage.tokens, clock, () => storage.changeStamp(), storage.grants);
   const introspectLimits =
     rateLimiter && config.introspectRateLimit !== 'off' ? { limiter: rateLimiter, limit: config.introspectRateLimit } : undefined;
+  const signingKeys = new WebhookSigningKeys(storage.signingKeys, keys, clock);
   const apiUsage = new ApiUsageCounter(storage.apiHealth, clock, config.apiHealth.usageFlushMs);
   const services: Services = {
     config,
@@ -224,6 +227,8 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     grantLimits,
     subscriptions: new WebhookSubscriptions(storage, config, clock, cursors),
     appWebhooks: new AppWebhooks(storage, config, clock),
+    signingKeys,
+    webhookSignatures: new WebhookSignatureOption(storage.apps),
     idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),
@@ -266,6 +271,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         config,
         metrics,
         bulkExports,
+        signingKeys,
         // The same hourly round drops idempotency keys past their 24 h window, and codes, tokens,
         // sessions and reveals past their last use, and sends the notices before a version's sunset.
         prune: async () => ({
@@ -275,6 +281,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
           apiVersionNotices: await services.apiHealth.sendNotices(),
           bulkOperations: await bulkRun.prune(clock() - config.bulkExportRetentionMs),
           endpointHealth: await services.endpointHealth.prune(),
+          signingKeys: await signingKeys.pruneRetired(),
         }),
       })
     : undefined;

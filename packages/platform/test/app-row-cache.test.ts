@@ -18,6 +18,7 @@ const app = (id: number, change: Partial<AppRow> = {}): AppRow => ({
   privacy_webhook_url: null,
   authorization_iss: 0,
   managed_install: 0,
+  webhook_signature_ed25519: 0,
   ...change,
 });
 

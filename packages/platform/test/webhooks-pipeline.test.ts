@@ -61,6 +61,7 @@ describe('DeliveryJobs.prepare', () => {
     api_version: '2026-01',
     disabled_at: null,
     client_secret_enc: null,
+    webhook_signature_ed25519: null,
     privacy_webhook_url: null,
     previous_secret_enc: null,
     previous_secret_expires_at: null,

@@ -246,6 +246,7 @@ describe('decide: whether a claimed delivery may still go out', () => {
     api_version: '2026-01',
     disabled_at: null,
     client_secret_enc: 'sealed-app',
+    webhook_signature_ed25519: 0,
     privacy_webhook_url: null,
     previous_secret_enc: null,
     previous_secret_expires_at: null,

@@ -13,6 +13,7 @@ import { registerAdminApi } from './admin-api/admin-api.route.ts';
 import { registerVersionHeaders } from './admin-api/api-headers.ts';
 import { registerAuthorizeRoutes } from './oauth/authorize.route.ts';
 import { registerDiscoveryRoute } from './oauth/discovery.route.ts';
+import { registerJwksRoute } from './oauth/jwks.route.ts';
 import { registerRevokeRoute } from './oauth/revoke.route.ts';
 import { registerIntrospectRoute } from './oauth/introspect.route.ts';
 import { registerTokenRoute } from './oauth/token.route.ts';
@@ -177,6 +178,7 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
   registerRevokeRoute(app, services);
   registerIntrospectRoute(app, services);
   registerDiscoveryRoute(app, services);
+  registerJwksRoute(app, services);
   registerAdminApi(app, services);
   registerApiDocsRoutes(app, config);
   return app;

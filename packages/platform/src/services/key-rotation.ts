@@ -67,7 +67,7 @@ export class KeyRotation {
       from,
       to,
       switched,
-      resealed: { apps: 0, private_apps: 0, one_time_reveals: 0, master_keys: 0 },
+      resealed: { apps: 0, private_apps: 0, one_time_reveals: 0, master_keys: 0, webhook_signing_keys: 0 },
       alreadyNew: 0,
       unreadable: 0,
     };

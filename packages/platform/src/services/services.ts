@@ -32,6 +32,8 @@ import type { ResourceService } from './resource-service.ts';
 import type { SecretRotations } from './secret-rotation.ts';
 import type { SeedService } from './seed-service.ts';
 import type { WebhookSubscriptions } from './webhook-subscriptions.ts';
+import type { WebhookSignatureOption } from './webhook-signature-option.ts';
+import type { WebhookSigningKeys } from './webhook-signing-keys.ts';
 
 export interface Services {
   config: Config;
@@ -64,6 +66,10 @@ export interface Services {
   subscriptions: WebhookSubscriptions;
   /** App-level webhook subscriptions: an app's own list, copied into every store that installs it. */
   appWebhooks: AppWebhooks;
+  /** The platform's Ed25519 webhook signing keys: the JWKS and their rotation (`storegate keys webhook-signing`). */
+  signingKeys: WebhookSigningKeys;
+  /** Whether an app's webhooks also carry `v1a` (Ed25519) signatures. */
+  webhookSignatures: WebhookSignatureOption;
   /** Idempotency-Key reservations and recorded responses of Admin API writes. */
   idempotency: IdempotentRequests;
   /** Webhook deliveries and their attempts; redelivery; retention. */

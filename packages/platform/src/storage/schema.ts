@@ -31,6 +31,8 @@ export interface Database {
     managed_install: Generated<number>;
     /** How many app-level webhook subscriptions the app has (an install of an app with none reads no more). */
     app_subscription_count: Generated<number>;
+    /** 1: webhooks also carry `v1a` (Ed25519) signatures by the platform's signing keys. */
+    webhook_signature_ed25519: Generated<number>;
   };
   installations: {
     id: Generated<number>;
@@ -298,6 +300,18 @@ export interface Database {
     failures: number;
     reopen_at: number | null;
     changed_at: number;
+  };
+  /** The platform's webhook signing key pairs (Ed25519); `active` 1 on the key that signs alone, else null. */
+  webhook_signing_keys: {
+    kid: string;
+    /** The raw public key, base64url (a JWK's `x`). */
+    public_key: string;
+    /** The PKCS #8 private key, base64, sealed under the master key. */
+    private_key_enc: string;
+    active: number | null;
+    created_at: number;
+    /** When a replaced key stops signing and leaves the JWKS; null while it is the active key. */
+    retires_at: number | null;
   };
 }
 

@@ -11,6 +11,7 @@ import type { Repositories, Storage } from './ports.ts';
 import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import type { ResourceServerRepository } from './ports/resource-servers.ts';
+import type { WebhookSigningKeyRepository } from './ports/webhook-signing-keys.ts';
 import { SqlAdminDirectory } from './repositories/admin-directory.ts';
 import { SqlApiHealthRepository } from './repositories/api-health-repository.ts';
 import { SqlEndpointHealthRepository } from './repositories/endpoint-health-repository.ts';
@@ -28,6 +29,7 @@ import { outboxStatements } from './repositories/outbox-statements.ts';
 import { preparedStatements, type PreparedStatements } from './repositories/prepared-statements.ts';
 import { SqlResourceRepository } from './repositories/resource-repository.ts';
 import { SqlResourceServerRepository } from './repositories/resource-server-repository.ts';
+import { SqlWebhookSigningKeyRepository } from './repositories/webhook-signing-key-repository.ts';
 import { SqlRevealRepository } from './repositories/reveal-repository.ts';
 import { SqlSessionRepository } from './repositories/session-repository.ts';
 import { SqlStorageStats } from './repositories/storage-stats.ts';
@@ -72,6 +74,8 @@ export type OpenStorage = Storage & {
   readonly directory: AdminDirectoryRepository;
   /** The operator's token introspection clients: platform-wide, outside any store's transaction. */
   readonly resourceServers: ResourceServerRepository;
+  /** The platform's webhook signing keys: platform-wide, outside any store's transaction. */
+  readonly signingKeys: WebhookSigningKeyRepository;
 };
 
 export function openStorage(config: DatabaseConfig, options: StorageOptions = {}): OpenStorage {
@@ -109,6 +113,7 @@ export function storageOn(db: Db): OpenStorage {
     stats: new SqlStorageStats(db),
     directory: new SqlAdminDirectory(db.kysely),
     resourceServers: new SqlResourceServerRepository(db.kysely),
+    signingKeys: new SqlWebhookSigningKeyRepository(db.kysely),
     ...base,
     grants,
     deliveryQueue: new SqlDeliveryQueue(db, durability),

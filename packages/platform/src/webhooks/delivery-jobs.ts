@@ -3,6 +3,7 @@
 // delivery whose owner went away must still end (as cancelled, with the reason in the log) instead
 // of staying pending forever.
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { SigningKey } from '../domain/webhook-signing-keys.ts';
 import { activePrevious, type SigningSecrets } from '../domain/signing-secrets.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { storedScopes } from '../domain/scopes.ts';
@@ -42,6 +43,11 @@ export function ownerOf(r: Pick<ClaimedDelivery, 'store_id' | 'app_id' | 'privat
   if (r.app_id !== null) return `${r.store_id}/app/${r.app_id}`;
   if (r.private_app_id !== null) return `${r.store_id}/private/${r.private_app_id}`;
   return `${r.store_id}/subscription/${r.subscription_id}`;
+}
+
+/** Whether the delivery's owner asked for `v1a` signatures too (apps only: an app's subscriptions and privacy topics). */
+export function wantsAsymmetric(r: Pick<ClaimedDelivery, 'app_id' | 'webhook_signature_ed25519'>): boolean {
+  return r.app_id !== null && r.webhook_signature_ed25519 === 1;
 }
 
 /**
@@ -135,9 +141,14 @@ export class DeliveryJobs {
   /**
    * Splits claimed rows into jobs to send and cancellations to record, keeping the claim's order.
    * Deliveries of one event that go out with the same secrets and API version share one signed
-   * event: the body is turned into bytes and signed once for all of them.
+   * event: the body is turned into bytes and signed once for all of them. `signingKeys` add `v1a`
+   * entries to the deliveries of apps that asked for them (`wantsAsymmetric`).
    */
-  prepare(rows: readonly ClaimedDelivery[], now: number): { jobs: Job[]; cancelled: CancelledOutcome[] } {
+  prepare(
+    rows: readonly ClaimedDelivery[],
+    now: number,
+    signingKeys: readonly SigningKey[] = [],
+  ): { jobs: Job[]; cancelled: CancelledOutcome[] } {
     const jobs: Job[] = [];
     const cancelled: CancelledOutcome[] = [];
     const events = new Map<string, SignedEvent>();
@@ -150,9 +161,11 @@ export class DeliveryJobs {
         continue;
       }
       // The body depends on the fields the delivery was queued with as well: deliveries of one
-      // event to subscriptions asking for different fields are signed apart.
+      // event to subscriptions asking for different fields are signed apart; and on whether its
+      // owner asked for v1a signatures.
       const shape = r.include_fields ?? '';
-      const key = `${r.event_id}\n${shape}\n${d.apiVersion}\n${d.secretEnc}\n${d.previousEnc ?? ''}`;
+      const asymmetric = wantsAsymmetric(r);
+      const key = `${r.event_id}\n${shape}\n${d.apiVersion}\n${d.secretEnc}\n${d.previousEnc ?? ''}\n${asymmetric}`;
       let event = events.get(key);
       if (!event) {
         const bodyKey = `${r.event_id}\n${shape}`;
@@ -173,6 +186,7 @@ export class DeliveryJobs {
             body: body.toString(),
           },
           body,
+          asymmetric ? signingKeys : undefined,
         );
         events.set(key, event);
       }

@@ -1,9 +1,13 @@
 // Webhook signatures: X-Service-Hmac-Sha256 (base64 HMAC-SHA256 of the raw body, the header apps
 // of this platform family verify) and the Standard Webhooks `webhook-signature` over
 // "id.timestamp.body". Secrets are UTF-8 bytes. During a secret rotation the body header is signed
-// with the previous secret and `webhook-signature` lists one signature per valid secret.
+// with the previous secret and `webhook-signature` lists one signature per valid secret. An app
+// that asked for asymmetric signatures also gets `v1a` entries by the platform's keys
+// (asymmetric-signer.ts).
 import { createHmac } from 'node:crypto';
 import { allSigningSecrets, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
+import type { SigningKey } from '../domain/webhook-signing-keys.ts';
+import { asymmetricEntries, SIGNING_KEY_IDS_HEADER, signingKeyIds } from './asymmetric-signer.ts';
 
 /** base64 (strict, no line breaks) of HMAC-SHA256(secret, body). */
 export function bodyHmac(secret: string, body: string | Buffer): string {
@@ -45,10 +49,18 @@ export interface SignedEvent {
   eventId: string;
   /** X-Service-Triggered-At. */
   triggeredAtIso: string;
+  /** The platform keys that add `v1a` entries, for an app that asked for them. */
+  signingKeys?: readonly SigningKey[] | undefined;
 }
 
-export function signEvent(secrets: SigningSecrets, m: Omit<WebhookMessage, 'webhookId'>, body: Buffer = Buffer.from(m.body)): SignedEvent {
+export function signEvent(
+  secrets: SigningSecrets,
+  m: Omit<WebhookMessage, 'webhookId'>,
+  body: Buffer = Buffer.from(m.body),
+  signingKeys?: readonly SigningKey[],
+): SignedEvent {
   return {
+    signingKeys,
     body,
     bodySignature: bodyHmac(singleSignatureSecret(secrets), body),
     secrets: allSigningSecrets(secrets),
@@ -68,7 +80,9 @@ export function deliveryHeaders(e: SignedEvent, webhookId: string, now: number):
   const timestamp = Math.floor(now / 1000);
   let signature = standardSignature(e.secrets[0]!, webhookId, timestamp, e.body);
   for (let i = 1; i < e.secrets.length; i++) signature += ` ${standardSignature(e.secrets[i]!, webhookId, timestamp, e.body)}`;
-  return [
+  const keys = e.signingKeys;
+  if (keys !== undefined && keys.length > 0) signature += asymmetricEntries(keys, webhookId, timestamp, e.body);
+  const headers = [
     'Content-Type',
     'application/json',
     'User-Agent',
@@ -94,12 +108,19 @@ export function deliveryHeaders(e: SignedEvent, webhookId: string, now: number):
     'webhook-signature',
     signature,
   ];
+  if (keys !== undefined && keys.length > 0) headers.push(SIGNING_KEY_IDS_HEADER, signingKeyIds(keys));
+  return headers;
 }
 
 /** Every header of a delivery attempt made at `now` (unix ms). */
-export function webhookHeaders(secrets: SigningSecrets, m: WebhookMessage, now: number): Record<string, string> {
+export function webhookHeaders(
+  secrets: SigningSecrets,
+  m: WebhookMessage,
+  now: number,
+  signingKeys: readonly SigningKey[] = [],
+): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
-  return {
+  const headers: Record<string, string> = {
     'Content-Type': 'application/json',
     'User-Agent': 'storegate-webhooks/1',
     'X-Service-Hmac-Sha256': bodyHmac(singleSignatureSecret(secrets), m.body),
@@ -111,8 +132,11 @@ export function webhookHeaders(secrets: SigningSecrets, m: WebhookMessage, now: 
     'X-Service-Triggered-At': new Date(m.triggeredAt).toISOString(),
     'webhook-id': m.webhookId,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': allSigningSecrets(secrets)
-      .map((secret) => standardSignature(secret, m.webhookId, timestamp, m.body))
-      .join(' '),
+    'webhook-signature':
+      allSigningSecrets(secrets)
+        .map((secret) => standardSignature(secret, m.webhookId, timestamp, m.body))
+        .join(' ') + asymmetricEntries(signingKeys, m.webhookId, timestamp, m.body),
   };
+  if (signingKeys.length > 0) headers[SIGNING_KEY_IDS_HEADER] = signingKeyIds(signingKeys);
+  return headers;
 }

@@ -15,7 +15,7 @@ import { EndpointBreakers } from './endpoint-breakers.ts';
 import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
 import { DatabaseOutage } from './database-outage.ts';
 import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
-import { DeliveryJobs, type Job } from './delivery-jobs.ts';
+import { DeliveryJobs, type Job, wantsAsymmetric } from './delivery-jobs.ts';
 import { OriginDispatcher } from './origin-dispatcher.ts';
 import { OutcomeRecorder } from './outcome-recorder.ts';
 import { WebhookSender } from './webhook-sender.ts';
@@ -64,6 +64,7 @@ export class WebhookWorker {
   private lastPrune = 0;
   private idleWaiters: (() => void)[] = [];
   private readonly bulkExports: WebhookWorkerOptions['bulkExports'];
+  private readonly signingKeys: WebhookWorkerOptions['signingKeys'];
 
   constructor(options: WebhookWorkerOptions) {
     const { config } = options;
@@ -72,6 +73,7 @@ export class WebhookWorker {
     this.onDeliveriesQueued = options.onDeliveriesQueued;
     this.prune = options.prune;
     this.bulkExports = options.bulkExports;
+    this.signingKeys = options.signingKeys;
     this.clock = options.clock ?? systemClock;
     this.batchSize = options.batchSize ?? 250;
     this.pollMs = options.pollMs ?? 500;
@@ -302,8 +304,10 @@ export class WebhookWorker {
     // A row this worker already holds came back only because its lease ran out before a renewal
     // (a stalled process): the claim just renewed it, and the attempt under way must not be doubled.
     const fresh = rows.filter((r) => !this.heartbeat.holds(r.id));
+    // Read before the rows are held: should it fail, their leases simply run out and they come back.
+    const signingKeys = this.signingKeys && fresh.some(wantsAsymmetric) ? await this.signingKeys.signingKeys() : [];
     this.heartbeat.hold(fresh.map((r) => r.id));
-    const { jobs, cancelled } = this.jobs.prepare(fresh, now);
+    const { jobs, cancelled } = this.jobs.prepare(fresh, now, signingKeys);
     if (cancelled.length > 0) this.recorder.record(...cancelled);
     return jobs;
   }

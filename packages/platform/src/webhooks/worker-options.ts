@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
 import type { CredentialPruneCounts } from '../domain/credential-retention.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
+import type { SigningKey } from '../domain/webhook-signing-keys.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
 import type { DeliveryQueue } from '../storage/ports.ts';
 import type { Resolver } from './address-guard.ts';
@@ -25,6 +26,8 @@ export interface PruneResult {
   bulkOperations?: number;
   /** Hours of endpoint health figures and breaker states past their window, when the round prunes those too. */
   endpointHealth?: number;
+  /** Webhook signing keys whose overlap had ended, when the round deletes those too. */
+  signingKeys?: number;
 }
 
 export interface WebhookWorkerOptions {
@@ -77,4 +80,6 @@ export interface WebhookWorkerOptions {
    * given the worker's outage tracker, so a database outage is one warning for the whole worker.
    */
   bulkExports?: { start(outage?: DatabaseOutage): void; stop(): Promise<void> };
+  /** The platform keys that add `v1a` signatures for the apps that asked (default: none, only `v1`). */
+  signingKeys?: { signingKeys(): Promise<SigningKey[]> };
 }

@@ -26,6 +26,7 @@ const METADATA = {
     'introspection_endpoint',
     'introspection_endpoint_auth_methods_supported',
     'authorization_response_iss_parameter_supported',
+    'jwks_uri',
   ],
   properties: {
     issuer: { type: 'string', description: "The store's base URL; the `iss` of every authorization response." },
@@ -47,6 +48,10 @@ const METADATA = {
       description: "RFC 7662 token introspection, for the operator's resource servers only (not apps).",
     },
     introspection_endpoint_auth_methods_supported: { type: 'array', items: { type: 'string' } },
+    jwks_uri: {
+      type: 'string',
+      description: 'The platform keys (JWKS) of the `v1a` (Ed25519) webhook signatures; the same keys on every host.',
+    },
     authorization_response_iss_parameter_supported: {
       type: 'boolean',
       description:
@@ -86,6 +91,7 @@ export function registerDiscoveryRoute(app: FastifyInstance, services: Services)
         introspection_endpoint: `${issuer}/admin/oauth/introspect`,
         introspection_endpoint_auth_methods_supported: clientAuth,
         authorization_response_iss_parameter_supported: await services.apps.issToEveryApp(),
+        jwks_uri: `${issuer}/.well-known/jwks.json`,
       };
     },
   );

@@ -11,9 +11,11 @@ import { describeDuration, formList, formString, formatTime, scopeCheckboxes, se
 import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
 import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
+import { SIGNATURE_NOTICES, signatureSection } from './partner-app-signatures.route.ts';
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 const NOTICES: Record<string, string> = {
+  ...SIGNATURE_NOTICES,
   saved: 'The App URL and redirect URL were saved.',
   privacy_saved: 'The privacy webhook address was saved.',
   privacy_cleared: 'The privacy webhook address was removed: this app is sent no privacy webhooks.',
@@ -217,6 +219,7 @@ match the <code>hmac</code>, so turn it off for such a client until it does.</p>
         ? html`<button class="secondary" type="submit" name="authorization_iss" value="off">Stop sending iss with the code</button>`
         : html`<button type="submit" name="authorization_iss" value="on">Send iss with the code</button>`
     }</form>
+${signatureSection(services, a, csrf)}
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">

@@ -9,10 +9,12 @@ import { registerPartnerApiHealthRoute } from './partner-api-health.route.ts';
 import { registerPartnerEndpointsRoute } from './partner-endpoints.route.ts';
 import { registerPartnerApiRoutes } from './partner-api.route.ts';
 import { registerPartnerAppWebhookRoutes } from './partner-app-webhooks.route.ts';
+import { registerPartnerSignatureRoutes } from './partner-app-signatures.route.ts';
 
 export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
   registerPartnerLoginRoutes(app, services);
   registerPartnerAppRoutes(app, services);
+  registerPartnerSignatureRoutes(app, services);
   registerPartnerWebhookRoutes(app, services);
   registerPartnerApiHealthRoute(app, services);
   registerPartnerEndpointsRoute(app, services);

@@ -22,6 +22,8 @@ export interface AppRepository {
   updatePrivacyWebhookUrl(appId: number, url: string | null): Promise<void>;
   /** Whether the app's redirect with the code carries `iss`. */
   updateAuthorizationIss(appId: number, on: boolean): Promise<void>;
+  /** Whether the app's webhooks also carry `v1a` (Ed25519) signatures. */
+  updateWebhookSignatureEd25519(appId: number, on: boolean): Promise<void>;
   updateSecrets(appId: number, secrets: { current: string; previous: string | null; previousExpiresAt: number | null }): Promise<void>;
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined>;
   insertInstallation(input: { storeId: number; appId: number; scopes: string; now: number }): Promise<InstallationRow>;

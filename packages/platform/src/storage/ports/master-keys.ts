@@ -2,8 +2,8 @@
 // (for re-sealing them under a new master key).
 
 /** Where sealed values live: each source is one table with a key and one or more sealed columns. */
-export type SealedSource = 'apps' | 'private_apps' | 'one_time_reveals' | 'master_keys';
-export const SEALED_SOURCES: readonly SealedSource[] = ['apps', 'private_apps', 'one_time_reveals', 'master_keys'];
+export type SealedSource = 'apps' | 'private_apps' | 'one_time_reveals' | 'master_keys' | 'webhook_signing_keys';
+export const SEALED_SOURCES: readonly SealedSource[] = ['apps', 'private_apps', 'one_time_reveals', 'master_keys', 'webhook_signing_keys'];
 
 /** One row of a source: its key (as text) and its sealed columns (null where the row has none). */
 export interface SealedRow {

@@ -40,6 +40,8 @@ export interface AppRow {
   authorization_iss: number;
   /** 1 when the platform runs consent for `scopes` and opens the app with a launch token, else 0. */
   managed_install: number;
+  /** 1 when its webhooks also carry `v1a` (Ed25519) signatures by the platform's keys, else 0. */
+  webhook_signature_ed25519: number;
 }
 
 export interface NewApp {
@@ -249,6 +251,8 @@ export interface ClaimedDelivery {
   api_version: string | null;
   disabled_at: number | null;
   client_secret_enc: string | null;
+  /** 1 when the app asks for `v1a` (Ed25519) signatures too (null: not an app's delivery). */
+  webhook_signature_ed25519: number | null;
   /** The app's privacy webhook address now (where privacy topics go). */
   privacy_webhook_url: string | null;
   installation_id: number | null;

@@ -74,6 +74,14 @@ export class SqlAppRepository implements AppRepository {
       .execute();
   }
 
+  async updateWebhookSignatureEd25519(appId: number, on: boolean): Promise<void> {
+    await this.x.k
+      .updateTable('apps')
+      .set({ webhook_signature_ed25519: on ? 1 : 0 })
+      .where('id', '=', appId)
+      .execute();
+  }
+
   async updateManagedInstall(appId: number, on: boolean): Promise<void> {
     await this.x.k
       .updateTable('apps')

@@ -43,7 +43,7 @@ const RETURNED =
 
 const OWNER_COLUMNS = `v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,
   s.id as sub_id, s.address, s.api_version, s.disabled_at,
-  a.client_secret_enc, a.privacy_webhook_url, a.previous_secret_enc, a.previous_secret_expires_at,
+  a.client_secret_enc, a.webhook_signature_ed25519, a.privacy_webhook_url, a.previous_secret_enc, a.previous_secret_expires_at,
   i.id as installation_id, i.uninstalled_at, i.installed_at, i.scopes as installation_scopes,
   p.id as private_id, p.webhook_secret_enc, p.previous_webhook_secret_enc, p.previous_webhook_secret_expires_at,
   p.revoked_at, p.scopes as private_scopes`;
@@ -152,6 +152,7 @@ export function assemble(claimed: readonly ClaimedRow[], events: readonly EventR
       api_version: o.api_version,
       disabled_at: o.disabled_at,
       client_secret_enc: o.client_secret_enc,
+      webhook_signature_ed25519: o.webhook_signature_ed25519,
       privacy_webhook_url: o.privacy_webhook_url,
       previous_secret_enc: o.previous_secret_enc,
       previous_secret_expires_at: o.previous_secret_expires_at,

@@ -20,6 +20,7 @@ const SOURCES: Record<SealedSource, SourceShape> = {
   one_time_reveals: { table: 'one_time_reveals', key: 'id_hash', numeric: false, columns: ['payload_enc'] },
   // Only the `data:` entries are sealed; `current` and `previous` are public key ids.
   master_keys: { table: 'master_keys', key: 'name', numeric: false, columns: ['value'], only: "name like 'data:%'" },
+  webhook_signing_keys: { table: 'webhook_signing_keys', key: 'kid', numeric: false, columns: ['private_key_enc'] },
 };
 
 export class SqlMasterKeyRepository implements MasterKeyRepository {

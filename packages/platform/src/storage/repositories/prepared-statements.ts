@@ -22,6 +22,7 @@ export const APP_COLUMNS = [
   'privacy_webhook_url',
   'authorization_iss',
   'managed_install',
+  'webhook_signature_ed25519',
 ] as const;
 
 export type PreparedStatements = ReturnType<typeof preparedStatements>;
