@@ -27,6 +27,7 @@ export const ERROR_CODES = {
     'WEBHOOK_SIGNATURE_INVALID',
     'WEBHOOK_TIMESTAMP_OUT_OF_RANGE',
     'WEBHOOK_PAYLOAD_INVALID',
+    'WEBHOOK_KEYS_UNAVAILABLE',
   ],
   token: ['TOKEN_EXCHANGE_FAILED', 'TOKEN_REFRESH_FAILED', 'REAUTHORIZATION_REQUIRED', 'SESSION_NOT_FOUND', 'SESSION_EXPIRED'],
   api: [
@@ -159,7 +160,7 @@ export class LaunchTokenError extends StoregateError {
   }
 }
 
-/** A webhook could not be verified: not a raw body, no or wrong signature, stale timestamp. */
+/** A webhook could not be verified: not a raw body, no or wrong signature, stale timestamp, public keys out of reach. */
 export class WebhookError extends StoregateError {
   constructor(
     code:
@@ -167,7 +168,8 @@ export class WebhookError extends StoregateError {
       | 'WEBHOOK_SIGNATURE_MISSING'
       | 'WEBHOOK_SIGNATURE_INVALID'
       | 'WEBHOOK_TIMESTAMP_OUT_OF_RANGE'
-      | 'WEBHOOK_PAYLOAD_INVALID',
+      | 'WEBHOOK_PAYLOAD_INVALID'
+      | 'WEBHOOK_KEYS_UNAVAILABLE',
     message: string,
     options?: { cause?: unknown },
   ) {

@@ -58,6 +58,14 @@ export {
   DEFAULT_HEADER_PREFIX,
 } from './signature/webhook-signature.ts';
 export type { HeadersInput, RawBody, VerifyWebhookOptions, WebhookEvent, WebhookHeaderNames } from './signature/webhook-signature.ts';
+export { remoteJwks, RemoteJwks } from './signature/webhook-public-keys.ts';
+export type {
+  JsonWebKeySet,
+  RemoteJwksOptions,
+  WebhookKeySource,
+  WebhookPublicJwk,
+  WebhookVerificationKey,
+} from './signature/webhook-public-keys.ts';
 export { isValidShop } from './shop/shop-hostname.ts';
 export type { ShopValidationOptions } from './shop/shop-hostname.ts';
 export { createState, verifyState } from './oauth/state.ts';

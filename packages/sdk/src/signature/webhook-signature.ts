@@ -1,12 +1,16 @@
 // Webhook signatures. Two schemes, each computed over the raw body bytes:
 // - `X-Service-Hmac-Sha256`: base64 HMAC-SHA256 of the raw body;
 // - Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC of
-//   "id.timestamp.body">` (several space-separated signatures allowed), which adds replay protection.
+//   "id.timestamp.body">` (several space-separated signatures allowed), which adds replay protection;
+//   for apps that asked, also `v1a,<base64 Ed25519 signature>` entries by the platform's keys,
+//   checked with public keys (asymmetric-signature.ts) instead of a shared secret.
 import { timingSafeEqualStrings } from '../crypto/constant-time.ts';
 import { utf8Text } from '../crypto/encoding.ts';
 import { hmacSha256 } from '../crypto/hmac.ts';
 import { WebhookError } from '../errors.ts';
+import { verifyAsymmetric } from './asymmetric-signature.ts';
 import type { SecretInput } from './query-signature.ts';
+import { type JsonWebKeySet, staticKeySource, type WebhookKeySource } from './webhook-public-keys.ts';
 
 /** The exact bytes of a request body, before any parsing. */
 export type RawBody = string | Uint8Array | ArrayBuffer;
@@ -54,8 +58,16 @@ export interface VerifyWebhookOptions {
   /** The body exactly as received: a string, `Uint8Array`/`Buffer` or `ArrayBuffer`. Never a parsed object. */
   rawBody: RawBody;
   headers: HeadersInput;
-  /** The client secret (a private app's webhook secret), or several during a rotation. */
-  secret: SecretInput;
+  /**
+   * The client secret (a private app's webhook secret), or several during a rotation: checks `v1,`
+   * entries (and `X-Service-Hmac-Sha256`). Give it, `publicKeys`, or both (either kind then suffices).
+   */
+  secret?: SecretInput;
+  /**
+   * Public keys for the `v1a,` (Ed25519) entries: a JSON Web Key Set, or `remoteJwks(url)` for the
+   * platform's `jwks_uri`, fetched and kept. With only `publicKeys`, a webhook must carry a valid `v1a`.
+   */
+  publicKeys?: JsonWebKeySet | WebhookKeySource;
   /** Standard Webhooks timestamp tolerance in seconds, either side (default 300). */
   toleranceSeconds?: number;
   /** Clock in milliseconds (default `Date.now`). */
@@ -79,8 +91,8 @@ export interface WebhookEvent<T = unknown> {
   triggeredAt: string | undefined;
   /** `webhook-timestamp` (unix seconds) when the Standard Webhooks signature was checked. */
   timestamp: number | undefined;
-  /** Which signature was verified. */
-  scheme: 'standard-webhooks' | 'hmac-sha256';
+  /** Which signature was verified: `standard-webhooks-ed25519` is a `v1a` entry checked with a public key. */
+  scheme: 'standard-webhooks' | 'standard-webhooks-ed25519' | 'hmac-sha256';
   /** The body as text (decoded on first access). */
   readonly rawBody: string;
   /** The body parsed as JSON, on first access (throws `WEBHOOK_PAYLOAD_INVALID` if it is not JSON). */
@@ -257,7 +269,10 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
   const body = rawBodyParts(options.rawBody);
   const header = headerGetter(options.headers);
   const names = lowerHeaderNames(options.headerPrefix, options.signatureHeader);
-  const secrets = secretsOf(options.secret);
+  const secrets = options.secret === undefined ? [] : secretsOf(options.secret);
+  const keySource = keySourceOf(options.publicKeys);
+  if (secrets.length === 0 && keySource === undefined)
+    throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'verifyWebhook needs a secret, publicKeys or both to check the signature with');
   const standardSignature = header('webhook-signature');
   let scheme: WebhookEvent['scheme'];
   let timestamp: number | undefined;
@@ -279,25 +294,40 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
       );
     }
     // Space-separated `version,signature` entries: one per secret the sender signs with (two while
-    // it rotates its secret), and versions this code does not know are skipped.
-    const candidates = standardSignature
-      .split(/\s+/)
-      .filter((s) => s.startsWith('v1,'))
-      .map((s) => s.slice(3));
-    if (candidates.length === 0) throw new WebhookError('WEBHOOK_SIGNATURE_MISSING', 'webhook-signature carries no v1 signature');
+    // it rotates its secret), `v1a` ones per platform key, and versions this code does not know are skipped.
+    const entries = standardSignature.split(/\s+/);
+    const candidates = secrets.length === 0 ? [] : entries.filter((s) => s.startsWith('v1,')).map((s) => s.slice(3));
+    const asymmetric = keySource === undefined ? [] : entries.filter((s) => s.startsWith('v1a,')).map((s) => s.slice(4));
+    if (candidates.length === 0 && asymmetric.length === 0)
+      throw new WebhookError(
+        'WEBHOOK_SIGNATURE_MISSING',
+        `webhook-signature carries no ${[secrets.length > 0 ? 'v1' : '', keySource ? 'v1a' : ''].filter(Boolean).join(' or ')} signature`,
+      );
     let valid = false;
     for (const secret of secrets) {
+      if (candidates.length === 0) break;
       const digest = hmacSha256(secret, [`${id}.${ts}.`, body], 'base64');
       const expected = typeof digest === 'string' ? digest : await digest;
       for (const candidate of candidates) if (timingSafeEqualStrings(expected, candidate)) valid = true;
     }
-    if (!valid) throw signatureMismatch('webhook-signature', secrets.length);
     scheme = 'standard-webhooks';
+    if (!valid && keySource !== undefined && asymmetric.length > 0) {
+      const kids = (header(`${(options.headerPrefix ?? DEFAULT_HEADER_PREFIX).toLowerCase()}signing-key-ids`) ?? '')
+        .split(/\s+/)
+        .filter(Boolean);
+      const checked = await verifyAsymmetric({ values: asymmetric, id, timestamp: ts, body, source: keySource, kids });
+      if (!checked.valid && candidates.length === 0) throw asymmetricMismatch(checked.keysChecked, kids);
+      valid = checked.valid;
+      scheme = 'standard-webhooks-ed25519';
+    }
+    if (!valid) throw signatureMismatch('webhook-signature', secrets.length);
   } else {
-    if (options.requireStandardSignature) {
+    if (options.requireStandardSignature || secrets.length === 0) {
       throw new WebhookError(
         'WEBHOOK_SIGNATURE_MISSING',
-        'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)',
+        secrets.length === 0
+          ? 'webhook has no webhook-signature header, and only publicKeys were given (the v1a signatures travel in it)'
+          : 'webhook has no webhook-signature header and requireStandardSignature is set (replay protection needs it)',
       );
     }
     const provided = header(names.signature)?.trim();
@@ -318,6 +348,20 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
   }
 
   return new VerifiedWebhookEvent<T>(header, names, scheme, timestamp, body);
+}
+
+function keySourceOf(keys: VerifyWebhookOptions['publicKeys']): WebhookKeySource | undefined {
+  if (keys === undefined) return undefined;
+  return 'keys' in keys && typeof keys.keys === 'function' ? keys : staticKeySource(keys as JsonWebKeySet);
+}
+
+function asymmetricMismatch(keyCount: number, kids: readonly string[]): WebhookError {
+  return new WebhookError(
+    'WEBHOOK_SIGNATURE_INVALID',
+    `no v1a entry of webhook-signature is a signature of this body by the ${keyCount} public key${keyCount === 1 ? '' : 's'} trusted` +
+      `${kids.length > 0 ? ` (the webhook names key ${kids.join(', ')})` : ''}. ` +
+      'Either it was signed by another key (a JWKS of another platform, or an old copy) or the body is not the exact bytes received.',
+  );
 }
 
 function signatureMismatch(headerName: string, secretCount: number): WebhookError {
