@@ -21,12 +21,13 @@ function row(r: Stored): SigningKeyRow {
   };
 }
 
-// Newest first; a key made in the same millisecond as another is ordered by kid, so every node lists
-// (and signs with) the keys in the same order.
-const NEWEST_FIRST = [
-  ['created_at', 'desc'],
-  ['kid', 'asc'],
-] as const;
+// The active key first (it is the newest), then the replaced ones newest first, ties by kid: every
+// node lists, and signs with, the keys in the same order.
+function newestFirst(rows: Stored[]): SigningKeyRow[] {
+  return rows
+    .map(row)
+    .sort((a, b) => Number(b.active) - Number(a.active) || b.created_at - a.created_at || (a.kid < b.kid ? -1 : a.kid > b.kid ? 1 : 0));
+}
 
 export class SqlWebhookSigningKeyRepository implements WebhookSigningKeyRepository {
   constructor(private readonly k: Kysely<Database>) {}
@@ -36,20 +37,12 @@ export class SqlWebhookSigningKeyRepository implements WebhookSigningKeyReposito
       .selectFrom('webhook_signing_keys')
       .select(COLUMNS)
       .where((eb) => eb.or([eb('active', '=', 1), eb('retires_at', '>', now)]))
-      .orderBy(NEWEST_FIRST[0][0], NEWEST_FIRST[0][1])
-      .orderBy(NEWEST_FIRST[1][0], NEWEST_FIRST[1][1])
       .execute();
-    return rows.map(row);
+    return newestFirst(rows);
   }
 
   async all(): Promise<SigningKeyRow[]> {
-    const rows = await this.k
-      .selectFrom('webhook_signing_keys')
-      .select(COLUMNS)
-      .orderBy(NEWEST_FIRST[0][0], NEWEST_FIRST[0][1])
-      .orderBy(NEWEST_FIRST[1][0], NEWEST_FIRST[1][1])
-      .execute();
-    return rows.map(row);
+    return newestFirst(await this.k.selectFrom('webhook_signing_keys').select(COLUMNS).execute());
   }
 
   async insertFirst(key: NewSigningKey): Promise<void> {
