@@ -85,6 +85,7 @@ describe.each(DIALECTS)('discovery and standard headers on %s', (dialect) => {
       introspection_endpoint: `${issuer}/admin/oauth/introspect`,
       introspection_endpoint_auth_methods_supported: ['client_secret_post', 'client_secret_basic'],
       authorization_response_iss_parameter_supported: true,
+      jwks_uri: `${issuer}/.well-known/jwks.json`,
     });
     // Every scope the authorize endpoint accepts, and nothing it would refuse.
     expect(res.json().scopes_supported).toEqual(

@@ -251,7 +251,7 @@ describe.each(DIALECTS)('master key rotation on %s', (dialect) => {
       expect(report).toMatchObject({ from: masterKeyId(K1), to: masterKeyId(K2), switched: true, unreadable: 0 });
       // Two client secrets and the previous one of the rotation in progress; two private apps'
       // webhook secrets; the reveal; the two kept keys.
-      expect(report.resealed).toEqual({ apps: 3, private_apps: 2, one_time_reveals: 1, master_keys: 2 });
+      expect(report.resealed).toEqual({ apps: 3, private_apps: 2, one_time_reveals: 1, master_keys: 2, webhook_signing_keys: 0 });
       const after = await sealedValues(t1.db);
       expect(Object.keys(after)).toHaveLength(Object.keys(before).length + 1);
       const onlyOld = new SecretBox(K1);
