@@ -104,7 +104,8 @@ describe.each(DIALECTS)('v1a webhook signatures on %s', (dialect) => {
   beforeAll(async () => {
     files += 1;
     // A SQLite file, so that a second platform can open the same database.
-    const database: Config['database'] | undefined = dialect === 'sqlite' ? { dialect: 'sqlite', path: join(dir, `e${files}.db`) } : undefined;
+    const database: Config['database'] | undefined =
+      dialect === 'sqlite' ? { dialect: 'sqlite', path: join(dir, `e${files}.db`) } : undefined;
     t = await createTestPlatform(dialect, { rateLimit: 'off', webhooks: FAST, ...(database ? { database } : {}) });
     rx = await Receiver.start();
   });
@@ -310,7 +311,10 @@ describe.each(DIALECTS)('the v1a setting in the partner dashboard (%s)', (dialec
     const other = await createPartner(t, ++n);
     const otherJar = await partnerLogin(t, other);
     const otherPage = await get(t, PLATFORM_HOST, '/partner', otherJar);
-    const foreign = await post(t, PLATFORM_HOST, `${url}/webhook-signatures`, otherJar, { _csrf: csrfFrom(otherPage.body), ed25519: 'off' });
+    const foreign = await post(t, PLATFORM_HOST, `${url}/webhook-signatures`, otherJar, {
+      _csrf: csrfFrom(otherPage.body),
+      ed25519: 'off',
+    });
     expect(foreign.statusCode).toBe(404);
     expect(await stored(app.client_id)).toBe(1);
 
@@ -348,4 +352,3 @@ describe('the platform signer reproduces test-vectors/webhook-ed25519.json', () 
     expect(checked).toBeGreaterThanOrEqual(4);
   });
 });
-
