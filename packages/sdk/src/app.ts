@@ -331,6 +331,7 @@ export function createApp(config: AppConfig): StoregateApp {
       now,
       headerPrefix: c.headerPrefix,
       requireStandardSignature: c.requireStandardWebhookSignature,
+      ...(c.webhookPublicKeys === undefined ? {} : { publicKeys: c.webhookPublicKeys }),
       ...(c.signatureHeader === undefined ? {} : { signatureHeader: c.signatureHeader }),
     });
   }

@@ -239,3 +239,16 @@ describe('remoteJwks: the keys of a jwks_uri', () => {
     expect(() => remoteJwks('file:///etc/keys.json')).toThrow(WebhookError);
   });
 });
+
+describe('createApp({ webhookPublicKeys })', () => {
+  it('app.verifyWebhook accepts v1a entries with the configured keys; a malformed setting is a ConfigError', async () => {
+    const { createApp, ConfigError } = await import('../src/index.ts');
+    const base = { clientId: 'sg_ci_1', clientSecret: 'sg_cs_secret', scopes: ['read_products'], redirectUri: 'https://app.example/cb' };
+    const c = vectors.cases[0]!;
+    const app = createApp({ ...base, webhookPublicKeys: vectors.jwks, clock: { now: () => c.now * 1000 } });
+    expect((await app.verifyWebhook({ rawBody: c.body, headers: c.headers })).scheme).toBe('standard-webhooks-ed25519');
+    const without = createApp({ ...base, clock: { now: () => c.now * 1000 } });
+    expect(await verdict(() => without.verifyWebhook({ rawBody: c.body, headers: c.headers }))).toBe('WEBHOOK_SIGNATURE_MISSING');
+    expect(() => createApp({ ...base, webhookPublicKeys: 'https://x' as unknown as JsonWebKeySet })).toThrow(ConfigError);
+  });
+});

@@ -8,6 +8,7 @@ import type { Logger } from '../logging/redacting-logger.ts';
 import type { RefreshLock } from '../oauth/refresh-lock.ts';
 import { memorySessionStorage } from '../session/memory-session-storage.ts';
 import type { SessionStorage } from '../session/session.ts';
+import type { JsonWebKeySet, WebhookKeySource } from '../signature/webhook-public-keys.ts';
 
 /** A clock in milliseconds since the epoch. */
 export interface Clock {
@@ -71,6 +72,11 @@ export interface AppConfig {
   timestampToleranceSeconds?: number;
   /** Refuse webhooks that lack the Standard Webhooks signature (replay protection); default false. */
   requireStandardWebhookSignature?: boolean;
+  /**
+   * The platform's public keys, to accept `v1a` (Ed25519) webhook signatures beside the client
+   * secret's: a JSON Web Key Set or `remoteJwks('<platform>/.well-known/jwks.json')`.
+   */
+  webhookPublicKeys?: JsonWebKeySet | WebhookKeySource;
   /** Lifetime of an OAuth `state`, seconds (default 600). */
   stateTtlSeconds?: number;
   /** Name of the state cookie (default `storegate_state`). */
@@ -110,6 +116,7 @@ export interface ResolvedConfig {
   apiAuthentication: ApiAuthentication;
   timestampToleranceSeconds: number;
   requireStandardWebhookSignature: boolean;
+  webhookPublicKeys: JsonWebKeySet | WebhookKeySource | undefined;
   stateTtlSeconds: number;
   stateCookieName: string;
   refreshMarginSeconds: number;
@@ -141,6 +148,7 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set<keyof AppConfig>([
   'apiAuthentication',
   'timestampToleranceSeconds',
   'requireStandardWebhookSignature',
+  'webhookPublicKeys',
   'stateTtlSeconds',
   'stateCookieName',
   'refreshMarginSeconds',
@@ -264,6 +272,9 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     return v;
   };
   const timestampToleranceSeconds = nonNegative('timestampToleranceSeconds', 300);
+  const keys = input.webhookPublicKeys as { keys?: unknown } | null | undefined;
+  if (keys !== undefined && (typeof keys !== 'object' || keys === null || !(Array.isArray(keys.keys) || typeof keys.keys === 'function')))
+    problems.push("webhookPublicKeys must be a JSON Web Key Set ({ keys: [...] }) or remoteJwks('<url>')");
   if (input.requireStandardWebhookSignature !== undefined && typeof input.requireStandardWebhookSignature !== 'boolean') {
     problems.push('requireStandardWebhookSignature must be a boolean');
   }
@@ -336,6 +347,7 @@ export function resolveConfig(input: AppConfig): ResolvedConfig {
     apiAuthentication,
     timestampToleranceSeconds,
     requireStandardWebhookSignature: input.requireStandardWebhookSignature ?? false,
+    webhookPublicKeys: input.webhookPublicKeys,
     stateTtlSeconds,
     stateCookieName: input.stateCookieName ?? 'storegate_state',
     refreshMarginSeconds,

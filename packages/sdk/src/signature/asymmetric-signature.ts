@@ -28,7 +28,8 @@ async function anyVerifies(
 ): Promise<boolean> {
   for (const { key } of keys) {
     for (const signature of signatures) {
-      if (await crypto.subtle.verify({ name: 'Ed25519' }, key, signature, content)) return true;
+      if (await crypto.subtle.verify({ name: 'Ed25519' }, key, signature as Uint8Array<ArrayBuffer>, content as Uint8Array<ArrayBuffer>))
+        return true;
     }
   }
   return false;

@@ -352,7 +352,7 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
 
 function keySourceOf(keys: VerifyWebhookOptions['publicKeys']): WebhookKeySource | undefined {
   if (keys === undefined) return undefined;
-  return 'keys' in keys && typeof keys.keys === 'function' ? keys : staticKeySource(keys as JsonWebKeySet);
+  return typeof keys.keys === 'function' ? (keys as WebhookKeySource) : staticKeySource(keys as JsonWebKeySet);
 }
 
 function asymmetricMismatch(keyCount: number, kids: readonly string[]): WebhookError {
