@@ -814,6 +814,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         privacy_webhook_url: null,
         authorization_iss: 0,
         managed_install: 0,
+        webhook_signature_ed25519: 0,
       });
       expect(await s.apps.findByClientId(app.client_id)).toEqual(app);
       expect((await s.apps.insertApp({ ...newApp(tag('app'), null), authorization_iss: 1 })).authorization_iss).toBe(1);
@@ -2365,6 +2366,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         api_version: '2026-01',
         disabled_at: null,
         client_secret_enc: w.app.client_secret_enc,
+        webhook_signature_ed25519: 0,
         privacy_webhook_url: null,
         previous_secret_enc: null,
         previous_secret_expires_at: null,

@@ -263,6 +263,39 @@ describe.each(DIALECTS)('v1a webhook signatures on %s', (dialect) => {
   });
 });
 
+describe.each(DIALECTS)('the signing key repository on %s', (dialect) => {
+  let t: TestPlatform;
+  beforeAll(async () => {
+    t = await createTestPlatform(dialect);
+  });
+  afterAll(async () => t?.close());
+  const key = (kid: string, at: number) => ({ kid, public_key: `pub-${kid}`, private_key_enc: `enc-${kid}`, created_at: at });
+
+  it('one active key; rotations compare and set, one at a time; finish and deleteRetired end replaced keys', async () => {
+    const repo = t.platform.storage.signingKeys;
+    await repo.insertFirst(key('a', 1));
+    await repo.insertFirst(key('b', 1));
+    expect((await repo.live(10)).map((k) => [k.kid, k.active])).toEqual([['a', true]]);
+
+    expect(await repo.rotate({ expectedActive: 'b', next: key('c', 20), retiresAt: 100, now: 20 })).toBe('changed');
+    expect(await repo.rotate({ expectedActive: 'a', next: key('c', 20), retiresAt: 100, now: 20 })).toBe('rotated');
+    expect(await repo.rotate({ expectedActive: 'c', next: key('d', 30), retiresAt: 100, now: 30 })).toBe('overlapping');
+    expect((await repo.live(30)).map((k) => [k.kid, k.active, k.retires_at])).toEqual([
+      ['c', true, null],
+      ['a', false, 100],
+    ]);
+    expect((await repo.live(100)).map((k) => k.kid)).toEqual(['c']);
+    expect((await repo.all()).map((k) => k.kid)).toEqual(['c', 'a']);
+    expect(await repo.deleteRetired(99)).toBe(0);
+    expect(await repo.deleteRetired(100)).toBe(1);
+
+    expect(await repo.rotate({ expectedActive: 'c', next: key('e', 200), retiresAt: 900, now: 200 })).toBe('rotated');
+    expect(await repo.finish(300)).toEqual(['c']);
+    expect((await repo.all()).map((k) => [k.kid, k.active])).toEqual([['e', true]]);
+    expect(await repo.finish(300)).toEqual([]);
+  });
+});
+
 describe.each(DIALECTS)('the v1a setting in the partner dashboard (%s)', (dialect) => {
   let t: TestPlatform;
   let n = 300;
