@@ -78,7 +78,10 @@ describe('storegate apps --privacy-webhook-url and --shop-redact-delay', () => {
     for (const [args, reason] of [
       [['apps', 'update', clientId, '--privacy-webhook-url', 'https://user:pw@hooks.example.com/'], /must not contain credentials/],
       [['apps', 'update', 'no-such-app', '--privacy-webhook-url', 'https://hooks.example.com/'], /no app with client_id "no-such-app"/],
-      [['apps', 'update', clientId], /nothing to change: give --privacy-webhook-url, --authorization-iss or --managed-install/],
+      [
+        ['apps', 'update', clientId],
+        /nothing to change: give --privacy-webhook-url, --authorization-iss, --managed-install or --ed25519-signatures/,
+      ],
     ] as const) {
       const res = await run([...args, '--json']);
       expect(res.code, args.join(' ')).toBe(args.length === 3 ? 2 : 1);
