@@ -237,6 +237,35 @@ describe.each(DIALECTS)('v1a webhook signatures on %s', (dialect) => {
     expect(v1a(await delivered(s))).toHaveLength(1);
   });
 
+  it('a worker that cannot open the signing keys sends the other deliveries and holds the v1a ones back until it can', async () => {
+    const plain = await subscribed();
+    const opted = await subscribed();
+    await optIn(opted.f);
+    await t.services.signingKeys.jwks();
+    const rows = await t.db.kysely.selectFrom('webhook_signing_keys').select(['kid', 'private_key_enc']).execute();
+    const unreadable = new SecretBox(Buffer.alloc(32, 9)).seal('not this platform');
+    await t.db.kysely.updateTable('webhook_signing_keys').set({ private_key_enc: unreadable }).execute();
+    // Both events queued before the worker starts, so that its first claim holds both.
+    const before = rx.on(opted.path).length;
+    const plainBefore = rx.on(plain.path).length;
+    for (const s of [opted, plain]) {
+      const res = await api(t, s.f, s.token, 'POST', `${V}/products`, { title: 'Held', price: '5' });
+      expect(res.statusCode).toBe(201);
+    }
+    await worker();
+    await until(() => rx.on(plain.path).length > plainBefore, 8000, 'the delivery without v1a');
+    expect(v1a(rx.on(plain.path)[plainBefore]!)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rx.on(opted.path).length).toBe(before);
+
+    for (const r of rows)
+      await t.db.kysely.updateTable('webhook_signing_keys').set({ private_key_enc: r.private_key_enc }).where('kid', '=', r.kid).execute();
+    // Past the lease of the rows it did not hold, and past its copy of the keys.
+    t.clock.advance(61_000);
+    await until(() => rx.on(opted.path).length > before, 8000, 'the held-back delivery');
+    expect(v1a(rx.on(opted.path)[before]!)).toHaveLength(1);
+  });
+
   it('a rotation with a bad overlap is refused and changes nothing', async () => {
     const before = await t.services.signingKeys.list();
     for (const overlapMs of [-1, 1.5, 91 * 24 * HOUR, Number.NaN]) {

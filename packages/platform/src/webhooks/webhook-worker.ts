@@ -6,7 +6,8 @@
 // behind the queue.
 import { randomBytes } from 'node:crypto';
 import { systemClock, type Clock } from '../domain/clock.ts';
-import type { DeliveryQueue } from '../storage/ports.ts';
+import type { ClaimedDelivery, DeliveryQueue } from '../storage/ports.ts';
+import type { SigningKey } from '../domain/webhook-signing-keys.ts';
 import { AddressGuard } from './address-guard.ts';
 import { ClaimHeartbeat } from './claim-heartbeat.ts';
 import { BreakerLedger } from './breaker-ledger.ts';
@@ -303,13 +304,26 @@ export class WebhookWorker {
     });
     // A row this worker already holds came back only because its lease ran out before a renewal
     // (a stalled process): the claim just renewed it, and the attempt under way must not be doubled.
-    const fresh = rows.filter((r) => !this.heartbeat.holds(r.id));
-    // Read before the rows are held: should it fail, their leases simply run out and they come back.
-    const signingKeys = this.signingKeys && fresh.some(wantsAsymmetric) ? await this.signingKeys.signingKeys() : [];
+    let fresh = rows.filter((r) => !this.heartbeat.holds(r.id));
+    const { signingKeys, unsigned } = await this.asymmetricKeys(fresh);
+    // Without the keys, the deliveries that need them are not held: their leases run out and a
+    // later claim tries again, while the others go out now.
+    if (unsigned) fresh = fresh.filter((r) => !wantsAsymmetric(r));
     this.heartbeat.hold(fresh.map((r) => r.id));
     const { jobs, cancelled } = this.jobs.prepare(fresh, now, signingKeys);
     if (cancelled.length > 0) this.recorder.record(...cancelled);
     return jobs;
+  }
+
+  /** The platform keys for the `v1a` signatures the claimed rows need, if any; `unsigned` when they could not be read. */
+  private async asymmetricKeys(rows: readonly ClaimedDelivery[]): Promise<{ signingKeys: SigningKey[]; unsigned: boolean }> {
+    if (!this.signingKeys || !rows.some(wantsAsymmetric)) return { signingKeys: [], unsigned: false };
+    try {
+      return { signingKeys: await this.signingKeys.signingKeys(), unsigned: false };
+    } catch (err) {
+      this.logger.warn({ err: errorFields(err) }, 'could not read the webhook signing keys: deliveries that need v1a signatures wait');
+      return { signingKeys: [], unsigned: true };
+    }
   }
 
   /** Sends one job and records its outcome; says what the attempt showed of the endpoint. */
