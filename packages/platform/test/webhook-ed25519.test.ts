@@ -13,6 +13,7 @@ import type { Config } from '../src/config.ts';
 import { ConflictError, ValidationFailedError } from '../src/domain/errors.ts';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { asymmetricSignature, ed25519Thumbprint, privateSigningKey } from '../src/domain/webhook-signing-keys.ts';
+import { SqlWebhookSigningKeyRepository } from '../src/storage/repositories/webhook-signing-key-repository.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import {
   api,
@@ -301,7 +302,7 @@ describe.each(DIALECTS)('the signing key repository on %s', (dialect) => {
   const key = (kid: string, at: number) => ({ kid, public_key: `pub-${kid}`, private_key_enc: `enc-${kid}`, created_at: at });
 
   it('one active key; rotations compare and set, one at a time; finish and deleteRetired end replaced keys', async () => {
-    const repo = t.platform.storage.signingKeys;
+    const repo = new SqlWebhookSigningKeyRepository(t.db.kysely);
     await repo.insertFirst(key('a', 1));
     await repo.insertFirst(key('b', 1));
     expect((await repo.live(10)).map((k) => [k.kid, k.active])).toEqual([['a', true]]);
