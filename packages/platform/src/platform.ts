@@ -49,6 +49,7 @@ import { TokenIntrospection } from './services/token-introspection.ts';
 import type { Services } from './services/services.ts';
 import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
+import { WebhookRecovery } from './services/webhook-recovery.ts';
 import type { Db } from './storage/database.ts';
 import type { Storage } from './storage/ports.ts';
 import { SqlCredentialPrune } from './storage/repositories/credential-prune.ts';
@@ -229,6 +230,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     appWebhooks: new AppWebhooks(storage, config, clock),
     signingKeys,
     webhookSignatures: new WebhookSignatureOption(storage.apps),
+    webhookRecovery: new WebhookRecovery(storage, clock),
     idempotency: new IdempotentRequests(storage.idempotency, clock),
     deliveries: new DeliveryLog(storage, clock),
     events: new EventLog(storage, clock, cursors, LOG_RETENTION_MS),

@@ -89,7 +89,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
       next: { status: 'delivered' },
     }));
     const steps = outcomeWrites('postgres', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
-    let step = steps.next({ ids: [], changes: 0 });
+    let step = steps.next({ ids: [], changes: 0, rows: [] });
     let checked = 0;
     while (!step.done) {
       const { sql, params } = step.value;
@@ -98,7 +98,7 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
         expect(rowsRead(plan, 'webhook_deliveries').every((n) => n <= BATCH)).toBe(true);
         checked++;
       }
-      step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length });
+      step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length, rows: [] });
     }
     expect(checked).toBe(1);
   });
@@ -127,13 +127,13 @@ describe('delivery write plans on SQLite', () => {
         next: { status: 'delivered' },
       }));
       const steps = outcomeWrites('sqlite', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
-      let step = steps.next({ ids: [], changes: 0 });
+      let step = steps.next({ ids: [], changes: 0, rows: [] });
       const plans: string[][] = [];
       while (!step.done) {
         const { sql, params } = step.value;
         if (/update webhook_deliveries/.test(sql))
           plans.push((db.sqlite!.prepare(`explain query plan ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail));
-        step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length });
+        step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length, rows: [] });
       }
       expect(plans).toHaveLength(1);
       const deliveries = plans[0]!.filter((d) => / webhook_deliveries /.test(`${d} `));

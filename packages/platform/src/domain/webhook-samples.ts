@@ -2,6 +2,7 @@
 // `storegate webhooks trigger`: an app developer tests a handler without first making the change
 // in a store. Ids are fixed so a handler's output can be compared from one run to the next.
 import { noticePayload } from './api-health.ts';
+import { subscriptionDisabledPayload } from './subscription-disabled.ts';
 import type { WebhookTopic } from './webhook-topics.ts';
 
 const AT = '2026-01-15T10:00:00.000Z';
@@ -96,6 +97,14 @@ export function samplePayload(
         error: null,
         snapshot_at: AT,
         completed_at: AT,
+      };
+    case 'subscription/disabled':
+      return {
+        ...subscriptionDisabledPayload(
+          { id: 7001, topic: 'orders/create', address: 'https://app.example.com/webhooks/orders' },
+          '5 deliveries in a row failed every retry',
+          Date.parse(AT),
+        ),
       };
     case 'customers/data_request':
       return { ...subject, orders_requested: [order.id], data_request: { id: '5001' } };

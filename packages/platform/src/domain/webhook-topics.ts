@@ -14,6 +14,7 @@ export const TOPICS = [
   'app/scopes_update',
   'app/api_version_deprecated',
   'bulk_operations/finish',
+  'subscription/disabled',
   'customers/data_request',
   'customers/redact',
   'shop/redact',
@@ -27,8 +28,20 @@ export type WebhookTopic = (typeof TOPICS)[number];
 export const PRIVACY_TOPICS = ['customers/data_request', 'customers/redact', 'shop/redact'] as const satisfies readonly WebhookTopic[];
 export type PrivacyTopic = (typeof PRIVACY_TOPICS)[number];
 
+/**
+ * Sent to an app when the platform disables one of its subscriptions, to wherever the app can still
+ * be reached (its other subscriptions in the store, else its privacy webhook address): every app
+ * hears it, so none subscribes to it.
+ */
+export const SUBSCRIPTION_DISABLED = 'subscription/disabled' as const satisfies WebhookTopic;
+
 /** The topics an app may subscribe to through the Admin API. */
-export const SUBSCRIBABLE_TOPICS = TOPICS.filter((t) => !isPrivacyTopic(t));
+export const SUBSCRIBABLE_TOPICS = TOPICS.filter((t) => !isPrivacyTopic(t) && t !== SUBSCRIPTION_DISABLED);
+
+/** Topics that may go to an app's privacy webhook address, with no subscription behind the delivery. */
+export function sentToAppAddress(topic: string): boolean {
+  return isPrivacyTopic(topic) || topic === SUBSCRIPTION_DISABLED;
+}
 
 export type ChangeKind = 'create' | 'update' | 'delete';
 
@@ -52,12 +65,15 @@ export function privacySubscriptionId(appId: number): number {
 
 /**
  * The resource whose read scope a topic needs. `app/*` topics are about the app itself,
- * `shop/redact` about a store the app has left and `bulk_operations/finish` about the app's own
- * export (whose scope was checked for it): they need none.
+ * `shop/redact` about a store the app has left, `bulk_operations/finish` about the app's own
+ * export (whose scope was checked for it) and `subscription/disabled` about the app's own
+ * subscription: they need none.
  */
 export function topicResource(topic: WebhookTopic): Resource | undefined {
   const [resource] = topic.split('/');
-  return resource === 'app' || resource === 'shop' || resource === 'bulk_operations' ? undefined : (resource as Resource);
+  return resource === 'app' || resource === 'shop' || resource === 'bulk_operations' || resource === 'subscription'
+    ? undefined
+    : (resource as Resource);
 }
 
 /** Why a subscription or a queued delivery ends when its owner's scopes no longer cover its topic. */

@@ -34,6 +34,7 @@ import type { SeedService } from './seed-service.ts';
 import type { WebhookSubscriptions } from './webhook-subscriptions.ts';
 import type { WebhookSignatureOption } from './webhook-signature-option.ts';
 import type { WebhookSigningKeys } from './webhook-signing-keys.ts';
+import type { WebhookRecovery } from './webhook-recovery.ts';
 
 export interface Services {
   config: Config;
@@ -70,6 +71,8 @@ export interface Services {
   signingKeys: WebhookSigningKeys;
   /** Whether an app's webhooks also carry `v1a` (Ed25519) signatures. */
   webhookSignatures: WebhookSignatureOption;
+  /** Enabling a disabled subscription again in place, replaying a subscription's deliveries. */
+  webhookRecovery: WebhookRecovery;
   /** Idempotency-Key reservations and recorded responses of Admin API writes. */
   idempotency: IdempotentRequests;
   /** Webhook deliveries and their attempts; redelivery; retention. */

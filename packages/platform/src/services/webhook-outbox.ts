@@ -16,15 +16,9 @@ import {
 } from '../domain/webhook-topics.ts';
 import { FilterCache } from '../domain/webhook-filter.ts';
 import type { Recipient, Repositories } from '../storage/ports.ts';
-import { pooledRandomBytes } from '../domain/random.ts';
+import { newEventId, newWebhookId } from '../domain/webhook-ids.ts';
 
-export function newWebhookId(): string {
-  return `wh_${pooledRandomBytes(16).toString('base64url')}`;
-}
-
-function newEventId(): string {
-  return `evt_${pooledRandomBytes(16).toString('base64url')}`;
-}
+export { newWebhookId };
 
 export interface ResourceChange {
   storeId: number;

@@ -37,6 +37,10 @@ export const FLEET_WIDE = {
   'delivery-attempts-by-id':
     'the delivery logs (operator and partner) show the attempts of deliveries they have just listed across stores, by delivery id',
   'partner-delivery-log': "a partner's dashboard lists its app's deliveries across every store that installed it, newest first",
+  'partner-subscription':
+    "a partner acting on one of its app's subscriptions (enable, replay) names it by its id alone, in whichever store that installed the app it is; at most one row",
+  'operator-subscription':
+    'the operator enables or replays one subscription named by its id alone, whichever store it belongs to; run by hand',
   'partner-disabled-subscriptions':
     "a partner's dashboard lists its apps' disabled subscriptions across every store that installed them, newest first, at most 50",
   'partner-endpoint-health':

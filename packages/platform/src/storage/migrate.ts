@@ -34,6 +34,7 @@ import * as bulkOperations from './migrations/2026-11-28T01-bulk-operations.ts';
 import * as bulkAttempts from './migrations/2026-11-28T02-bulk-attempts.ts';
 import * as subscriptionFilters from './migrations/2026-11-29T00-subscription-filters.ts';
 import * as appWebhookSubscriptions from './migrations/2026-11-29T01-app-webhook-subscriptions.ts';
+import * as webhookRecovery from './migrations/2026-11-29T02-webhook-recovery.ts';
 import * as endpointHealth from './migrations/2026-11-29T03-endpoint-health.ts';
 import * as webhookSigningKeys from './migrations/2026-11-29T04-webhook-signing-keys.ts';
 
@@ -69,6 +70,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-28T02-bulk-attempts': bulkAttempts,
   '2026-11-29T00-subscription-filters': subscriptionFilters,
   '2026-11-29T01-app-webhook-subscriptions': appWebhookSubscriptions,
+  '2026-11-29T02-webhook-recovery': webhookRecovery,
   '2026-11-29T03-endpoint-health': endpointHealth,
   '2026-11-29T04-webhook-signing-keys': webhookSigningKeys,
 };

@@ -57,6 +57,8 @@ import type { DeliveryQueue } from './ports/delivery-queue.ts';
 import type { EventPayloadRepository } from './ports/event-payloads.ts';
 import type { IdempotentAnswerRepository } from './ports/idempotent-answers.ts';
 import type { BulkOperationRepository } from './ports/bulk-operations.ts';
+import type { WebhookRecoveryRepository } from './ports/webhook-recovery.ts';
+export type { RecoverableSubscription, ReplayResult, WebhookRecoveryRepository } from './ports/webhook-recovery.ts';
 
 export interface AccountRepository {
   findStoreByName(name: string): Promise<StoreRow | undefined>;
@@ -355,6 +357,7 @@ export interface Repositories {
   endpointHealth: EndpointHealthRepository;
   bulkOperations: BulkOperationRepository;
   appWebhooks: AppWebhookRepository;
+  webhookRecovery: WebhookRecoveryRepository;
 }
 
 export interface Storage extends Repositories {

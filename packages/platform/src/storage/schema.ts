@@ -174,6 +174,8 @@ export interface Database {
     include_fields: Generated<string | null>;
     /** The app-level subscription this one is the store's copy of; null for one made through the Admin API. */
     app_subscription_id: Generated<number | null>;
+    /** When it was last enabled again after being disabled. */
+    enabled_at: number | null;
   };
   app_webhook_subscriptions: {
     id: Generated<number>;
@@ -204,6 +206,8 @@ export interface Database {
     created_at: number;
     updated_at: number;
     include_fields: Generated<string | null>;
+    /** When a replay queued it again; null for every other send. */
+    replayed_at: number | null;
   };
   webhook_attempts: {
     id: Generated<number>;

@@ -22,6 +22,7 @@ import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlAppWebhookRepository } from './repositories/app-webhook-repository.ts';
 import { SqlBulkOperationRepository } from './repositories/bulk-operation-repository.ts';
+import { SqlWebhookRecoveryRepository } from './repositories/webhook-recovery-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
 import { SqlIdempotencyRepository } from './repositories/idempotency-repository.ts';
 import type { Executor } from './repositories/executor.ts';
@@ -63,6 +64,7 @@ function repositories(x: Executor): Repositories {
     endpointHealth: new SqlEndpointHealthRepository(x),
     bulkOperations: new SqlBulkOperationRepository(x),
     appWebhooks: new SqlAppWebhookRepository(x),
+    webhookRecovery: new SqlWebhookRecoveryRepository(x),
   };
 }
 

@@ -59,6 +59,7 @@ export class DeliveryAttempts {
       storeId: job.storeId,
       subscriptionId: job.subscriptionId,
       attempts: job.attempts,
+      replay: job.replay,
       attempt: { attemptedAt, status: result.status, latencyMs: result.latencyMs, responseBody: result.responseBody, error: result.error },
       endpoint: endpointKeyOf(job),
       next: queueNext(next),

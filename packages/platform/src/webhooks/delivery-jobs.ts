@@ -9,7 +9,7 @@ import { storeHostname } from '../domain/store-host.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import { shapePayload } from '../domain/webhook-subscription-shape.ts';
-import { isPrivacyTopic, isTopic, mayReceive, SCOPE_LOST } from '../domain/webhook-topics.ts';
+import { isTopic, mayReceive, SCOPE_LOST, sentToAppAddress } from '../domain/webhook-topics.ts';
 import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
 import { type SignedEvent, signEvent } from './signer.ts';
 
@@ -28,6 +28,10 @@ export interface Job {
   /** Whose delivery it is (`ownerOf`): the unit of fairness and failure within an origin. */
   owner: string;
   event: SignedEvent;
+  /** Queued by a replay: what its attempt shows counts toward neither the breaker nor the dead streak. */
+  replay: boolean;
+  /** When its subscription was last enabled again: the owner's breaker at the origin from before then is forgotten. */
+  enabledAt: number | null;
 }
 
 export type CancelledOutcome = Extract<DeliveryOutcome, { cancelled: string }>;
@@ -55,7 +59,7 @@ export function wantsAsymmetric(r: Pick<ClaimedDelivery, 'app_id' | 'webhook_sig
  * `now`; with the sealed secrets that sign it (the previous one only while its rotation lasts).
  */
 export function decide(r: ClaimedDelivery, now: number): Decision {
-  if (r.subscription_id < 0 && isPrivacyTopic(r.topic)) return decidePrivacy(r, now);
+  if (r.subscription_id < 0 && sentToAppAddress(r.topic)) return decidePrivacy(r, now);
   // A subscription row always carries an address and an API version; testing them here lets the
   // types follow without assertions.
   if (r.sub_id === null || r.address === null || r.api_version === null) return { cancelled: 'the subscription was deleted' };
@@ -198,6 +202,8 @@ export class DeliveryJobs {
         origin: this.originOf(d.address),
         owner: ownerOf(r),
         event,
+        replay: r.replayed_at !== null,
+        enabledAt: r.enabled_at,
       });
     }
     return { jobs, cancelled };

@@ -33,6 +33,10 @@ export interface Routable {
   /** The owner's store. */
   storeId: number;
   subscriptionId: number;
+  /** Sent by a replay: a failure counts only as a probe's answer (a replay never opens a breaker). */
+  replay?: boolean;
+  /** When the job's subscription was last enabled again: a breaker of its owner made before then is forgotten. */
+  enabledAt?: number | null;
 }
 
 /** What a breaker guards: one owner's deliveries to one origin. */
@@ -54,6 +58,7 @@ export interface Backlog extends Endpoint {
 /** A breaker, with what its owner's backlog is made of. */
 interface Watch {
   breaker: CircuitBreaker;
+  madeAt: number;
   storeId: number;
   /** Subscriptions of the owner seen at the origin since the breaker was made (at most `MAX_WATCHED`). */
   subscriptions: Set<number>;
@@ -235,7 +240,7 @@ export class OriginDispatcher<J extends Routable> {
       };
       o.lanes.set(job.owner, lane);
     }
-    const watch = this.breakers.get(lane.key);
+    const watch = this.startsOver(lane.key, job) ? undefined : this.breakers.get(lane.key);
     if (watch) watchSubscription(watch, job.subscriptionId);
     if (watch?.breaker.gate() === 'wait') {
       // Its owner's breaker is open: back to the database at once, holding nothing here, and with it
@@ -299,7 +304,8 @@ export class OriginDispatcher<J extends Routable> {
     void this.options
       .send(job)
       .catch((): EndpointVerdict => 'neutral')
-      .then((verdict) => {
+      .then((result) => {
+        const verdict = job.replay && !probe && result === 'failure' ? 'neutral' : result;
         o.inflight--;
         lane.inflight--;
         this.inflight--;
@@ -320,7 +326,8 @@ export class OriginDispatcher<J extends Routable> {
     let watch = this.breakers.get(lane.key);
     if (!watch) {
       if (verdict !== 'failure') return;
-      watch = { breaker: new CircuitBreaker(this.options.breaker, this.options.clock), storeId: lane.storeId, subscriptions: new Set() };
+      const breaker = new CircuitBreaker(this.options.breaker, this.options.clock);
+      watch = { breaker, madeAt: this.options.clock(), storeId: lane.storeId, subscriptions: new Set() };
       for (const id of lane.subscriptions) watchSubscription(watch, id);
       this.remember(lane.key, watch);
     }
@@ -340,6 +347,16 @@ export class OriginDispatcher<J extends Routable> {
 
   private deferBacklog(origin: string, owner: string, watch: Watch): void {
     this.options.deferBacklog?.({ origin, owner, storeId: watch.storeId, subscriptions: [...watch.subscriptions] }, watch.breaker.reopenAt);
+  }
+
+  /** Forgets (closes) the owner's breaker at the origin if the job's subscription was enabled again since it was made. */
+  private startsOver(key: string, job: J): boolean {
+    const watch = this.breakers.get(key);
+    if (!watch || job.enabledAt === undefined || job.enabledAt === null || job.enabledAt <= watch.madeAt) return false;
+    this.breakers.delete(key);
+    const from = watch.breaker.state;
+    if (from !== 'closed') this.options.onBreakerChange?.(endpointOf(key), { from, to: 'closed', failures: 0 });
+    return true;
   }
 
   private handBackLane(o: OriginQueue<J>, lane: Lane<J>, until: number): void {

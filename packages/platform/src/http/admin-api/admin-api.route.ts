@@ -48,6 +48,7 @@ import { registerEventRoutes } from './events.route.ts';
 import { registerBulkOperationRoutes } from './bulk-operations.route.ts';
 import { registerBulkDownloadRoute } from './bulk-download.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
+import { registerWebhookRecoveryRoutes } from './webhook-recovery.route.ts';
 import { registerShopRoute } from './shop.route.ts';
 import { presentedToken, registerBearerChallenges } from './bearer.ts';
 import { registerAccessScopesRoute } from './access-scopes.route.ts';
@@ -130,6 +131,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     registerSuccessEnvelope(api);
     for (const def of RESOURCE_DEFS) registerResource(api, services, def);
     registerWebhookSubscriptionRoutes(api, services);
+    registerWebhookRecoveryRoutes(api, services);
     registerShopRoute(api, services);
     registerEventRoutes(api, services);
     registerBulkOperationRoutes(api, services);

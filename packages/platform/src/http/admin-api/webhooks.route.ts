@@ -3,7 +3,7 @@
 // Delivery itself is the webhook worker's job; here are the records and their validation.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
-import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../../domain/webhook-topics.ts';
+import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, SUBSCRIPTION_DISABLED, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
 import { type MatchFilter, selectFields } from '../../domain/list-filters.ts';
@@ -53,7 +53,7 @@ const INCLUDE_FIELDS = {
   description: INCLUDE_FIELDS_DESCRIPTION,
 };
 
-const SUBSCRIPTION = {
+export const SUBSCRIPTION = {
   type: 'object',
   additionalProperties: false,
   required: ['id', 'address', 'topic', 'api_version', 'status', 'filter', 'include_fields', 'created_at', 'updated_at'],
@@ -80,7 +80,7 @@ const SUBSCRIPTION = {
   },
 };
 
-function toJson(r: SubscriptionRow) {
+export function toJson(r: SubscriptionRow) {
   return {
     id: String(r.id),
     address: r.address,
@@ -135,6 +135,12 @@ async function refusePrivacyTopics(req: FastifyRequest): Promise<void> {
       ],
     });
   }
+  if (topic === SUBSCRIPTION_DISABLED)
+    throw new ValidationFailedError({
+      topic: [
+        `${topic} needs no subscription: it is sent to the app's other subscriptions in the store, or to its privacy webhook address`,
+      ],
+    });
 }
 
 export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services: Services): void {

@@ -241,6 +241,8 @@ export interface ClaimedDelivery {
   attempts: number;
   app_id: number | null;
   private_app_id: number | null;
+  /** Set when a replay queued it: its attempts count toward neither the breaker nor the dead streak. */
+  replayed_at: number | null;
   payload: string;
   /** The include_fields the delivery was queued with: its body holds only those fields. */
   include_fields: string | null;
@@ -250,6 +252,8 @@ export interface ClaimedDelivery {
   address: string | null;
   api_version: string | null;
   disabled_at: number | null;
+  /** When the subscription was last enabled again: a breaker from before then is forgotten. */
+  enabled_at: number | null;
   client_secret_enc: string | null;
   /** 1 when the app asks for `v1a` (Ed25519) signatures too (null: not an app's delivery). */
   webhook_signature_ed25519: number | null;
@@ -282,6 +286,8 @@ export type DeliveryOutcome =
       subscriptionId: number;
       attempts: number;
       cancelled?: undefined;
+      /** Sent by a replay: dying does not count toward the subscription's dead streak. */
+      replay?: boolean | undefined;
       attempt: { attemptedAt: number; status: number | null; latencyMs: number; responseBody: string | null; error: string | null };
       /** Where the attempt went and whose it was: what it adds to the endpoint's hourly figures (none: not counted). */
       endpoint?: EndpointKey | undefined;

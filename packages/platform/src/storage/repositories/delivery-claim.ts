@@ -21,7 +21,17 @@ export interface ClaimParams {
 /** A delivery row as the claim returns it. */
 export type ClaimedRow = Pick<
   ClaimedDelivery,
-  'id' | 'store_id' | 'webhook_id' | 'event_id' | 'topic' | 'subscription_id' | 'attempts' | 'app_id' | 'private_app_id' | 'include_fields'
+  | 'id'
+  | 'store_id'
+  | 'webhook_id'
+  | 'event_id'
+  | 'topic'
+  | 'subscription_id'
+  | 'attempts'
+  | 'app_id'
+  | 'private_app_id'
+  | 'include_fields'
+  | 'replayed_at'
 > & { next_attempt_at: number };
 
 export interface EventRow {
@@ -39,10 +49,10 @@ export type OwnerRow = Omit<ClaimedDelivery, keyof ClaimedRow | 'payload' | 'eve
 };
 
 const RETURNED =
-  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at';
+  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at, replayed_at';
 
 const OWNER_COLUMNS = `v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,
-  s.id as sub_id, s.address, s.api_version, s.disabled_at,
+  s.id as sub_id, s.address, s.api_version, s.disabled_at, s.enabled_at,
   a.client_secret_enc, a.webhook_signature_ed25519, a.privacy_webhook_url, a.previous_secret_enc, a.previous_secret_expires_at,
   i.id as installation_id, i.uninstalled_at, i.installed_at, i.scopes as installation_scopes,
   p.id as private_id, p.webhook_secret_enc, p.previous_webhook_secret_enc, p.previous_webhook_secret_expires_at,
@@ -143,6 +153,7 @@ export function assemble(claimed: readonly ClaimedRow[], events: readonly EventR
       attempts: r.attempts,
       app_id: r.app_id,
       private_app_id: r.private_app_id,
+      replayed_at: r.replayed_at,
       payload: e.payload,
       include_fields: r.include_fields,
       event_at: e.event_at,
@@ -151,6 +162,7 @@ export function assemble(claimed: readonly ClaimedRow[], events: readonly EventR
       address: o.address,
       api_version: o.api_version,
       disabled_at: o.disabled_at,
+      enabled_at: o.enabled_at,
       client_secret_enc: o.client_secret_enc,
       webhook_signature_ed25519: o.webhook_signature_ed25519,
       privacy_webhook_url: o.privacy_webhook_url,

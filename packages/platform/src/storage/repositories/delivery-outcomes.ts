@@ -5,16 +5,18 @@
 // statements of its own. SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
 import type { DeliveryOutcome } from '../ports.ts';
 import { endpointHourStatement } from './endpoint-hours.ts';
+import { disabledNoticeWrites } from './disabled-notice.ts';
 
 export interface Statement {
   sql: string;
   params: unknown[];
 }
 
-/** What a statement did: the ids it returned (updates with RETURNING) and how many rows it changed. */
+/** What a statement did: the rows and ids it returned (reads, updates with RETURNING) and how many rows it changed. */
 export interface StatementResult {
   ids: number[];
   changes: number;
+  rows: Record<string, unknown>[];
 }
 
 export interface WriteContext {
@@ -144,7 +146,11 @@ function healthyStatement(dialect: Dialect, store: number, subscriptions: number
   };
 }
 
-/** A dead delivery: the subscription is disabled at once (`disable`), or its dead streak grows and may disable it. */
+/**
+ * A dead delivery: the subscription is disabled at once (`disable`), or its dead streak grows and may
+ * disable it (not for a replay's delivery: a backlog replayed into a recovering endpoint must not
+ * disable it again). A subscription disabled here is announced to its app in the same transaction.
+ */
 function* deadStatements(
   dialect: Dialect,
   o: DeliveryOutcome,
@@ -154,24 +160,29 @@ function* deadStatements(
   const p = dialect === 'sqlite' ? (_: number) => '?' : (n: number) => `$${n}`;
   const disableSql = `update webhook_subscriptions set disabled_at = ${p(1)}, disabled_reason = ${p(2)}, updated_at = ${p(1)},
     version = version + 1 where store_id = ${p(3)} and id = ${p(4)} and disabled_at is null`;
+  const announce = (reason: string) =>
+    disabledNoticeWrites(dialect, { storeId: o.storeId, subscriptionId: o.subscriptionId, reason, now: ctx.now });
   if (disable) {
-    yield {
+    const done = yield {
       sql: disableSql,
       params:
         dialect === 'sqlite' ? [ctx.now, disable, ctx.now, o.storeId, o.subscriptionId] : [ctx.now, disable, o.storeId, o.subscriptionId],
     };
+    if (done.changes > 0) yield* announce(disable);
     return;
   }
+  if (o.cancelled === undefined && o.replay) return;
   yield {
     sql: `update webhook_subscriptions set dead_streak = dead_streak + 1 where store_id = ${p(1)} and id = ${p(2)}`,
     params: [o.storeId, o.subscriptionId],
   };
   const reason = `${ctx.disableAfterDead} deliveries in a row failed every retry`;
-  yield {
+  const done = yield {
     sql: `${disableSql} and dead_streak >= ${p(5)}`,
     params:
       dialect === 'sqlite'
         ? [ctx.now, reason, ctx.now, o.storeId, o.subscriptionId, ctx.disableAfterDead]
         : [ctx.now, reason, o.storeId, o.subscriptionId, ctx.disableAfterDead],
   };
+  if (done.changes > 0) yield* announce(reason);
 }

@@ -156,11 +156,12 @@ export class SqlDeliveryQueue implements DeliveryQueue {
           let step = steps.next(NOTHING);
           while (!step.done) {
             const stmt = sqlite.prepare(step.value.sql);
-            step = steps.next(
-              stmt.reader
-                ? { ids: (stmt.all(...step.value.params) as { id: number }[]).map((r) => r.id), changes: 0 }
-                : { ids: [], changes: stmt.run(...step.value.params).changes },
-            );
+            let result: StatementResult = NOTHING;
+            if (stmt.reader) {
+              const rows = stmt.all(...step.value.params) as Record<string, unknown>[];
+              result = { ids: rows.map((r) => Number(r.id)), changes: 0, rows };
+            } else result = { ids: [], changes: stmt.run(...step.value.params).changes, rows: [] };
+            step = steps.next(result);
           }
         })(),
       );
@@ -174,9 +175,9 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   }
 }
 
-const NOTHING: StatementResult = { ids: [], changes: 0 };
+const NOTHING: StatementResult = { ids: [], changes: 0, rows: [] };
 
 async function runStatement(k: Kysely<Database>, s: Statement): Promise<StatementResult> {
-  const res = await k.executeQuery<{ id?: number | string }>(CompiledQuery.raw(s.sql, s.params));
-  return { ids: res.rows.map((r) => Number(r.id)), changes: Number(res.numAffectedRows ?? 0) };
+  const res = await k.executeQuery<Record<string, unknown>>(CompiledQuery.raw(s.sql, s.params));
+  return { ids: res.rows.map((r) => Number(r.id)), changes: Number(res.numAffectedRows ?? 0), rows: res.rows };
 }

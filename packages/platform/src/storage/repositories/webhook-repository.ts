@@ -26,6 +26,7 @@ import { fleetWide } from '../fleet-wide.ts';
 import { pruneWebhookLog } from './webhook-prune.ts';
 import { guarded } from './write-guard.ts';
 import { addressOf, SUBSCRIPTION_COLUMNS, subscriptionOf } from './webhook-columns.ts';
+import { FRESH_START, requeued } from './webhook-recovery-repository.ts';
 
 // What the logs show of an attempt; the store is the delivery's, shown with it.
 const ATTEMPT_COLUMNS = ['id', 'delivery_id', 'attempted_at', 'status_code', 'latency_ms', 'response_body', 'error'] as const;
@@ -76,7 +77,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   updateSubscription(storeId: number, id: number, v: SubscriptionChange, guard?: WriteGuard): Promise<SubscriptionRow | undefined> {
     const { enable: _enable, ...values } = v;
     const set = { ...values, version: sql<number>`version + 1` };
-    const update = this.k.updateTable('webhook_subscriptions').set(v.enable ? { ...set, disabled_at: null, disabled_reason: null } : set);
+    const update = this.k.updateTable('webhook_subscriptions').set(v.enable ? { ...set, ...FRESH_START } : set);
     const where = guarded(update.where('store_id', '=', storeId).where('id', '=', id), guard);
     return refusingDuplicates('webhook_subscriptions', () => where.returning([...SUBSCRIPTION_COLUMNS]).executeTakeFirst());
   }
@@ -287,7 +288,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   async requeue(id: number, now: number): Promise<void> {
     await this.k
       .updateTable('webhook_deliveries')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now, claimed_by: null, claimed_until: null, updated_at: now })
+      .set(requeued(now, null))
       .where('id', '=', id)
       .modifyEnd(fleetWide('operator-redeliver'))
       .execute();
