@@ -264,6 +264,33 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook recovery on %s', (dialect) => 
     await until(() => lines.some((l) => l.msg.startsWith('webhook endpoint circuit opened')), 10_000, 'the breaker to open');
   });
 
+  it("enabling a subscription again drops its owner's open breaker at the endpoint: the next delivery goes out at once", async () => {
+    const { f, token } = await installed();
+    const a = await subscribe(f, token, 'products/create', '/bk-a');
+    await subscribe(f, token, 'products/create', '/bk-b');
+    rx.handler = (_req, res) => {
+      res.statusCode = 503;
+      res.end();
+    };
+    await worker({ breaker: { failures: 2, coolDownMs: 120_000, maxCoolDownMs: 120_000 } });
+    await product(f, token, 'Breaking mug');
+    await until(() => lines.some((l) => l.msg.startsWith('webhook endpoint circuit opened')), 5000, 'the breaker to open');
+    // The worker disabled the subscription meanwhile (as after a run of dead deliveries); the
+    // endpoint recovers and the app enables it.
+    await t.db.kysely
+      .updateTable('webhook_subscriptions')
+      .set({ disabled_at: t.clock.now, disabled_reason: 'x' })
+      .where('id', '=', Number(a))
+      .execute();
+    rx.handler = (_req, res) => res.end('ok');
+    t.clock.now = Date.now() + 1;
+    expect((await api(t, f, token, 'POST', `${V}/webhooks/${a}/enable`, {})).statusCode).toBe(200);
+    const sent = rx.on('/bk-a').length;
+    await product(f, token, 'Recovered mug');
+    await until(() => rx.on('/bk-a').length === sent + 1, 5000, 'a delivery despite the breaker opened before');
+    expect(lines.filter((l) => l.msg.startsWith('webhook endpoint circuit closed')).map((l) => l.obj.from)).toEqual(['open']);
+  });
+
   it("a replay sends nothing once the app lost the topic's scope or was uninstalled: the worker checks at send time", async () => {
     const { f, token, storeId, appId } = await installed();
     const s = await subscribe(f, token, 'products/create', '/lost');
