@@ -8,6 +8,8 @@ import { parseIsoTime } from '../domain/list-filters.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { isTopic, mayReceive } from '../domain/webhook-topics.ts';
 import type { RecoverableSubscription, Storage, SubscriptionRow } from '../storage/ports.ts';
+
+export type { RecoverableSubscription };
 import type { ApiPrincipal } from './api-auth.ts';
 import { LOG_RETENTION_MS } from './delivery-log.ts';
 

@@ -10,6 +10,7 @@ import { registerPartnerEndpointsRoute } from './partner-endpoints.route.ts';
 import { registerPartnerApiRoutes } from './partner-api.route.ts';
 import { registerPartnerAppWebhookRoutes } from './partner-app-webhooks.route.ts';
 import { registerPartnerSignatureRoutes } from './partner-app-signatures.route.ts';
+import { registerPartnerWebhookRecoveryRoutes } from './partner-webhook-recovery.route.ts';
 
 export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
   registerPartnerLoginRoutes(app, services);
@@ -20,4 +21,5 @@ export function registerPartnerDashboard(app: FastifyInstance, services: Service
   registerPartnerEndpointsRoute(app, services);
   registerPartnerAppWebhookRoutes(app, services);
   registerPartnerApiRoutes(app, services);
+  registerPartnerWebhookRecoveryRoutes(app, services);
 }

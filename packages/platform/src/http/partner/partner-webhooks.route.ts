@@ -10,13 +10,14 @@ import { parseId } from '../path-params.ts';
 import { formatTime } from '../views/form-fields.ts';
 import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
+import { recoveryActions } from './partner-webhook-recovery.route.ts';
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 export const DELIVERIES_PAGE_SIZE = 25;
 const NOTICES: Record<string, [string, string]> = {
   resent: ['ok', 'The delivery was queued again; it is sent within moments.'],
   queued: ['notice', 'This delivery is still queued; it cannot be sent again until it finishes.'],
-  disabled: ['notice', 'The subscription of this delivery is disabled; create the subscription again to receive webhooks.'],
+  disabled: ['notice', 'The subscription of this delivery is disabled; enable it again (above) to receive webhooks.'],
   deleted: ['notice', 'The subscription of this delivery was deleted.'],
 };
 
@@ -53,7 +54,7 @@ export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Ser
     const body = html`<h1>${a.name}: webhook deliveries</h1>
 ${appTabs(a.client_id, 'deliveries')}
 ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
-${disabled.map((s) => html`<p class="notice" role="status"><strong>Subscription disabled:</strong> ${s.topic} → <code>${s.address}</code> in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>`)}
+${disabled.map((s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} → <code>${s.address}</code> in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>${recoveryActions(a.client_id, s.id, csrf)}</div>`)}
 <form class="filters" method="get" action="/partner/apps/${a.client_id}/deliveries">
 <div><label for="status">Status</label><select id="status" name="status"><option value="">Any status</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
 <div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
@@ -109,6 +110,7 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 <dt>Address</dt><dd>${d.address ? html`<code>${d.address}</code>` : html`<span class="muted">subscription deleted</span>`}${d.disabled_at !== null && d.disabled_at !== undefined ? html` <strong>(disabled)</strong>` : ''}</dd>
 <dt>Status</dt><dd>${statusCell(d.status)}${d.status === 'pending' ? html` · next attempt ${formatTime(Number(d.next_attempt_at))}` : ''}</dd>
 <dt>Webhook id</dt><dd><code>${d.webhook_id}</code></dd>
+${d.sub_id !== null && d.sub_id > 0 ? html`<dt>Subscription</dt><dd><a href="/partner/apps/${a.client_id}/subscriptions/${String(d.sub_id)}">Subscription #${String(d.sub_id)}</a> (enable, replay)</dd>` : ''}
 </dl>
 <h2>Attempts</h2>
 ${
