@@ -53,13 +53,22 @@ export const EXAMPLES: Record<string, string[]> = {
     'storegate private-apps rotate-secret <id> --store demo',
     'storegate private-apps rotate-secret <id> --store demo --finish',
   ],
-  webhooks: ['storegate webhooks deliveries --status dead', 'storegate webhooks redeliver <delivery_id>'],
+  webhooks: [
+    'storegate webhooks deliveries --status dead',
+    'storegate webhooks redeliver <delivery_id>',
+    'storegate webhooks replay <subscription_id> --since 2026-01-31T09:00:00Z',
+  ],
   'webhooks deliveries': [
     'storegate webhooks deliveries --store demo --limit 20',
     'storegate webhooks deliveries --status dead --attempts --json',
   ],
   'webhooks redeliver': ['storegate webhooks redeliver 42'],
   'webhooks health': ['storegate webhooks health --app <client_id>', 'storegate webhooks health --app <client_id> --hours 24 --json'],
+  'webhooks enable': ['storegate webhooks enable 7', 'storegate webhooks enable 7 --json'],
+  'webhooks replay': [
+    'storegate webhooks replay 7 --since 2026-01-31T09:00:00Z',
+    'storegate webhooks replay 7 --since 2026-01-31 --status all --json',
+  ],
   'stores list': ['storegate stores list', 'storegate stores list --json'],
   'stores show': ['storegate stores show demo', 'storegate stores show demo --json'],
   'partners list': ['storegate partners list'],

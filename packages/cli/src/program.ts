@@ -12,6 +12,7 @@ import { EXIT_USAGE, failureOf, formatFailure } from './output.ts';
 import { registerRotationCommands } from './rotation.command.ts';
 import { registerServeCommands } from './serve.command.ts';
 import { registerWebhookCommands } from './webhooks.command.ts';
+import { registerWebhookRecoveryCommands } from './webhook-recovery.command.ts';
 import { registerAppConfigCommands } from './app-config.command.ts';
 import { registerAppWebhookCommands } from './app-webhooks.command.ts';
 import { registerWebhookToolCommands } from './webhook-tools.command.ts';
@@ -57,6 +58,7 @@ export function buildProgram(io: Io = processIo, json = false): Command {
   registerAdminCommands(program);
   registerRotationCommands(program);
   registerWebhookCommands(program);
+  registerWebhookRecoveryCommands(program);
   registerKeysCommands(program);
   registerWebhookSigningCommands(program);
   registerDirectoryCommands(program);

@@ -113,7 +113,10 @@ describe.each(DIALECTS)('partner webhook recovery (%s)', (dialect) => {
     expect(after.body).not.toContain('Enable subscription again');
 
     // Bad input is shown on the form, nothing changes.
-    for (const fields of [{ since: 'last tuesday' }, { since: new Date(t.clock.now).toISOString(), status: 'some' }]) {
+    for (const fields of [{ since: 'last tuesday' }, { since: new Date(t.clock.now).toISOString(), status: 'some' }] as Record<
+      string,
+      string
+    >[]) {
       const bad = await post(t, H, `${base}/replay`, jar, { _csrf: csrfFrom(after.body), ...fields });
       expect(bad.statusCode).toBe(422);
       expect(bad.body).toContain('role="alert"');
