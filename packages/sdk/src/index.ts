@@ -96,6 +96,7 @@ export type {
   WebhookSubscriptionShape,
   WebhookSubscriptionUpdate,
 } from './api/webhook-subscriptions.ts';
+export type { ReplayInput, ReplayResult } from './api/webhook-recovery.ts';
 export type { Page, PaginateOptions } from './api/paginator.ts';
 export { parseRetryAfter } from './api/retry-policy.ts';
 export type { RetryOptions, Sleep } from './api/retry-policy.ts';

@@ -13,6 +13,7 @@ import { type EventsOptions, eventsPagination, type WebhookEventEntry } from './
 import { BulkExports } from './bulk-exports.ts';
 import type { ApiResponse } from './api-response.ts';
 import { WebhookSubscriptions } from './webhook-subscriptions.ts';
+import { apiUrl } from './api-url.ts';
 import { ItemIterator, PageIterator, type PaginateOptions } from './paginator.ts';
 import {
   backoffDelayMs,
@@ -105,15 +106,7 @@ export class AdminClient {
    * ```
    */
   url(resource: string, query?: Readonly<Record<string, QueryValue>>): string {
-    const path = resource.startsWith('/') ? resource : `/openapi/${this.#ctx.apiVersion}/${resource.replace(/^\/+/, '')}`;
-    const params = new URLSearchParams();
-    for (const [name, value] of Object.entries(query ?? {})) {
-      if (value === undefined || value === null) continue;
-      if (Array.isArray(value)) for (const v of value as readonly string[]) params.append(name, v);
-      else params.append(name, String(value));
-    }
-    const search = params.toString();
-    return `${this.#ctx.origin}${path}${search ? `?${search}` : ''}`;
+    return apiUrl(this.#ctx.origin, this.#ctx.apiVersion, resource, query);
   }
 
   async #sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -385,7 +378,10 @@ export class AdminClient {
     return new BulkExports(this, this.#ctx);
   }
 
-  /** The app's webhook subscriptions in this shop: `create`, `update` (filter, includeFields), `get`, `list`, `delete`. */
+  /**
+   * The app's webhook subscriptions in this shop: `create`, `update` (filter, includeFields), `get`, `list`, `delete`;
+   * `enable` one the platform disabled and `replay` its deliveries since a time (2026-01 on).
+   */
   get webhooks(): WebhookSubscriptions {
     return new WebhookSubscriptions(this);
   }

@@ -3,6 +3,7 @@
 // `includeFields` (which fields of each), sent as the platform names them (`include_fields`).
 import { ParameterError } from '../errors.ts';
 import type { ItemIterator, PaginateOptions } from './paginator.ts';
+import { enableSubscription, type ReplayInput, type ReplayResult, replaySubscription } from './webhook-recovery.ts';
 
 /** A webhook subscription as the platform returns it. */
 export interface WebhookSubscription {
@@ -102,5 +103,32 @@ export class WebhookSubscriptions {
 
   async delete(id: string, options: { ifMatch?: string; signal?: AbortSignal } = {}): Promise<void> {
     await this.client.delete(path(id), options);
+  }
+
+  /**
+   * Makes a subscription the platform disabled active again in place: same id, history and
+   * deliveries (2026-01 on). An active one is answered as it is.
+   *
+   * @example
+   * ```ts
+   * const sub = await client.webhooks.enable('42'); // sub.status === 'active'
+   * ```
+   */
+  enable(id: string | number, options: { signal?: AbortSignal } = {}): Promise<WebhookSubscription> {
+    return enableSubscription(this.client, id, options);
+  }
+
+  /**
+   * Queues the subscription's deliveries since a time again, each with its original webhook id
+   * (2026-01 on). The subscription must be active (enable it first).
+   *
+   * @example
+   * ```ts
+   * let r = await client.webhooks.replay('42', { since: outageStartedAt });
+   * while (r.capped) r = await client.webhooks.replay('42', { since: r.next_since! });
+   * ```
+   */
+  replay(id: string | number, input: ReplayInput, options: { signal?: AbortSignal } = {}): Promise<ReplayResult> {
+    return replaySubscription(this.client, id, input, options);
   }
 }
