@@ -261,6 +261,10 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
       .click();
     await partner.getByRole('heading', { name: /Delivery #\d+/ }).waitFor();
     await check(partner);
+    // Its subscription, with the replay form.
+    await partner.getByRole('link', { name: /Subscription #\d+/ }).click();
+    await partner.getByRole('heading', { name: /Subscription #\d+/ }).waitFor();
+    await check(partner);
     await partner.goto(`${platform()}/partner/apps/${clientId}`);
     await partner.getByRole('button', { name: 'Reveal client secret' }).click();
     await partner.getByRole('heading', { name: 'Client secret' }).waitFor();

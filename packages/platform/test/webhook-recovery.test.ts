@@ -435,6 +435,23 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook recovery on %s', (dialect) => 
     expect(await sub(s)).toMatchObject({ disabled_at: null, dead_streak: 0 });
   });
 
+  it.runIf(dialect === 'sqlite')('the OpenAPI document and /docs describe enable and replay', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/openapi.json', headers: { host: 'localhost:8080' } })).json();
+    const enable = doc.paths['/openapi/{version}/webhooks/{id}/enable'].post;
+    const replay = doc.paths['/openapi/{version}/webhooks/{id}/replay'].post;
+    expect(enable.description).toMatch(/same id, history and deliveries/);
+    expect(Object.keys(enable.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+    expect(replay.description).toMatch(/original webhook id/);
+    expect(Object.keys(replay.requestBody.content['application/json'].schema.properties)).toEqual(['since', 'status']);
+    expect(replay.responses['202']).toBeDefined();
+    expect(
+      doc.paths['/openapi/{version}/webhooks'].post.requestBody.content['application/json'].schema.properties.topic.enum,
+    ).not.toContain('subscription/disabled');
+    const docs = (await t.app.inject({ method: 'GET', url: '/docs', headers: { host: 'localhost:8080' } })).body;
+    expect(docs).toContain('Enable a disabled webhook subscription again');
+    expect(docs).toContain('Replay a webhook subscription');
+  });
+
   // Last in this block: it checks what every test above made the platform and its worker run.
   it.runIf(dialect === 'postgres-partitioned')(
     'every recovery query reads one partition of a store table, or is a listed fleet-wide one',
