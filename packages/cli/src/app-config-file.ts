@@ -165,10 +165,10 @@ export function readAppConfig(file: string): AppConfigFile {
             if (key !== 'topic' && key !== 'address')
               problems.push({ field: `${at}.${key}`, message: 'is not a known field (topic, address)', sub: i });
           const { topic, address } = s;
-          if (typeof topic !== 'string' || !isTopic(topic) || isPrivacyTopic(topic))
+          if (typeof topic !== 'string' || !(SUBSCRIBABLE_TOPICS as readonly string[]).includes(topic))
             problems.push({
               field: `${at}.topic`,
-              message: `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}${typeof topic === 'string' && isTopic(topic) ? ' (privacy topics go to privacy_webhook_url)' : ''}`,
+              message: `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}${typeof topic === 'string' && isPrivacyTopic(topic) ? ' (privacy topics go to privacy_webhook_url)' : typeof topic === 'string' && isTopic(topic) ? ' (it is sent without a subscription)' : ''}`,
               sub: i,
             });
           const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
