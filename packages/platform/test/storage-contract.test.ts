@@ -2320,6 +2320,143 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
     });
   });
 
+  describe('webhook recovery', () => {
+    beforeEach(() => drain(s));
+
+    /** The subscription's deliveries ended with these statuses, in order (claimed and recorded). */
+    async function ended(sub: SubscriptionRow, statuses: readonly ('delivered' | 'dead')[], at: number) {
+      for (const [i] of statuses.entries()) await enqueue(s, sub.store_id, 'products/create', [sub], at + i);
+      const rows = await claim(s, 'recovery', at + MINUTE);
+      await s.deliveryQueue.recordOutcomes(
+        rows.map((r, i) => attempted(r, at + MINUTE, { status: statuses[i]! }, { status: statuses[i] === 'dead' ? 500 : 200 })),
+        { worker: 'recovery', now: at + MINUTE, disableAfterDead: 100 },
+      );
+      return rows.map((r) => r.id);
+    }
+
+    it('find: one subscription with its store and owner state, by owner, by app or by id; nobody else’s', async () => {
+      const w = await world(s);
+      const other = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const expected = { ...sub, disabled_reason: null, store_name: w.store.name, scopes: 'read_products', reachable: true };
+      expect(await s.webhookRecovery.findOwned(w.store.id, `app:${w.app.id}`, sub.id)).toEqual(expected);
+      expect(await s.webhookRecovery.findOfApp(w.app.id, sub.id)).toEqual(expected);
+      expect(await s.webhookRecovery.findById(sub.id)).toEqual(expected);
+      expect(await s.webhookRecovery.findOwned(other.store.id, `app:${w.app.id}`, sub.id)).toBeUndefined();
+      expect(await s.webhookRecovery.findOwned(w.store.id, `app:${other.app.id}`, sub.id)).toBeUndefined();
+      expect(await s.webhookRecovery.findOfApp(other.app.id, sub.id)).toBeUndefined();
+      expect(await s.webhookRecovery.findById(0)).toBeUndefined();
+      await s.apps.updateInstallation(w.store.id, w.installation.id, { uninstalledAt: NOW + 1 });
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject({ reachable: false });
+    });
+
+    it('enable: a disabled subscription only, in its store; a clean record and a new version', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      expect(await s.webhookRecovery.enable(w.store.id, sub.id, NOW + 5)).toBeUndefined();
+      await ended(sub, ['dead', 'dead'], NOW);
+      const [c] = await (async () => {
+        await enqueue(s, w.store.id, 'products/create', [sub], NOW + 2);
+        return claim(s, 'recovery', NOW + 2 * MINUTE);
+      })();
+      await s.deliveryQueue.recordOutcomes([attempted(c!, NOW + 2 * MINUTE, { status: 'dead', disable: 'gone' }, { status: 410 })], {
+        worker: 'recovery',
+        now: NOW + 2 * MINUTE,
+        disableAfterDead: 100,
+      });
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject({
+        disabled_at: NOW + 2 * MINUTE,
+        disabled_reason: 'gone',
+        version: 2,
+      });
+      const other = await world(s);
+      expect(await s.webhookRecovery.enable(other.store.id, sub.id, NOW + 5)).toBeUndefined();
+      expect(await s.webhookRecovery.enable(w.store.id, sub.id, NOW + 3 * MINUTE)).toMatchObject({
+        id: sub.id,
+        disabled_at: null,
+        version: 3,
+        updated_at: NOW + 3 * MINUTE,
+      });
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject({ disabled_reason: null });
+      // The claim carries when it was enabled; the next dead delivery starts a new streak.
+      await enqueue(s, w.store.id, 'products/create', [sub], NOW + 4 * MINUTE);
+      const [next] = await claim(s, 'recovery', NOW + 5 * MINUTE);
+      expect(next).toMatchObject({ enabled_at: NOW + 3 * MINUTE, replayed_at: null });
+      await s.deliveryQueue.recordOutcomes([attempted(next!, NOW + 5 * MINUTE, { status: 'dead' }, { status: 500 })], {
+        worker: 'recovery',
+        now: NOW + 5 * MINUTE,
+        disableAfterDead: 2,
+      });
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject({ disabled_at: null });
+    });
+
+    it('replay: the statuses asked for since a time, oldest first, at most the limit; the same rows marked, pending ones left alone', async () => {
+      const w = await world(s);
+      const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
+      const sibling = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update');
+      const ids = await ended(sub, ['delivered', 'dead', 'dead', 'delivered', 'dead'], NOW + HOUR);
+      const siblingIds = await ended(sibling, ['dead'], NOW + HOUR);
+      const before = await Promise.all(ids.map((id) => delivery(s, id)));
+      const request = { storeId: w.store.id, subscriptionId: sub.id, since: NOW + HOUR + 1, now: NOW + 2 * HOUR };
+      // Dead ones created at or after `since`, oldest first, two of three: the third is where to go on.
+      const first = await s.transaction((tx) => tx.webhookRecovery.replay({ ...request, statuses: ['dead', 'cancelled'], limit: 2 }));
+      expect(first).toEqual({ queued: 2, alreadyQueued: 0, nextSince: NOW + HOUR + 4 });
+      const after = await Promise.all(ids.map((id) => delivery(s, id)));
+      expect(after.map((d) => d.status)).toEqual(['delivered', 'pending', 'pending', 'delivered', 'dead']);
+      expect(after.map((d) => d.webhook_id)).toEqual(before.map((d) => d.webhook_id));
+      expect(after[1]).toMatchObject({ attempts: 0, next_attempt_at: NOW + 2 * HOUR });
+      expect((await delivery(s, siblingIds[0]!)).status).toBe('dead');
+      // Again with every status: the queued ones are not queued twice.
+      const all = await s.transaction((tx) =>
+        tx.webhookRecovery.replay({ ...request, statuses: ['dead', 'cancelled', 'delivered'], limit: 10 }),
+      );
+      expect(all).toEqual({ queued: 2, alreadyQueued: 2, nextSince: undefined });
+      // Claimed, they say they are a replay; a replay's dead outcome leaves the streak alone.
+      const claimed = await claim(s, 'recovery', NOW + 3 * HOUR);
+      expect(claimed.map((c) => c.id).sort((a, b) => a - b)).toEqual(ids.slice(1).sort((a, b) => a - b));
+      expect(claimed.every((c) => c.replayed_at !== null)).toBe(true);
+      await s.deliveryQueue.recordOutcomes(
+        claimed.map((c) => ({ ...attempted(c, NOW + 3 * HOUR, { status: 'dead' }, { status: 500 }), replay: true })),
+        { worker: 'recovery', now: NOW + 3 * HOUR, disableAfterDead: 1 },
+      );
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject({ disabled_at: null });
+      // A redelivery by hand is an ordinary send again.
+      await s.transaction((tx) => tx.webhooks.requeue(ids[0]!, NOW + 4 * HOUR));
+      expect((await claim(s, 'recovery', NOW + 5 * HOUR)).map((c) => [c.id, c.replayed_at])).toEqual([[ids[0], null]]);
+    });
+
+    it('disabling a subscription queues subscription/disabled to one subscription per other address, in the same write', async () => {
+      const w = await world(s);
+      const dying = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create', 'https://hooks.example.test/dying');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/dying');
+      const first = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/update', 'https://hooks.example.test/alive');
+      await subscribe(s, w.store.id, { appId: w.app.id }, 'products/delete', 'https://hooks.example.test/alive');
+      const other = await secondApp(s, w);
+      await subscribe(s, w.store.id, { appId: other.app.id }, 'products/update', 'https://hooks.example.test/other-app');
+      await enqueue(s, w.store.id, 'products/create', [dying], NOW);
+      const [c] = await claim(s, 'recovery', NOW + MINUTE);
+      await s.deliveryQueue.recordOutcomes(
+        [attempted(c!, NOW + MINUTE, { status: 'dead', disable: 'the receiver answered 410 Gone' }, { status: 410 })],
+        {
+          worker: 'recovery',
+          now: NOW + MINUTE,
+          disableAfterDead: 5,
+        },
+      );
+      const notices = (await s.webhooks.listDeliveries({ storeId: w.store.id, limit: 100 })).filter(
+        (d) => d.topic === 'subscription/disabled',
+      );
+      expect(notices).toMatchObject([{ status: 'pending', address: 'https://hooks.example.test/alive' }]);
+      const [notice] = await claim(s, 'recovery', NOW + 2 * MINUTE);
+      expect(notice).toMatchObject({ subscription_id: first.id, topic: 'subscription/disabled', app_id: w.app.id });
+      expect(JSON.parse(notice!.payload)).toEqual({
+        subscription: { id: String(dying.id), topic: 'products/create', address: 'https://hooks.example.test/dying' },
+        reason: 'the receiver answered 410 Gone',
+        disabled_at: new Date(NOW + MINUTE).toISOString(),
+      });
+    });
+  });
+
   describe('deliveryQueue', () => {
     beforeEach(() => drain(s));
 
@@ -2357,6 +2494,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         attempts: 0,
         app_id: w.app.id,
         private_app_id: null,
+        replayed_at: null,
         payload: `{"event":"${earlier}"}`,
         include_fields: null,
         event_at: NOW + 1,
@@ -2365,6 +2503,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         address: 'https://hooks.example.test/claim',
         api_version: '2026-01',
         disabled_at: null,
+        enabled_at: null,
         client_secret_enc: w.app.client_secret_enc,
         webhook_signature_ed25519: 0,
         privacy_webhook_url: null,

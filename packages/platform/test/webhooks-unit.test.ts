@@ -13,7 +13,8 @@ import {
   RETRY_AFTER_CAP_MS,
   classifyStatus,
 } from '../src/domain/webhook-backoff.ts';
-import { topicFor } from '../src/domain/webhook-topics.ts';
+import { SUBSCRIBABLE_TOPICS, topicFor, topicResource } from '../src/domain/webhook-topics.ts';
+import { CURRENT_VERSION } from '../src/domain/api-versions.ts';
 import { hostProblem } from '../src/services/public-address.ts';
 import { AddressGuard } from '../src/webhooks/address-guard.ts';
 import type { ClaimedDelivery } from '../src/storage/ports.ts';
@@ -316,5 +317,25 @@ describe('decide: whether a claimed delivery may still go out', () => {
 
   it('a topic it does not know is never sent (no scope can be checked for it)', () => {
     expect(decide(appRow({ topic: 'products/explode' }), at)).toEqual({ cancelled: 'the topic is unknown' });
+  });
+
+  it('subscription/disabled needs no scope; without a subscription it goes to the privacy address while the app is installed', () => {
+    const notice = { topic: 'subscription/disabled', installation_scopes: '' };
+    expect(decide(appRow(notice), at)).toEqual(send('sealed-app'));
+    expect(decide(privateRow({ ...notice, private_scopes: '' }), at)).toEqual(send('sealed-private'));
+    const toApp = { ...notice, subscription_id: -3, sub_id: null, address: null, api_version: null };
+    expect(decide(appRow({ ...toApp, privacy_webhook_url: 'https://app.example.test/privacy' }), at)).toEqual({
+      address: 'https://app.example.test/privacy',
+      apiVersion: CURRENT_VERSION,
+      secretEnc: 'sealed-app',
+      previousEnc: undefined,
+    });
+    expect(decide(appRow(toApp), at)).toEqual({ cancelled: 'the app has no privacy webhook address' });
+    expect(decide(appRow({ ...toApp, privacy_webhook_url: 'https://app.example.test/privacy', uninstalled_at: at }), at)).toEqual({
+      cancelled: 'the app was uninstalled',
+    });
+    // No app subscribes to it: it is not among the topics the subscription schema offers.
+    expect(SUBSCRIBABLE_TOPICS).not.toContain('subscription/disabled');
+    expect(topicResource('subscription/disabled')).toBeUndefined();
   });
 });
