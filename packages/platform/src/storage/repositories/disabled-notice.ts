@@ -8,9 +8,17 @@
 import { newEventId, newWebhookId } from '../../domain/webhook-ids.ts';
 import { subscriptionDisabledPayload } from '../../domain/subscription-disabled.ts';
 import { privacySubscriptionId, SUBSCRIPTION_DISABLED } from '../../domain/webhook-topics.ts';
-import type { Statement, StatementResult } from './delivery-outcomes.ts';
 
 type Dialect = 'sqlite' | 'postgres';
+
+/** A statement as the outcome writes run it, and the part of its result read here. */
+interface Statement {
+  sql: string;
+  params: unknown[];
+}
+interface StatementResult {
+  rows: Record<string, unknown>[];
+}
 
 interface DisabledRow {
   id: number;
