@@ -318,7 +318,17 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook delivery on %s', (dialect) => 
     expect(await sub(healthy)).toMatchObject({ version: 1 });
     const listed = (await api(t, f, privToken, 'GET', `${V}/webhooks`)).json().data;
     expect(listed.find((s: { id: string }) => s.id === gone).status).toBe('disabled');
-    // Disabled subscriptions get nothing more; the healthy one still does.
+    // Disabled subscriptions get nothing more; the healthy one still does. Each disabling told the
+    // app at its other addresses (subscription/disabled): counted once those have settled.
+    await until(
+      async () =>
+        (await t.db.kysely.selectFrom('webhook_deliveries').select('status').where('topic', '=', 'subscription/disabled').execute()).every(
+          (d) => d.status !== 'pending',
+        ),
+      5000,
+      'the subscription/disabled notices',
+    );
+    expect(rx.on('/healthy').filter((r) => r.headers['x-service-topic'] === 'subscription/disabled')).toHaveLength(2);
     const healthyBefore = rx.on('/healthy').length;
     const brokenBefore = rx.on('/broken').length;
     await api(t, f, privToken, 'PUT', `${V}/customers/${c.id}`, { first_name: 'last' });
@@ -474,6 +484,7 @@ describe.each(DIALECTS_WITH_PARTITIONED)('webhook delivery on %s', (dialect) => 
         'update "webhook_deliveries" set "updated_at" = $1 where "id" = $2',
         'update "webhook_attempts" set "attempted_at" = $1 where "delivery_id" = $2',
         'delete from "webhook_deliveries" where "id" = $1',
+        'select "status" from "webhook_deliveries" where "topic" = $1',
       ]);
       const unrouted = await unroutedQueries(
         url,
