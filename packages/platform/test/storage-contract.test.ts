@@ -2339,9 +2339,9 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const other = await world(s);
       const sub = await subscribe(s, w.store.id, { appId: w.app.id }, 'products/create');
       const expected = { ...sub, disabled_reason: null, store_name: w.store.name, scopes: 'read_products', reachable: true };
-      expect(await s.webhookRecovery.findOwned(w.store.id, `app:${w.app.id}`, sub.id)).toEqual(expected);
-      expect(await s.webhookRecovery.findOfApp(w.app.id, sub.id)).toEqual(expected);
-      expect(await s.webhookRecovery.findById(sub.id)).toEqual(expected);
+      expect(await s.webhookRecovery.findOwned(w.store.id, `app:${w.app.id}`, sub.id)).toMatchObject(expected);
+      expect(await s.webhookRecovery.findOfApp(w.app.id, sub.id)).toMatchObject(expected);
+      expect(await s.webhookRecovery.findById(sub.id)).toMatchObject(expected);
       expect(await s.webhookRecovery.findOwned(other.store.id, `app:${w.app.id}`, sub.id)).toBeUndefined();
       expect(await s.webhookRecovery.findOwned(w.store.id, `app:${other.app.id}`, sub.id)).toBeUndefined();
       expect(await s.webhookRecovery.findOfApp(other.app.id, sub.id)).toBeUndefined();

@@ -26,50 +26,22 @@ export function requeued(now: number, replayedAt: number | null) {
   };
 }
 
-const COLUMNS = [
-  's.id',
-  's.store_id',
-  's.owner',
-  's.app_id',
-  's.private_app_id',
-  's.topic',
-  's.address',
-  's.api_version',
-  's.created_at',
-  's.updated_at',
-  's.disabled_at',
-  's.disabled_reason',
-  's.version',
-  'st.name as store_name',
-] as const;
-
-const RETURNED = [
-  'id',
-  'store_id',
-  'owner',
-  'app_id',
-  'private_app_id',
-  'topic',
-  'address',
-  'api_version',
-  'created_at',
-  'updated_at',
-  'disabled_at',
-  'version',
-] as const;
-
 export class SqlWebhookRecoveryRepository implements WebhookRecoveryRepository {
   constructor(private readonly x: Executor) {}
 
   private select() {
-    return this.x.k
-      .selectFrom('webhook_subscriptions as s')
-      .innerJoin('stores as st', 'st.id', 's.store_id')
-      .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
-      .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 's.store_id').onRef('p.id', '=', 's.private_app_id'))
-      .select(COLUMNS)
-      .select(['i.scopes as installation_scopes', 'i.uninstalled_at', 'i.id as installation_id'])
-      .select(['p.scopes as private_scopes', 'p.revoked_at', 'p.id as private_id']);
+    return (
+      this.x.k
+        .selectFrom('webhook_subscriptions as s')
+        .innerJoin('stores as st', 'st.id', 's.store_id')
+        .leftJoin('installations as i', (j) => j.onRef('i.store_id', '=', 's.store_id').onRef('i.app_id', '=', 's.app_id'))
+        .leftJoin('private_apps as p', (j) => j.onRef('p.store_id', '=', 's.store_id').onRef('p.id', '=', 's.private_app_id'))
+        // Every column of the subscription (whatever later migrations add), with its store's name.
+        .selectAll('s')
+        .select('st.name as store_name')
+        .select(['i.scopes as installation_scopes', 'i.uninstalled_at', 'i.id as installation_id'])
+        .select(['p.scopes as private_scopes', 'p.revoked_at', 'p.id as private_id'])
+    );
   }
 
   private static shape(r: Awaited<ReturnType<ReturnType<SqlWebhookRecoveryRepository['select']>['executeTakeFirst']>>) {
@@ -111,7 +83,7 @@ export class SqlWebhookRecoveryRepository implements WebhookRecoveryRepository {
       .where('store_id', '=', storeId)
       .where('id', '=', id)
       .where('disabled_at', 'is not', null)
-      .returning([...RETURNED])
+      .returningAll()
       .executeTakeFirst();
   }
 

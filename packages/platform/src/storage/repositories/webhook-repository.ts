@@ -286,12 +286,8 @@ export class SqlWebhookRepository implements WebhookRepository {
   }
 
   async requeue(id: number, now: number): Promise<void> {
-    await this.k
-      .updateTable('webhook_deliveries')
-      .set(requeued(now, null))
-      .where('id', '=', id)
-      .modifyEnd(fleetWide('operator-redeliver'))
-      .execute();
+    const requeue = this.k.updateTable('webhook_deliveries').set(requeued(now, null)).where('id', '=', id);
+    await requeue.modifyEnd(fleetWide('operator-redeliver')).execute();
     this.x.deliveriesQueued();
   }
 
