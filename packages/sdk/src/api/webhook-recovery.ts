@@ -3,7 +3,6 @@
 // deliveries since a time. A replayed delivery carries its original webhook id, so a handler that
 // de-duplicates by it skips what it already processed. `client.webhooks.enable` and `.replay`.
 import { ParameterError } from '../errors.ts';
-import type { WebhookSubscription } from './webhook-subscriptions.ts';
 
 export interface ReplayInput {
   /** Deliveries created at or after this time (within the 30 days the platform keeps them). */
@@ -37,14 +36,17 @@ function subscriptionPath(id: string | number, action: 'enable' | 'replay'): str
   return `webhooks/${text}/${action}`;
 }
 
-/** Makes a disabled subscription active again in place (same id, history and deliveries); an active one is answered as it is. */
-export async function enableSubscription(
+/**
+ * Makes a disabled subscription active again in place (same id, history and deliveries); an active
+ * one is answered as it is. `S`: the subscription as the caller types it.
+ */
+export async function enableSubscription<S>(
   client: RecoveryClient,
   id: string | number,
   options: { signal?: AbortSignal } = {},
-): Promise<WebhookSubscription> {
+): Promise<S> {
   const path = subscriptionPath(id, 'enable');
-  return (await client.post<{ data: WebhookSubscription }>(path, {}, { idempotencyKey: false, ...options })).data;
+  return (await client.post<{ data: S }>(path, {}, { idempotencyKey: false, ...options })).data;
 }
 
 /** Queues the subscription's deliveries since a time again, each with its original webhook id. */

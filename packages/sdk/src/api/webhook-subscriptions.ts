@@ -115,7 +115,7 @@ export class WebhookSubscriptions {
    * ```
    */
   enable(id: string | number, options: { signal?: AbortSignal } = {}): Promise<WebhookSubscription> {
-    return enableSubscription(this.client, id, options);
+    return enableSubscription<WebhookSubscription>(this.client, id, options);
   }
 
   /**
