@@ -2,7 +2,14 @@
 // file, the line when it can be found, and the field, so a typo is found without guessing.
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { checkWebhookAddress, isPrivacyTopic, isTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '@storegate/platform';
+import {
+  checkSubscriptionShape,
+  checkWebhookAddress,
+  isPrivacyTopic,
+  isTopic,
+  SUBSCRIBABLE_TOPICS,
+  type WebhookTopic,
+} from '@storegate/platform';
 import { CliError } from './output.ts';
 
 // The TOML parser is loaded by the commands that read an app configuration, not by every process
@@ -24,8 +31,11 @@ export interface AppConfigFile {
   authorizationIss?: boolean;
   /** Whether webhooks also carry `v1a` (Ed25519) signatures; undefined: left as it is. */
   ed25519Signatures?: boolean;
-  subscriptions: { topic: WebhookTopic; address: string }[];
+  /** A left-out `filter` or `include_fields` is none: the file declares the whole subscription. */
+  subscriptions: { topic: WebhookTopic; address: string; filter: string | null; includeFields: string[] | null }[];
 }
+
+const SUBSCRIPTION_KEYS = ['topic', 'address', 'filter', 'include_fields'];
 
 const TOP_KEYS = [
   'client_id',
@@ -162,9 +172,10 @@ export function readAppConfig(file: string): AppConfigFile {
         (subs ?? []).forEach((s: Record<string, unknown>, i) => {
           const at = `webhooks.subscriptions[${i}]`;
           for (const key of Object.keys(s))
-            if (key !== 'topic' && key !== 'address')
-              problems.push({ field: `${at}.${key}`, message: 'is not a known field (topic, address)', sub: i });
+            if (!SUBSCRIPTION_KEYS.includes(key))
+              problems.push({ field: `${at}.${key}`, message: `is not a known field (${SUBSCRIPTION_KEYS.join(', ')})`, sub: i });
           const { topic, address } = s;
+          const shape = subscriptionShape(s, at, i, problems);
           if (typeof topic !== 'string' || !(SUBSCRIBABLE_TOPICS as readonly string[]).includes(topic))
             problems.push({
               field: `${at}.topic`,
@@ -177,7 +188,12 @@ export function readAppConfig(file: string): AppConfigFile {
           if (typeof topic === 'string' && isTopic(topic) && !problem && typeof address === 'string') {
             if (subscriptions.some((x) => x.topic === topic && x.address === address))
               problems.push({ field: `${at}`, message: 'is listed twice', sub: i });
-            else subscriptions.push({ topic, address });
+            else if (shape) {
+              // The platform's one rule for what a subscription to this topic may filter and include.
+              const checked = checkSubscriptionShape(topic, shape);
+              if (checked.ok) subscriptions.push({ topic, address, filter: checked.filter, includeFields: checked.includeFields });
+              else for (const [key, msgs] of Object.entries(checked.errors)) problems.push({ field: `${at}.${key}`, message: msgs.join(', '), sub: i });
+            }
           }
         });
     }
@@ -195,6 +211,27 @@ export function readAppConfig(file: string): AppConfigFile {
     ...(ed25519Signatures !== undefined ? { ed25519Signatures } : {}),
     subscriptions,
   };
+}
+
+/** An entry's `filter` (a string) and `include_fields` (a list of strings) as typed, or undefined after a problem. */
+function subscriptionShape(
+  s: Record<string, unknown>,
+  at: string,
+  sub: number,
+  problems: Problem[],
+): { filter: string | null; includeFields: string[] | null } | undefined {
+  const { filter, include_fields: fields } = s;
+  let ok = true;
+  if (filter !== undefined && typeof filter !== 'string') {
+    problems.push({ field: `${at}.filter`, message: 'must be a string, e.g. "status:active AND price:>=10"', sub });
+    ok = false;
+  }
+  if (fields !== undefined && !(Array.isArray(fields) && fields.every((f) => typeof f === 'string'))) {
+    problems.push({ field: `${at}.include_fields`, message: 'must be a list of field names, e.g. ["id", "title"]', sub });
+    ok = false;
+  }
+  if (!ok) return undefined;
+  return { filter: (filter as string | undefined) ?? null, includeFields: (fields as string[] | undefined) ?? null };
 }
 
 /** A field error of the platform's checks (e.g. an App URL it refuses), with the file's line. */

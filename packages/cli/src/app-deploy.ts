@@ -135,7 +135,7 @@ export async function deployAppConfig(opts: DeployOptions): Promise<void> {
         );
     }
     lines.push(...subscriptionLines(synced));
-    const subscriptionsChanged = synced.added.length + synced.removed.length > 0;
+    const subscriptionsChanged = synced.added.length + synced.changed.length + synced.removed.length > 0;
     if (!created && changes.length === 0 && !subscriptionsChanged) lines.unshift(`"${app.name}" (${app.client_id}): nothing to change`);
     print(
       opts.json,

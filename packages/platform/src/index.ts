@@ -41,6 +41,12 @@ export { daysLeft } from './domain/api-health.ts';
 export type { VersionUsage, CallerUsage } from './services/api-health.ts';
 export { MAX_HEALTH_HOURS, type AppEndpointHealth, type EndpointFigures } from './services/endpoint-health.ts';
 export type { BrownoutSummary } from './services/api-brownouts.ts';
-export type { AppSubscriptionRow, ListedAppSubscription, SpreadReport, SyncReport } from './services/app-webhooks.ts';
+export type {
+  AppSubscriptionRow,
+  ListedAppSubscription,
+  ReshapeReport,
+  SpreadReport,
+  SyncReport,
+} from './services/app-webhooks.ts';
 export { storeHostname } from './domain/store-host.ts';
 export { checkWebhookAddress } from './domain/ssrf.ts';

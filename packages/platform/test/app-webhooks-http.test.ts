@@ -130,7 +130,16 @@ describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
     const created = await call('POST', url, good, hook);
     expect(created.statusCode, created.body).toBe(201);
     expect(created.json()).toEqual({
-      data: { id: expect.any(String), ...hook, api_version: expect.any(String), created_at: expect.any(String), stores: 0 },
+      data: {
+        id: expect.any(String),
+        ...hook,
+        api_version: expect.any(String),
+        filter: null,
+        include_fields: null,
+        created_at: expect.any(String),
+        updated_at: expect.any(String),
+        stores: 0,
+      },
       skipped: [],
     });
     expect((await call('POST', url, good, hook)).statusCode).toBe(422);

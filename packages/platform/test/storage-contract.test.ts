@@ -1730,13 +1730,15 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
   });
 
   describe('appWebhooks', () => {
-    it('an app-level list: insert (a duplicate refused), find, list, recount for installs, delete', async () => {
+    it('an app-level list: insert (a duplicate refused), find, list, reshape, recount for installs, delete', async () => {
       const w = await world(s);
       const row = {
         app_id: w.app.id,
         topic: 'products/create',
         address: 'https://hooks.example.test/a',
         api_version: '2026-01',
+        filter: 'status:active',
+        include_fields: '["id","title"]',
         created_at: NOW,
         updated_at: NOW,
       };
@@ -1753,6 +1755,12 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.appWebhooks.find(w.app.id, added.id)).toEqual(added);
       expect(await s.appWebhooks.find(w.app.id + 1000, added.id)).toBeUndefined();
       expect(await s.appWebhooks.list(w.app.id)).toEqual([added]);
+      // The filter and fields change in place, on the app's own row only.
+      const shape = { filter: null, include_fields: '["id"]' };
+      expect(await s.appWebhooks.reshape(w.app.id + 1000, added.id, shape, NOW + 5)).toBeUndefined();
+      const reshaped = await s.appWebhooks.reshape(w.app.id, added.id, shape, NOW + 5);
+      expect(reshaped).toEqual({ ...added, ...shape, updated_at: NOW + 5 });
+      expect(await s.appWebhooks.find(w.app.id, added.id)).toEqual(reshaped);
       expect(await s.appWebhooks.delete(w.app.id + 1000, added.id)).toBe(false);
       expect(await s.appWebhooks.delete(w.app.id, added.id)).toBe(true);
       await s.appWebhooks.recount(w.app.id);
@@ -1768,6 +1776,8 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         topic: 'products/create',
         address: 'https://hooks.example.test/c',
         api_version: '2026-01',
+        filter: 'vendor:Acme',
+        include_fields: '["id"]',
         created_at: NOW,
         updated_at: NOW,
       });
@@ -1791,6 +1801,7 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         topic: 'products/create',
         address: 'https://hooks.example.test/c',
         appSubscriptionId: source.id,
+        shape: { filter: 'vendor:Acme', include_fields: '["id"]' },
         now: NOW + 1,
       };
       expect(await s.appWebhooks.adopt({ ...adopt, storeId: other.store.id })).toBeUndefined();
@@ -1799,12 +1810,24 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
         app_subscription_id: source.id,
         version: 2,
         updated_at: NOW + 1,
+        filter: 'vendor:Acme',
+        include_fields: '["id"]',
       });
       expect(await s.appWebhooks.adopt(adopt)).toBeUndefined();
       expect((await s.appWebhooks.copiesInStore(w.store.id, w.app.id)).sort((a, b) => a.id - b.id)).toEqual([
-        { id: copy.id, app_subscription_id: source.id, topic: 'app/uninstalled' },
-        { id: own.id, app_subscription_id: source.id, topic: 'products/create' },
+        { id: copy.id, app_subscription_id: source.id, topic: 'app/uninstalled', filter: null, include_fields: null },
+        { id: own.id, app_subscription_id: source.id, topic: 'products/create', filter: 'vendor:Acme', include_fields: '["id"]' },
       ]);
+      // Copies take a new filter and fields by id, in their store only, each with a new version.
+      const shape = { filter: 'vendor:Beta', include_fields: null };
+      expect(await s.appWebhooks.reshapeCopies(other.store.id, [own.id], shape, NOW + 2)).toBe(0);
+      expect(await s.appWebhooks.reshapeCopies(w.store.id, [], shape, NOW + 2)).toBe(0);
+      expect(await s.appWebhooks.reshapeCopies(w.store.id, [own.id], shape, NOW + 2)).toBe(1);
+      expect(await s.webhooks.findSubscription(w.store.id, `app:${w.app.id}`, own.id)).toMatchObject({
+        ...shape,
+        version: 3,
+        updated_at: NOW + 2,
+      });
       expect(await s.appWebhooks.copiesInStore(other.store.id, w.app.id)).toEqual([]);
       expect(await s.appWebhooks.copyCounts(w.app.id)).toEqual(new Map([[source.id, 2]]));
       expect(await s.appWebhooks.storesWithCopies(source.id, 0, 10)).toEqual([w.store.id]);

@@ -5,7 +5,7 @@
 import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../domain/limits.ts';
 import { type Scope, storedScopes } from '../domain/scopes.ts';
 import { isTopic, mayReceive } from '../domain/webhook-topics.ts';
-import type { AppSubscriptionRow, NewSubscription, Repositories } from '../storage/ports.ts';
+import type { AppSubscriptionRow, CopyShape, NewSubscription, Repositories } from '../storage/ports.ts';
 
 /**
  * `app/uninstalled` is sent after the uninstall, to the address of the subscription it was queued
@@ -25,6 +25,8 @@ export interface SkippedCopy {
 export interface StoreSync {
   /** The app-level subscriptions a copy was made of. */
   created: number[];
+  /** The app-level subscriptions whose copy took their changed filter or include_fields. */
+  reshaped: number[];
   removed: number;
   skipped: SkippedCopy[];
 }
@@ -42,11 +44,19 @@ export function copyOf(source: AppSubscriptionRow, storeId: number, now: number)
     topic: source.topic,
     address: source.address,
     api_version: source.api_version,
+    ...shapeOf(source),
     created_at: now,
     updated_at: now,
     app_subscription_id: source.id,
   };
 }
+
+/** What a copy takes from its app-level row besides topic and address: what it sends. */
+export function shapeOf(source: AppSubscriptionRow): CopyShape {
+  return { filter: source.filter, include_fields: source.include_fields };
+}
+
+const sameShape = (a: CopyShape, b: CopyShape) => a.filter === b.filter && a.include_fields === b.include_fields;
 
 /** Whether a store whose grant is `scopes` gets a copy of `source`. */
 function allowed(source: AppSubscriptionRow, scopes: readonly Scope[]): boolean {
@@ -74,7 +84,7 @@ export async function copiesOnGrant(
   tx: Repositories,
   input: { storeId: number; appId: number; scopes: readonly Scope[]; now: number },
 ): Promise<StoreSync> {
-  const none: StoreSync = { created: [], removed: 0, skipped: [] };
+  const none: StoreSync = { created: [], reshaped: [], removed: 0, skipped: [] };
   if ((await tx.appWebhooks.countForInstall(input.appId)) === 0) return none;
   return (await syncStore(tx, input)) ?? none;
 }
@@ -91,7 +101,9 @@ export async function copiesAfterChange(tx: Repositories, storeId: number, appId
 /**
  * Brings the store's copies of the app's list to what the list holds and `scopes` allow: missing
  * ones made (a store subscription of the app with the same topic and address becomes the copy),
- * ones no longer declared or allowed deleted. A copy the caps leave no room for is skipped and
+ * ones no longer declared or allowed deleted, ones whose app-level row has another filter or
+ * include_fields given them (read here, inside the store's transaction, so the latest change of
+ * the row wins whatever order spreads run in). A copy the caps leave no room for is skipped and
  * reported, never an error: the install or change goes on without it.
  */
 async function syncStore(
@@ -115,14 +127,18 @@ async function syncStore(
   const wantedIds = new Set(wanted.map((s) => s.id));
   const stale = copies.filter((c) => !wantedIds.has(c.app_subscription_id)).map((c) => c.id);
   const removed = await tx.appWebhooks.deleteCopies(storeId, stale);
-  const have = new Set(copies.map((c) => c.app_subscription_id));
-  const out: StoreSync = { created: [], removed, skipped: [] };
+  const have = new Map(copies.map((c) => [c.app_subscription_id, c]));
+  const out: StoreSync = { created: [], reshaped: [], removed, skipped: [] };
   for (const source of wanted) {
-    if (have.has(source.id)) continue;
+    const copy = have.get(source.id);
+    if (copy) {
+      if (!sameShape(copy, shapeOf(source)) && (await tx.appWebhooks.reshapeCopies(storeId, [copy.id], shapeOf(source), now)) > 0)
+        out.reshaped.push(source.id);
+      continue;
+    }
     const row = copyOf(source, storeId, now);
-    if (
-      await tx.appWebhooks.adopt({ storeId, owner: row.owner, topic: row.topic, address: row.address, appSubscriptionId: source.id, now })
-    ) {
+    const adoption = { storeId, owner: row.owner, topic: row.topic, address: row.address, appSubscriptionId: source.id };
+    if (await tx.appWebhooks.adopt({ ...adoption, shape: shapeOf(source), now })) {
       out.created.push(source.id);
       continue;
     }

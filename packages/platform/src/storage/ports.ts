@@ -34,7 +34,7 @@ export type * from './ports/rows.ts';
 export type * from './ports/event-log.ts';
 export type { DeliveryQueue } from './ports/delivery-queue.ts';
 export type * from './ports/endpoint-health.ts';
-export type { AppSubscriptionRow, AppWebhookRepository, StoreCopyRow } from './ports/app-webhooks.ts';
+export type { AppSubscriptionRow, AppWebhookRepository, CopyShape, StoreCopyRow } from './ports/app-webhooks.ts';
 import type { AppWebhookRepository } from './ports/app-webhooks.ts';
 export type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from './ports/bulk-operations.ts';
 export type { EventPayloadRepository, StoredEventPayload } from './ports/event-payloads.ts';

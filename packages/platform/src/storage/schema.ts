@@ -183,6 +183,8 @@ export interface Database {
     topic: string;
     address: string;
     api_version: string;
+    filter: string | null;
+    include_fields: string | null;
     created_at: number;
     updated_at: number;
   };

@@ -7,8 +7,7 @@ import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, SUBSCRIPTION_DISABLED, type Webhoo
 import type { Services } from '../../services/services.ts';
 import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
 import { type MatchFilter, selectFields } from '../../domain/list-filters.ts';
-import { MAX_FILTER_DEPTH, MAX_FILTER_LENGTH, MAX_FILTER_TERMS } from '../../domain/webhook-filter.ts';
-import { MAX_INCLUDE_FIELDS, readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
+import { readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
 import {
   COUNT_BODY,
   COUNT_DESCRIPTION,
@@ -29,29 +28,7 @@ import { IDEMPOTENCY_KEY_HEADERS, writeAnswer } from './idempotency.ts';
 import { answerRecord, CONDITIONAL_READ_HEADERS, CONDITIONAL_WRITE_HEADERS, PRECONDITION_RESPONSES, withEtag } from './preconditions.ts';
 import { etagOf } from '../../domain/etags.ts';
 import { parseId } from '../path-params.ts';
-
-const FILTER_DESCRIPTION =
-  'Only changes whose object matches this query get a delivery (null: every change of the topic). ' +
-  '`field:value` compares a top-level field of the topic’s object for equality, `field:>=10` (also `>`, `<`, `<=`) a number ' +
-  'or time for a range; quote values holding blanks (`title:"blue shirt"`); combine with AND and OR (AND binds tighter) ' +
-  'and parentheses. Example: `status:active AND price:>=10`, `financial_status:paid OR (total_price:>100 AND currency:EUR)`. ' +
-  'Values are checked against the field’s type when the subscription is saved: ids and amounts are numbers, ' +
-  '`created_at`/`updated_at` ISO 8601 times, enumerated fields take one of their values, `null` only fits a field that may ' +
-  'be null; strings compare exactly. A delete is filtered on the object as it was. ' +
-  `At most ${MAX_FILTER_LENGTH} characters, ${MAX_FILTER_TERMS} comparisons and ${MAX_FILTER_DEPTH} levels of parentheses. ` +
-  'Topics that are not about a product, order or customer take no filter.';
-const INCLUDE_FIELDS_DESCRIPTION =
-  'The top-level fields each delivery’s body holds, as the `fields` of the topic’s list takes them (e.g. ["id", "status"]); ' +
-  'null: the whole object. Unknown fields are refused. A delivery keeps the fields its subscription had when the change ' +
-  'happened, for every attempt and a manual redelivery. Topics that are not about a product, order or customer take none.';
-
-const FILTER = { type: ['string', 'null'], maxLength: MAX_FILTER_LENGTH, description: FILTER_DESCRIPTION };
-const INCLUDE_FIELDS = {
-  type: ['array', 'null'],
-  maxItems: MAX_INCLUDE_FIELDS,
-  items: { type: 'string', maxLength: 100 },
-  description: INCLUDE_FIELDS_DESCRIPTION,
-};
+import { FILTER, INCLUDE_FIELDS } from './webhook-shape-schema.ts';
 
 export const SUBSCRIPTION = {
   type: 'object',

@@ -6,8 +6,10 @@ import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
 import type { AppRow } from '../../services/app-service.ts';
+import { readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
 import type { AppSubscriptionRow, SpreadReport } from '../../services/app-webhooks.ts';
 import type { Services } from '../../services/services.ts';
+import { FILTER, INCLUDE_FIELDS } from '../admin-api/webhook-shape-schema.ts';
 import { parseId } from '../path-params.ts';
 
 const tags = ['partner-api'];
@@ -18,13 +20,20 @@ const REALM = 'Basic realm="storegate partner API", charset="UTF-8"';
 const SUBSCRIPTION = {
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'topic', 'address', 'api_version', 'created_at', 'stores'],
+  required: ['id', 'topic', 'address', 'api_version', 'filter', 'include_fields', 'created_at', 'updated_at', 'stores'],
   properties: {
     id: { type: 'string' },
     topic: { type: 'string' },
     address: { type: 'string' },
     api_version: { type: 'string', description: 'The Admin API version the webhook bodies follow.' },
+    filter: { type: ['string', 'null'], description: 'The filter query every store copy has; null when every change of the topic is sent.' },
+    include_fields: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: 'The top-level fields each delivery of a store copy holds; null when the whole object is sent.',
+    },
     created_at: { type: 'string', format: 'date-time' },
+    updated_at: { type: 'string', format: 'date-time' },
     stores: { type: 'integer', description: 'How many stores hold a copy of it now.' },
   },
 };
@@ -59,7 +68,10 @@ function toJson(s: AppSubscriptionRow, stores: number) {
     topic: s.topic,
     address: s.address,
     api_version: s.api_version,
+    filter: s.filter,
+    include_fields: readIncludeFields(s.include_fields),
     created_at: new Date(s.created_at).toISOString(),
+    updated_at: new Date(s.updated_at).toISOString(),
     stores,
   };
 }
@@ -141,13 +153,21 @@ function registerRoutes(app: FastifyInstance, services: Services): void {
         security,
         summary: 'Add an app-level webhook subscription',
         description:
-          'Copied at once into every store the app is installed in (one transaction per store) and into every store that installs it later. The address rules and caps of the Admin API apply; privacy topics are refused (they go to the privacy webhook address).',
+          'Copied at once into every store the app is installed in (one transaction per store) and into every store that installs it later. The address rules and caps of the Admin API apply; privacy topics are refused (they go to the privacy webhook address). ' +
+          'With `filter` and `include_fields` every copy sends only the matching changes, with only those fields, e.g. ' +
+          '{"topic": "products/update", "address": "https://app.example/webhooks", "filter": "status:active AND price:>=10", "include_fields": ["id", "title", "price"]}; ' +
+          'they are checked as the Admin API checks them (422 naming the field, nothing written).',
         params: PARAMS,
         body: {
           type: 'object',
           additionalProperties: false,
           required: ['topic', 'address'],
-          properties: { topic: { type: 'string', maxLength: 100 }, address: { type: 'string', maxLength: 2000 } },
+          properties: {
+            topic: { type: 'string', maxLength: 100 },
+            address: { type: 'string', maxLength: 2000 },
+            filter: FILTER,
+            include_fields: INCLUDE_FIELDS,
+          },
         },
         response: {
           201: { type: 'object', required: ['data', 'skipped'], properties: { data: SUBSCRIPTION, skipped: SKIPPED } },
@@ -156,9 +176,59 @@ function registerRoutes(app: FastifyInstance, services: Services): void {
       },
     },
     async (req, reply) => {
-      const body = req.body as { topic: string; address: string };
-      const added: AppSubscriptionRow & SpreadReport = await services.appWebhooks.add(appOf(req).id, body);
+      const body = req.body as { topic: string; address: string; filter?: string | null; include_fields?: string[] | null };
+      const added: AppSubscriptionRow & SpreadReport = await services.appWebhooks.add(appOf(req).id, {
+        topic: body.topic,
+        address: body.address,
+        filter: body.filter,
+        includeFields: body.include_fields,
+      });
       return reply.code(201).send({ data: toJson(added, added.stores), skipped: added.skipped });
+    },
+  );
+
+  app.put(
+    `${BASE}/:id`,
+    {
+      config,
+      onRequest: authenticate,
+      schema: {
+        tags,
+        security,
+        summary: "Change an app-level webhook subscription's filter and include_fields",
+        description:
+          'A field left out stays as it is; `null` removes it (every change of the topic, the whole object). Checked against the ' +
+          'subscription’s topic before anything is written (422 naming the field). Every store copy takes the change (one ' +
+          'transaction per store); deliveries already queued keep the fields they had. The topic and address name the ' +
+          'subscription: to change them, remove it and add another. `changed` is false when the values were already those; ' +
+          '`stores_changed` counts the stores whose copy took the change.',
+        params: PARAMS,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: { filter: FILTER, include_fields: INCLUDE_FIELDS },
+        },
+        response: {
+          200: {
+            type: 'object',
+            required: ['data', 'changed', 'stores_changed'],
+            properties: {
+              data: SUBSCRIPTION,
+              changed: { type: 'boolean', description: 'Whether the values differed from the ones it had.' },
+              stores_changed: { type: 'integer', description: 'How many stores’ copies took the change.' },
+            },
+          },
+          ...ERRORS,
+        },
+      },
+    },
+    async (req) => {
+      const body = req.body as { filter?: string | null; include_fields?: string[] | null };
+      const id = parseId((req.params as { id: string }).id);
+      const appId = appOf(req).id;
+      const done = await services.appWebhooks.update(appId, id, { filter: body.filter, includeFields: body.include_fields });
+      const held = (await services.appWebhooks.list(appId)).find((s) => s.id === id)?.stores ?? done.stores;
+      return { data: toJson(done, held), changed: done.changed, stores_changed: done.stores };
     },
   );
 

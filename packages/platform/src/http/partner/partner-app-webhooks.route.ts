@@ -1,12 +1,16 @@
 // "Webhooks" of one app in the partner dashboard: the app's app-level subscriptions (copied into
-// every store that installs it), how many stores hold each, a form to add one (topic and address,
-// checked as the Admin API checks them), and removal after a confirmation page.
+// every store that installs it), how many stores hold each, a form to add one (topic, address and
+// the optional filter and include_fields, checked as the Admin API checks them), editing the
+// filter and fields of one (`partner-app-webhook-edit.route.ts`), and removal after a confirmation
+// page.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import { SUBSCRIBABLE_TOPICS } from '../../domain/webhook-topics.ts';
 import type { AppRow } from '../../services/app-service.ts';
 import type { Services } from '../../services/services.ts';
 import { parseId } from '../path-params.ts';
+import { shapeCells, shapeFields, type ShapeForm, shapeForm, shapeInput } from './app-webhook-shape-form.ts';
+import { registerPartnerAppWebhookEditRoutes } from './partner-app-webhook-edit.route.ts';
 import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
 import { describedBy, fieldError, formatTime, formString, textField } from '../views/form-fields.ts';
 import { hiddenFields, html, scrollBox } from '../views/html.ts';
@@ -16,9 +20,11 @@ const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as
 const NOTICES: Record<string, string> = {
   added: 'The subscription was added and copied into the stores that have the app installed.',
   removed: 'The subscription was removed, with its copy in every store.',
+  changed: 'The filter and fields were changed, with every store copy. Webhooks already queued keep the fields they had.',
+  unchanged: 'The filter and fields were already those: nothing changed.',
 };
 
-interface Form {
+interface Form extends ShapeForm {
   topic: string;
   address: string;
   errors: Record<string, string[]>;
@@ -44,11 +50,12 @@ ${
     : scrollBox(
         'App-level webhook subscriptions',
         html`<table>
-<thead><tr><th scope="col">Topic</th><th scope="col">Address</th><th scope="col">Stores</th><th scope="col">Added</th><th scope="col">Action</th></tr></thead>
+<thead><tr><th scope="col">Topic</th><th scope="col">Address</th><th scope="col">Filter</th><th scope="col">Fields</th><th scope="col">Stores</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 ${rows.map(
-  (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td><td>${String(s.stores)}</td><td>${formatTime(s.created_at)}</td>
-<td><a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
+  (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td><td>${formatTime(s.created_at)}</td>
+<td><a class="button secondary" href="${base}/${String(s.id)}/edit">Edit<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a>
+<a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 `,
 )}</tbody>
 </table>`,
@@ -61,6 +68,7 @@ ${fieldError('base', form.errors.base)}
 <label for="topic">Topic</label>
 ${fieldError('topic', topicErrors)}<select id="topic" name="topic" required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map((t) => html`<option value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`)}</select>
 ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', value: form.address, errors: form.errors.address })}
+${shapeFields(form, form.errors)}
 <div class="actions"><button type="submit" name="add">Add subscription</button></div>
 </form>`;
     return sendPartnerPage(reply, partnerEmail, 'apps', `${a.name} webhooks`, body);
@@ -70,19 +78,20 @@ ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', val
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const notice = NOTICES[String((req.query as Record<string, unknown>).done)];
-    return render(reply, partner.email, a, { topic: '', address: '', errors: {} }, notice);
+    return render(reply, partner.email, a, { topic: '', address: '', filter: '', includeFields: '', errors: {} }, notice);
   });
 
   app.post('/partner/apps/:clientId/webhooks', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
     const b = (req.body ?? {}) as Record<string, unknown>;
-    const form: Form = { topic: formString(b.topic, 100), address: formString(b.address).trim(), errors: {} };
+    const form: Form = { topic: formString(b.topic, 100), address: formString(b.address).trim(), ...shapeForm(b), errors: {} };
     try {
-      const added = await services.appWebhooks.add(a.id, { topic: form.topic, address: form.address });
+      const added = await services.appWebhooks.add(a.id, { topic: form.topic, address: form.address, ...shapeInput(form) });
       if (added.skipped.length === 0) return reply.redirect(`/partner/apps/${a.client_id}/webhooks?done=added`, 303);
       // Some stores had no room: say which, on the page itself.
-      return render(reply, partner.email, a, { topic: '', address: '', errors: {}, skipped: added.skipped }, NOTICES.added);
+      const blank = { topic: '', address: '', filter: '', includeFields: '' };
+      return render(reply, partner.email, a, { ...blank, errors: {}, skipped: added.skipped }, NOTICES.added);
     } catch (err) {
       if (!(err instanceof ValidationFailedError)) throw err;
       reply.code(422);
@@ -97,6 +106,7 @@ ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', val
     const s = (await services.appWebhooks.list(a.id)).find((r) => r.id === id);
     return { a, id, s };
   };
+  registerPartnerAppWebhookEditRoutes(app, services, subscriptionOf);
 
   app.get('/partner/apps/:clientId/webhooks/:id/remove', partnerOnly, async (req, reply) => {
     const partner = req.partner!;

@@ -2,8 +2,10 @@
 // installs it. The app's own list is not a store's record (one row serves every store), so it
 // stays whole on the partitioned layout; each store copy is an ordinary store subscription that
 // names the row it came from (`app_subscription_id`, null for a subscription made through the
-// Admin API), so the copies of one row can be found and removed with it. `apps` counts its rows so
-// that an install of an app without any costs no read of the list. Frozen once landed.
+// Admin API), so the copies of one row can be found and removed with it. A row carries the filter
+// and include_fields its copies get (as on a store subscription: the filter's text, a JSON array of
+// field names; null for none). `apps` counts its rows so that an install of an app without any
+// costs no read of the list. Frozen once landed.
 import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -17,6 +19,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('topic', 'text', (c) => c.notNull())
     .addColumn('address', 'text', (c) => c.notNull())
     .addColumn('api_version', 'text', (c) => c.notNull())
+    .addColumn('filter', 'text')
+    .addColumn('include_fields', 'text')
     .addColumn('created_at', 'bigint', (c) => c.notNull())
     .addColumn('updated_at', 'bigint', (c) => c.notNull())
     .addUniqueConstraint('app_webhook_subscriptions_app_topic_address', ['app_id', 'topic', 'address'])

@@ -9,6 +9,10 @@ export interface AppSubscriptionRow {
   topic: string;
   address: string;
   api_version: string;
+  /** The filter text its copies get; null: every change of the topic. */
+  filter: string | null;
+  /** JSON array of the top-level fields its copies' deliveries hold; null: the whole object. */
+  include_fields: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -18,6 +22,14 @@ export interface StoreCopyRow {
   id: number;
   app_subscription_id: number;
   topic: string;
+  filter: string | null;
+  include_fields: string | null;
+}
+
+/** What a copy takes from its app-level row besides the topic and address, which name it. */
+export interface CopyShape {
+  filter: string | null;
+  include_fields: string | null;
 }
 
 export interface AppWebhookRepository {
@@ -33,6 +45,8 @@ export interface AppWebhookRepository {
   /** Throws DuplicateRecordError when the app has the same topic and address already. */
   insert(row: Omit<AppSubscriptionRow, 'id'>): Promise<AppSubscriptionRow>;
   delete(appId: number, id: number): Promise<boolean>;
+  /** Sets the filter and include_fields of one of the app's rows; the row as it is now, undefined when there is none. */
+  reshape(appId: number, id: number, shape: CopyShape, now: number): Promise<AppSubscriptionRow | undefined>;
   /** Writes the app's count of rows (read by `countForInstall`) after an insert or delete. */
   recount(appId: number): Promise<void>;
   /**
@@ -53,8 +67,14 @@ export interface AppWebhookRepository {
     topic: string;
     address: string;
     appSubscriptionId: number;
+    shape: CopyShape;
     now: number;
   }): Promise<SubscriptionRow | undefined>;
+  /**
+   * Gives the store's copies with these ids the filter and include_fields of their app-level row
+   * (a new version each); deliveries already queued keep the fields they were queued with.
+   */
+  reshapeCopies(storeId: number, ids: readonly number[], shape: CopyShape, now: number): Promise<number>;
   /** Deletes the store's copies with these ids. */
   deleteCopies(storeId: number, ids: readonly number[]): Promise<number>;
   /** Deletes the app's copies in the store except those to the topics kept; the number deleted. */

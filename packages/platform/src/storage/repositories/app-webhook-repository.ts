@@ -2,13 +2,23 @@
 // is not split by store; each copy is a row of webhook_subscriptions (so delivery, the Admin API
 // list and the caps treat it as any other subscription), found by the app-level row it names.
 import { sql } from 'kysely';
-import type { AppSubscriptionRow, AppWebhookRepository, StoreCopyRow, SubscriptionRow } from '../ports.ts';
+import type { AppSubscriptionRow, AppWebhookRepository, CopyShape, StoreCopyRow, SubscriptionRow } from '../ports.ts';
 import { fleetWide } from '../fleet-wide.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SUBSCRIPTION_COLUMNS } from './webhook-columns.ts';
 
-const COLUMNS = ['id', 'app_id', 'topic', 'address', 'api_version', 'created_at', 'updated_at'] as const;
+const COLUMNS = [
+  'id',
+  'app_id',
+  'topic',
+  'address',
+  'api_version',
+  'filter',
+  'include_fields',
+  'created_at',
+  'updated_at',
+] as const;
 
 const appOwner = (appId: number) => `app:${appId}`;
 
@@ -54,6 +64,16 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
     return Number(res.numDeletedRows) > 0;
   }
 
+  reshape(appId: number, id: number, shape: CopyShape, now: number): Promise<AppSubscriptionRow | undefined> {
+    return this.k
+      .updateTable('app_webhook_subscriptions')
+      .set({ filter: shape.filter, include_fields: shape.include_fields, updated_at: now })
+      .where('app_id', '=', appId)
+      .where('id', '=', id)
+      .returning(COLUMNS)
+      .executeTakeFirst();
+  }
+
   async recount(appId: number): Promise<void> {
     await this.k
       .updateTable('apps')
@@ -80,12 +100,18 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
   async copiesInStore(storeId: number, appId: number): Promise<StoreCopyRow[]> {
     const rows = await this.k
       .selectFrom('webhook_subscriptions')
-      .select(['id', 'app_subscription_id', 'topic'])
+      .select(['id', 'app_subscription_id', 'topic', 'filter', 'include_fields'])
       .where('store_id', '=', storeId)
       .where('owner', '=', appOwner(appId))
       .where('app_subscription_id', 'is not', null)
       .execute();
-    return rows.map((r) => ({ id: r.id, app_subscription_id: Number(r.app_subscription_id), topic: r.topic }));
+    return rows.map((r) => ({
+      id: r.id,
+      app_subscription_id: Number(r.app_subscription_id),
+      topic: r.topic,
+      filter: r.filter,
+      include_fields: r.include_fields,
+    }));
   }
 
   adopt(input: {
@@ -94,11 +120,18 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
     topic: string;
     address: string;
     appSubscriptionId: number;
+    shape: CopyShape;
     now: number;
   }): Promise<SubscriptionRow | undefined> {
     return this.k
       .updateTable('webhook_subscriptions')
-      .set({ app_subscription_id: input.appSubscriptionId, updated_at: input.now, version: sql<number>`version + 1` })
+      .set({
+        app_subscription_id: input.appSubscriptionId,
+        filter: input.shape.filter,
+        include_fields: input.shape.include_fields,
+        updated_at: input.now,
+        version: sql<number>`version + 1`,
+      })
       .where('store_id', '=', input.storeId)
       .where('owner', '=', input.owner)
       .where('topic', '=', input.topic)
@@ -106,6 +139,18 @@ export class SqlAppWebhookRepository implements AppWebhookRepository {
       .where('app_subscription_id', 'is', null)
       .returning(SUBSCRIPTION_COLUMNS)
       .executeTakeFirst();
+  }
+
+  async reshapeCopies(storeId: number, ids: readonly number[], shape: CopyShape, now: number): Promise<number> {
+    if (ids.length === 0) return 0;
+    const res = await this.k
+      .updateTable('webhook_subscriptions')
+      .set({ filter: shape.filter, include_fields: shape.include_fields, updated_at: now, version: sql<number>`version + 1` })
+      .where('store_id', '=', storeId)
+      .where('id', 'in', [...ids])
+      .where('app_subscription_id', 'is not', null)
+      .executeTakeFirst();
+    return Number(res.numUpdatedRows);
   }
 
   async deleteCopies(storeId: number, ids: readonly number[]): Promise<number> {
