@@ -192,7 +192,9 @@ export function readAppConfig(file: string): AppConfigFile {
               // The platform's one rule for what a subscription to this topic may filter and include.
               const checked = checkSubscriptionShape(topic, shape);
               if (checked.ok) subscriptions.push({ topic, address, filter: checked.filter, includeFields: checked.includeFields });
-              else for (const [key, msgs] of Object.entries(checked.errors)) problems.push({ field: `${at}.${key}`, message: msgs.join(', '), sub: i });
+              else
+                for (const [key, msgs] of Object.entries(checked.errors))
+                  problems.push({ field: `${at}.${key}`, message: msgs.join(', '), sub: i });
             }
           }
         });

@@ -5,15 +5,7 @@
 // partner API change: the next deploy makes it the file's list again.
 import type { Command } from 'commander';
 import type { Services } from '@storegate/platform';
-import {
-  addedLines,
-  appSubscriptionJson,
-  changedJson,
-  changedLine,
-  fieldsText,
-  filterText,
-  removedLine,
-} from './app-webhooks-output.ts';
+import { addedLines, appSubscriptionJson, changedJson, changedLine, fieldsText, filterText, removedLine } from './app-webhooks-output.ts';
 import { withServices } from './database.ts';
 import { examples } from './help.ts';
 import { common } from './options.ts';

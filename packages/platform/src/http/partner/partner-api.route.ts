@@ -26,7 +26,10 @@ const SUBSCRIPTION = {
     topic: { type: 'string' },
     address: { type: 'string' },
     api_version: { type: 'string', description: 'The Admin API version the webhook bodies follow.' },
-    filter: { type: ['string', 'null'], description: 'The filter query every store copy has; null when every change of the topic is sent.' },
+    filter: {
+      type: ['string', 'null'],
+      description: 'The filter query every store copy has; null when every change of the topic is sent.',
+    },
     include_fields: {
       type: ['array', 'null'],
       items: { type: 'string' },
@@ -48,7 +51,13 @@ const SKIPPED = {
 };
 const ERROR = {
   type: 'object',
-  properties: { code: { type: 'string' }, message: { type: 'string' }, request_id: { type: 'string' }, errors: { type: 'object' } },
+  properties: {
+    code: { type: 'string' },
+    message: { type: 'string' },
+    request_id: { type: 'string' },
+    // Declared with its values: the serializer leaves out what a schema does not name.
+    errors: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
+  },
 };
 const ERRORS = {
   401: { description: 'No credentials, or not those of an app (WWW-Authenticate: Basic).', ...ERROR },

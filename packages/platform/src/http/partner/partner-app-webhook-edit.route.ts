@@ -14,10 +14,7 @@ import { shapeFields, type ShapeForm, shapeForm, shapeFormOf, shapeInput } from 
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 
-type SubscriptionOf = (
-  partnerId: number,
-  params: unknown,
-) => Promise<{ a: AppRow; id: number; s: ListedAppSubscription | undefined }>;
+type SubscriptionOf = (partnerId: number, params: unknown) => Promise<{ a: AppRow; id: number; s: ListedAppSubscription | undefined }>;
 
 export function registerPartnerAppWebhookEditRoutes(app: FastifyInstance, services: Services, subscriptionOf: SubscriptionOf): void {
   const render = (

@@ -53,7 +53,9 @@ ${
 <thead><tr><th scope="col">Topic</th><th scope="col">Address</th><th scope="col">Filter</th><th scope="col">Fields</th><th scope="col">Stores</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 ${rows.map(
-  (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td><td>${formatTime(s.created_at)}</td>
+  (
+    s,
+  ) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td><td>${formatTime(s.created_at)}</td>
 <td><a class="button secondary" href="${base}/${String(s.id)}/edit">Edit<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a>
 <a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 `,

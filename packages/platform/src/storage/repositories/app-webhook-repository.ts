@@ -8,17 +8,7 @@ import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SUBSCRIPTION_COLUMNS } from './webhook-columns.ts';
 
-const COLUMNS = [
-  'id',
-  'app_id',
-  'topic',
-  'address',
-  'api_version',
-  'filter',
-  'include_fields',
-  'created_at',
-  'updated_at',
-] as const;
+const COLUMNS = ['id', 'app_id', 'topic', 'address', 'api_version', 'filter', 'include_fields', 'created_at', 'updated_at'] as const;
 
 const appOwner = (appId: number) => `app:${appId}`;
 
