@@ -206,7 +206,7 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       client_id: id,
       created: true,
       changes: [],
-      subscriptions: { added: [], removed: [], unchanged: [] },
+      subscriptions: { added: [], changed: [], removed: [], unchanged: [] },
     });
     writeFileSync(file, body('"read_products"', id));
     const again = await run(['apps', 'deploy', '--config', file]);
@@ -237,6 +237,37 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     expect(JSON.parse(listed.stdout)).toEqual([
       expect.objectContaining({ topic: 'products/create', address: 'http://localhost:3000/hooks', stores: 0 }),
     ]);
+    // A filter and include_fields on the same entry: changed in place (identity is topic and address).
+    writeFileSync(file, `${body(familyScopes, id)}${hook}filter = "vendor:Acme"\ninclude_fields = ["id", "title"]\n`);
+    const filtered = await run(['apps', 'deploy', '--config', file, '--json']);
+    expect(filtered.stderr).toBe('');
+    const subscriptionId = JSON.parse(listed.stdout)[0].id as string;
+    expect(JSON.parse(filtered.stdout).subscriptions).toMatchObject({
+      added: [],
+      changed: [
+        {
+          id: subscriptionId,
+          filter: 'vendor:Acme',
+          include_fields: ['id', 'title'],
+          previous: { filter: null, include_fields: null },
+          stores: 0,
+        },
+      ],
+    });
+    writeFileSync(file, `${body(familyScopes, id)}${hook}filter = "vendor:Beta"\ninclude_fields = ["id", "title"]\n`);
+    const refiltered = await run(['apps', 'deploy', '--config', file]);
+    expect(refiltered.stdout.trim()).toBe(
+      'changed products/create -> http://localhost:3000/hooks: filter: vendor:Acme -> vendor:Beta (its copies in 0 stores changed)',
+    );
+    const updated = await run(['apps', 'webhooks', 'update', id, subscriptionId, '--include-fields', 'id, vendor', '--json']);
+    expect(updated.stderr).toBe('');
+    expect(JSON.parse(updated.stdout)).toMatchObject({ changed: true, filter: 'vendor:Beta', include_fields: ['id', 'vendor'] });
+    const refused = await run(['apps', 'webhooks', 'update', id, subscriptionId, '--filter', 'colour:red']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/filter unknown field "colour"/);
+    const table = await run(['apps', 'webhooks', 'list', id]);
+    expect(table.stdout).toMatch(/FILTER +FIELDS/);
+    expect(table.stdout).toMatch(/vendor:Beta +id,vendor/);
     writeFileSync(file, body(familyScopes, id));
     const unsubscribed = await run(['apps', 'deploy', '--config', file]);
     expect(unsubscribed.stdout.trim()).toBe('removed products/create -> http://localhost:3000/hooks (its copies in 0 stores deleted)');
@@ -250,6 +281,11 @@ describe('storegate apps deploy', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       [
         `${body('"read_products"', id)}[[webhooks.subscriptions]]\ntopic = "products/explode"\naddress = "http://localhost:3000/w"\n`,
         /:7: webhooks\.subscriptions\[0\]\.topic must be one of/,
+      ],
+      [`${body('"read_products"', id)}${hook}filter = "colour:red"\n`, /:9: webhooks\.subscriptions\[0\]\.filter unknown field "colour"/],
+      [
+        `${body('"read_products"', id)}${hook}filter = "vendor:Acme"\ninclude_fields = "id,title"\n`,
+        /:10: webhooks\.subscriptions\[0\]\.include_fields must be a list of field names/,
       ],
       [body('"read_everything"', id), /:5: scopes /],
       [body('"read_products"', 'no-such-app'), /names no app on this platform/],
