@@ -295,9 +295,23 @@ describe.skipIf(!process.env.TEST_CHROMIUM)('every page: axe-core, 375 px, row n
     await partner.getByRole('alert').first().waitFor();
     await check(partner);
     await partner.getByLabel('Address').fill('http://127.0.0.1:9/app-level/hooks/with/a/long/path/that/must/wrap/on/a/phone');
+    await partner.getByLabel('Filter').fill('status:active AND price:>=10 AND vendor:"A rather long vendor name that must wrap"');
+    await partner.getByLabel('Include fields').fill('id, title, price, vendor, status, created_at');
     await partner.getByRole('button', { name: 'Add subscription' }).click();
     await partner.getByRole('row', { name: /products\/update/ }).waitFor();
     await check(partner);
+    // Editing its filter and fields: the form, then a refused filter with its error.
+    await partner
+      .getByRole('row', { name: /products\/update/ })
+      .getByRole('link', { name: /Edit/ })
+      .click();
+    await partner.getByRole('heading', { name: 'Edit this subscription' }).waitFor();
+    await check(partner);
+    await partner.getByLabel('Filter').fill('colour:red');
+    await partner.getByRole('button', { name: 'Save changes' }).click();
+    await partner.getByRole('alert').first().waitFor();
+    await check(partner);
+    await partner.goto(`${platform()}/partner/apps/${clientId}/webhooks`);
     await partner
       .getByRole('row', { name: /products\/update/ })
       .getByRole('link', { name: /Remove/ })

@@ -85,6 +85,76 @@ describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
     expect(await declared(app.id)).toEqual([]);
   });
 
+  it('the Webhooks tab takes a filter and include_fields, lists them, edits them (checked, CSRF, every copy); bad values re-render the form', async () => {
+    const p = await createPartner(t, ++n);
+    const { app } = await partnerApp(p.id, 'Filtered app');
+    const f = await createFixture(t);
+    const store = (await t.services.accounts.findStoreByName(f.storeName))!;
+    await t.services.apps.grant(store.id, app.id, ['read_products']);
+    const jar = await partnerLogin(t, p);
+    const path = `/partner/apps/${app.client_id}/webhooks`;
+    const page = await get(t, H, path, jar);
+    expect(page.body).toContain('id="filter"');
+    expect(page.body).toContain('id="include_fields"');
+    const fields = {
+      _csrf: csrfFrom(page.body),
+      topic: 'products/update',
+      address: 'https://hooks.example.test/filtered',
+      filter: 'status:active AND price:>=10',
+      include_fields: 'id, title,price',
+    };
+    const shapes = async () => (await t.services.appWebhooks.list(app.id)).map((s) => [s.filter, s.include_fields]);
+    const copyShape = async () =>
+      t.db.kysely.selectFrom('webhook_subscriptions').select(['filter', 'include_fields']).where('app_id', '=', app.id).execute();
+    for (const [bad, message] of [
+      [{ ...fields, filter: 'colour:red' }, 'unknown field &quot;colour&quot;'],
+      [{ ...fields, include_fields: 'id, colour' }, 'unknown field &quot;colour&quot;'],
+      [{ ...fields, topic: 'app/uninstalled' }, 'is not about a product, order or customer'],
+    ] as const) {
+      const res = await post(t, H, path, jar, bad);
+      expect(res.statusCode, res.body).toBe(422);
+      expect(res.body).toContain(message);
+      // The form keeps what was typed, the field marked.
+      expect(res.body).toContain(`value="${bad.filter.replace(/>/g, '&gt;')}"`);
+      expect(res.body).toContain('aria-invalid="true"');
+    }
+    expect(await shapes()).toEqual([]);
+    expect((await post(t, H, path, jar, fields)).statusCode).toBe(303);
+    expect(await shapes()).toEqual([['status:active AND price:>=10', '["id","title","price"]']]);
+    expect(await copyShape()).toEqual([{ filter: 'status:active AND price:>=10', include_fields: '["id","title","price"]' }]);
+    const listed = await get(t, H, path, jar);
+    expectGoodPage(listed);
+    expect(listed.body).toContain('<code>status:active AND price:&gt;=10</code>');
+    expect(listed.body).toContain('id, title, price');
+
+    const id = String((await t.services.appWebhooks.list(app.id))[0]!.id);
+    const edit = await get(t, H, `${path}/${id}/edit`, jar);
+    expectGoodPage(edit);
+    expect(edit.body).toContain('value="status:active AND price:&gt;=10"');
+    expect(edit.body).toContain('value="id, title, price"');
+    const change = { _csrf: csrfFrom(edit.body), filter: 'vendor:Acme', include_fields: 'id' };
+    await expectCsrfRefused(t, H, `${path}/${id}/edit`, jar, change, shapes);
+    const refused = await post(t, H, `${path}/${id}/edit`, jar, { ...change, filter: 'vendor:Acme AND' });
+    expect(refused.statusCode).toBe(422);
+    expect(refused.body).toContain('value="vendor:Acme AND"');
+    expect(refused.body).toContain('role="alert"');
+    expect(await shapes()).toEqual([['status:active AND price:>=10', '["id","title","price"]']]);
+    const saved = await post(t, H, `${path}/${id}/edit`, jar, change);
+    expect(saved.statusCode).toBe(303);
+    expect(saved.headers.location).toBe(`${path}?done=changed`);
+    expect(await copyShape()).toEqual([{ filter: 'vendor:Acme', include_fields: '["id"]' }]);
+    expect((await post(t, H, `${path}/${id}/edit`, jar, change)).headers.location).toBe(`${path}?done=unchanged`);
+    // Blank fields remove both.
+    expect((await post(t, H, `${path}/${id}/edit`, jar, { ...change, filter: '', include_fields: ' ' })).statusCode).toBe(303);
+    expect(await copyShape()).toEqual([{ filter: null, include_fields: null }]);
+    // Another partner cannot see or change it.
+    const otherJar = await partnerLogin(t, await createPartner(t, ++n));
+    expect((await get(t, H, `${path}/${id}/edit`, otherJar)).statusCode).toBe(404);
+    const otherCsrf = csrfFrom((await get(t, H, '/partner', otherJar)).body);
+    expect((await post(t, H, `${path}/${id}/edit`, otherJar, { ...change, _csrf: otherCsrf })).statusCode).toBe(404);
+    expect(await copyShape()).toEqual([{ filter: null, include_fields: null }]);
+  });
+
   it('the partner API: the app itself adds, lists and removes; no or wrong credentials 401, another app 403, bad input 422', async () => {
     const { app, clientSecret } = await partnerApp(null, 'API app');
     const { app: otherApp, clientSecret: otherSecret } = await partnerApp(null, 'Other app');
@@ -162,5 +232,9 @@ describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
     expect(paths.get.tags).toEqual(['partner-api']);
     expect(paths.post.security).toEqual([{ PartnerClient: [] }]);
     expect(doc.paths['/partner/api/apps/{clientId}/webhook_subscriptions/{id}'].delete.summary).toBeTruthy();
+    const put = doc.paths['/partner/api/apps/{clientId}/webhook_subscriptions/{id}'].put;
+    expect(put.tags).toEqual(['partner-api']);
+    expect(put.requestBody.content['application/json'].schema.properties.filter.description).toContain('status:active AND price:>=10');
+    expect(paths.post.requestBody.content['application/json'].schema.properties).toHaveProperty('include_fields');
   });
 });
