@@ -25,14 +25,18 @@ The file (TOML):
   authorization_iss = false         # optional: the redirect with the code carries no iss (new apps get it)
   privacy_webhook_url = "http://localhost:3000/privacy"   # optional; "" removes it
   [[webhooks.subscriptions]]        # the app's app-level subscriptions: in every store that installs it
-  topic = "products/create"
+  topic = "products/update"
   address = "http://localhost:3000/webhooks"
+  filter = "status:active AND price:>=10"   # optional: only the changes that match
+  include_fields = ["id", "title", "price"]  # optional: only these fields in each body
 
 Running it again changes nothing and says so. An optional field the file leaves out is left as it is
 (a new app: managed_install false, authorization_iss true). The file's subscriptions become the app's
 app-level list (also "storegate apps webhooks"): each new one is copied into every store the app is
 installed in now and into every store that installs it later (topics the store's grant allows); one
-the file no longer lists is removed with its copies. Subscriptions the app made itself through the
+the file no longer lists is removed with its copies; one whose filter or include_fields differ
+(same topic and address) is changed in place, with every copy ("changed" lines; left out means none).
+Subscriptions the app made itself through the
 Admin API are left alone. A store where a cap leaves no room for a copy is skipped and named. Scope changes apply to the next install (merchants consent again); with
 managed_install = true, merchants are asked for them the next time they open the app, and the file
 must list some scopes. A file with mistakes changes nothing: each one is reported with its line and

@@ -159,7 +159,7 @@ describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
     const { app, clientSecret } = await partnerApp(null, 'API app');
     const { app: otherApp, clientSecret: otherSecret } = await partnerApp(null, 'Other app');
     const url = `/partner/api/apps/${app.client_id}/webhook_subscriptions`;
-    const call = (method: 'GET' | 'POST' | 'DELETE', path: string, auth: string | undefined, body?: unknown) =>
+    const call = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, auth: string | undefined, body?: unknown) =>
       t.app.inject({
         method,
         url: path,
@@ -219,6 +219,19 @@ describe.each(DIALECTS)('app-level webhooks over HTTP (%s)', (dialect) => {
     expect(listed.json().data).toEqual([created.json().data]);
     expect((await call('GET', url, basic(otherApp.client_id, otherSecret))).statusCode).toBe(403);
     const id = created.json().data.id as string;
+    // PUT takes only the filter and fields, checked; anything else is a 422 that changes nothing.
+    expect((await call('PUT', `${url}/${id}`, basic(otherApp.client_id, otherSecret), { filter: null })).statusCode).toBe(403);
+    for (const body of [undefined, { topic: 'orders/create' }, { filter: 'colour:red' }, { include_fields: 'id' }, { filter: 1 }]) {
+      const res = await call('PUT', `${url}/${id}`, good, body);
+      expect([400, 422], `${JSON.stringify(body)} ${res.body}`).toContain(res.statusCode);
+    }
+    expect((await call('GET', url, good)).json().data).toEqual([created.json().data]);
+    const reshaped = await call('PUT', `${url}/${id}`, good, { filter: 'status:active' });
+    expect(reshaped.json()).toMatchObject({
+      changed: true,
+      stores_changed: 0,
+      data: { id, filter: 'status:active', include_fields: null },
+    });
     expect((await call('DELETE', `${url}/${id}`, basic(otherApp.client_id, otherSecret))).statusCode).toBe(403);
     expect((await call('DELETE', `${url}/999999`, good)).statusCode).toBe(404);
     expect((await call('DELETE', `${url}/x`, good)).statusCode).toBe(404);

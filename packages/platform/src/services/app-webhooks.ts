@@ -154,8 +154,6 @@ export class AppWebhooks {
    * the subscription: changing them is a remove and an add.
    */
   async update(appId: number, id: number, input: ReshapeInput): Promise<ReshapeReport> {
-    const found = await this.storage.appWebhooks.find(appId, id);
-    if (!found) throw new NotFoundError(`No app-level webhook subscription with id ${id}`);
     const now = this.clock();
     const done = await this.storage.transaction(async (tx) => {
       await tx.appWebhooks.lockApp(appId);
@@ -207,8 +205,10 @@ export class AppWebhooks {
       else report.removed.push(await this.remove(appId, row.id));
     }
     for (const [row, wanted] of kept) {
-      const reshaped = await this.update(appId, row.id, { filter: wanted.filter, includeFields: wanted.includeFields });
-      if (reshaped.changed) report.changed.push(reshaped);
+      const shape = { filter: wanted.filter, includeFields: wanted.includeFields };
+      // A file that matches the platform takes no lock: only a differing entry is written.
+      const reshaped = shapeChange(row, shape).changed ? await this.update(appId, row.id, shape) : undefined;
+      if (reshaped?.changed) report.changed.push(reshaped);
       else report.unchanged.push(row);
     }
     for (const d of checked) if (!current.some((row) => same(d, row))) report.added.push(await this.add(appId, d));
