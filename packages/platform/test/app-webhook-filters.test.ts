@@ -3,7 +3,8 @@
 // store installs the app later, and only the product changes the filter lets through reach a
 // loopback receiver through the worker, each with only the fields asked for, signed with the app's
 // secret. A change of the filter or fields reaches every store copy (deliveries already queued keep
-// theirs), and a receiver that was down gets what was queued when it is back up.
+// theirs), a receiver that was down gets what was queued when it is back up, and what died while
+// it was down is replayed with the same webhook ids.
 import { createHmac } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
@@ -264,6 +265,49 @@ describe.each(DIALECTS_WITH_PARTITIONED)('app-level webhook filters and include_
     const plain = (await api(t, f, token, 'POST', `${V}/products`, { title: 'Nails', vendor: 'Other' })).json().data;
     await until(() => rx.on(path).some((r) => JSON.parse(r.body).id === plain.id), 10_000, 'the whole object');
     expect(JSON.parse(rx.on(path).find((r) => JSON.parse(r.body).id === plain.id)!.body)).toEqual(plain);
+  });
+
+  it('what was missed while the endpoint was down is replayed through the Admin API: the same webhook ids, still filtered and narrowed', async () => {
+    const f = await createFixture(t, { scopes: 'write_products' });
+    const path = `/missed-${dialect}`;
+    const declared = await partnerApi(f, 'POST', '', {
+      topic: 'products/create',
+      address: rx.url(path),
+      filter: 'vendor:Acme',
+      include_fields: FIELDS,
+    });
+    expect(declared.statusCode, declared.body).toBe(201);
+    // The platform's clock stands still in this file (set once above): the window starts before it.
+    const since = new Date(t.clock.now - 60_000).toISOString();
+    const token = await appToken(t, f, 'write_products');
+    const [copy] = (await api(t, f, token, 'GET', `${V}/webhooks`)).json().data as { id: string }[];
+
+    // Down long enough for every attempt of the matching changes to fail: they end dead.
+    const endpoint = outage(rx);
+    endpoint.down();
+    await worker();
+    const anvil = (await api(t, f, token, 'POST', `${V}/products`, { title: 'Anvil', vendor: 'Acme', price: '30.00' })).json().data;
+    await api(t, f, token, 'POST', `${V}/products`, { title: 'Rope', vendor: 'Other' }); // filtered out: never queued
+    const tongs = (await api(t, f, token, 'POST', `${V}/products`, { title: 'Tongs', vendor: 'Acme', price: '8.00' })).json().data;
+    const dead = async () => (await deliveriesTo([Number(copy!.id)])).filter((d) => d.status === 'dead').length;
+    await until(async () => (await dead()) === 2, 15_000, 'both deliveries dead');
+    const missed = new Set(rx.on(path).map((r) => r.headers['webhook-id']));
+    expect(missed.size).toBe(2);
+    const attemptsWhileDown = rx.on(path).length;
+
+    // Back up: nothing arrives by itself; the app replays the failed ones since before the outage.
+    endpoint.up();
+    const replay = await api(t, f, token, 'POST', `${V}/webhooks/${copy!.id}/replay`, { since, status: 'failed' });
+    expect(replay.statusCode, replay.body).toBe(202);
+    expect(replay.json().data).toMatchObject({ queued: 2, already_queued: 0, capped: false });
+    await until(() => rx.on(path).length === attemptsWhileDown + 2, 10_000, 'the replayed deliveries');
+    const replayed = rx.on(path).slice(attemptsWhileDown);
+    expect(new Set(replayed.map((r) => r.headers['webhook-id']))).toEqual(missed);
+    expect(replayed.map((r) => JSON.parse(r.body)).sort((a, b) => a.id - b.id)).toEqual(
+      [anvil, tongs].map((p) => ({ id: p.id, title: p.title, price: p.price })).sort((a, b) => a.id - b.id),
+    );
+    for (const got of replayed) expectSigned(got, f.clientSecret);
+    await until(async () => (await deliveriesTo([Number(copy!.id)])).every((d) => d.status === 'delivered'), 5000, 'recorded');
   });
 
   // Last: what the tests above made the platform and its worker run, on the partitioned layout.
