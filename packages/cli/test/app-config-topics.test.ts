@@ -28,7 +28,7 @@ describe('storegate.app.toml subscription topics', () => {
 
   it('accepts a subscribable topic', () => {
     expect(readAppConfig(file('orders/create')).subscriptions).toEqual([
-      { topic: 'orders/create', address: 'http://localhost:3000/webhooks' },
+      { topic: 'orders/create', address: 'http://localhost:3000/webhooks', filter: null, includeFields: null },
     ]);
   });
 });
