@@ -1,7 +1,7 @@
-// Bulk fake data for `storegate seed` and the demo store: batched multi-row inserts, one
-// transaction per batch, progress reported after each batch.
+// Bulk fake data for `storegate seed` and the demo store: rows made as the database takes them, in
+// batches of one transaction each (the storage's bulk insert), progress reported after each batch.
 import type { Clock } from '../domain/clock.ts';
-import type { Storage } from '../storage/ports.ts';
+import type { BulkTable, NewRecord, Storage } from '../storage/ports.ts';
 
 export interface SeedCounts {
   products: number;
@@ -27,6 +27,10 @@ function rng(seed: number): () => number {
   };
 }
 
+// Rows per transaction: large enough that a transaction's fixed costs (a commit, a round trip) vanish,
+// small enough that another writer waits little for SQLite's lock and progress shows often.
+const BATCH = 20_000;
+
 export class SeedService {
   constructor(
     private readonly storage: Storage,
@@ -37,80 +41,80 @@ export class SeedService {
     const rand = rng(storeId * 7919 + counts.products);
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     const now = this.clock();
-    // 13 columns × 1000 rows stays under SQLite's and PostgreSQL's bound-parameter limits.
-    const batch = 1000;
 
-    for (let done = 0; done < counts.products; ) {
-      const n = Math.min(batch, counts.products - done);
-      const rows = Array.from({ length: n }, (_, i) => {
-        const title = `${pick(ADJECTIVES)} ${pick(NOUNS)}`;
-        return {
-          store_id: storeId,
-          title,
-          body_html: `<p>${title}, made to last.</p>`,
-          vendor: pick(VENDORS),
-          product_type: pick(NOUNS),
-          status: rand() < 0.9 ? 'active' : 'draft',
-          price: (5 + Math.floor(rand() * 19500) / 100).toFixed(2),
-          sku: `SKU-${storeId}-${done + i + 1}`,
-          inventory_quantity: Math.floor(rand() * 500),
-          tags: pick(['new', 'sale', 'gift', '']),
-          created_at: now,
-          updated_at: now,
-        };
-      });
-      await this.storage.transaction((tx) => tx.resources.insertMany('products', rows));
-      done += n;
-      onProgress('products', done);
-    }
+    await this.fill('products', counts.products, onProgress, (i) => {
+      const title = `${pick(ADJECTIVES)} ${pick(NOUNS)}`;
+      return {
+        store_id: storeId,
+        title,
+        body_html: `<p>${title}, made to last.</p>`,
+        vendor: pick(VENDORS),
+        product_type: pick(NOUNS),
+        status: rand() < 0.9 ? 'active' : 'draft',
+        price: (5 + Math.floor(rand() * 19500) / 100).toFixed(2),
+        sku: `SKU-${storeId}-${i + 1}`,
+        inventory_quantity: Math.floor(rand() * 500),
+        tags: pick(['new', 'sale', 'gift', '']),
+        created_at: now,
+        updated_at: now,
+      };
+    });
 
     // Numbered on from the store's newest customer: emails are unique per store, and a store seeded
     // again draws the same names.
     const [newest] = await this.storage.resources.page('customers').before({ storeId }, Number.MAX_SAFE_INTEGER, 1);
     const offset = newest ? newest.id : 0;
-    for (let done = 0; done < counts.customers; ) {
-      const n = Math.min(batch, counts.customers - done);
-      const rows = Array.from({ length: n }, (_, i) => {
-        const given = pick(FIRST);
-        const last = pick(LAST);
-        return {
-          store_id: storeId,
-          email: `${given}.${last}.${offset + done + i + 1}@example.com`.toLowerCase(),
-          first_name: given,
-          last_name: last,
-          phone: null,
-          created_at: now,
-          updated_at: now,
-        };
-      });
-      await this.storage.transaction((tx) => tx.resources.insertMany('customers', rows));
-      done += n;
-      onProgress('customers', done);
-    }
+    await this.fill('customers', counts.customers, onProgress, (i) => {
+      const given = pick(FIRST);
+      const last = pick(LAST);
+      return {
+        store_id: storeId,
+        email: `${given}.${last}.${offset + i + 1}@example.com`.toLowerCase(),
+        first_name: given,
+        last_name: last,
+        phone: null,
+        created_at: now,
+        updated_at: now,
+      };
+    });
 
     const customerIds = await this.storage.resources.someCustomers(storeId, 1000);
-    for (let done = 0; done < counts.orders; ) {
-      const n = Math.min(batch, counts.orders - done);
-      const rows = Array.from({ length: n }, () => {
-        const customer = customerIds.length > 0 ? pick(customerIds) : undefined;
-        const qty = 1 + Math.floor(rand() * 3);
-        const price = (5 + Math.floor(rand() * 9500) / 100).toFixed(2);
-        return {
-          store_id: storeId,
-          customer_id: customer?.id ?? null,
-          email: customer?.email ?? 'guest@example.com',
-          currency: 'USD',
-          financial_status: pick(['paid', 'paid', 'pending', 'refunded']),
-          fulfillment_status: pick([null, 'fulfilled', 'partial']),
-          total_price: (Number(price) * qty).toFixed(2),
-          line_items: JSON.stringify([{ title: `${pick(ADJECTIVES)} ${pick(NOUNS)}`, quantity: qty, price }]),
-          created_at: now,
-          updated_at: now,
-        };
-      });
-      await this.storage.transaction((tx) => tx.resources.insertMany('orders', rows));
-      done += n;
-      onProgress('orders', done);
+    await this.fill('orders', counts.orders, onProgress, () => {
+      const customer = customerIds.length > 0 ? pick(customerIds) : undefined;
+      const qty = 1 + Math.floor(rand() * 3);
+      const price = (5 + Math.floor(rand() * 9500) / 100).toFixed(2);
+      return {
+        store_id: storeId,
+        customer_id: customer?.id ?? null,
+        email: customer?.email ?? 'guest@example.com',
+        currency: 'USD',
+        financial_status: pick(['paid', 'paid', 'pending', 'refunded']),
+        fulfillment_status: pick([null, 'fulfilled', 'partial']),
+        total_price: (Number(price) * qty).toFixed(2),
+        line_items: JSON.stringify([{ title: `${pick(ADJECTIVES)} ${pick(NOUNS)}`, quantity: qty, price }]),
+        created_at: now,
+        updated_at: now,
+      };
+    });
+  }
+
+  /** `count` rows made by `make` (given each row's number from 0), a batch per transaction. */
+  private async fill<T extends BulkTable>(
+    table: T,
+    count: number,
+    onProgress: (kind: keyof SeedCounts, done: number) => void,
+    make: (i: number) => NewRecord<T>,
+  ): Promise<void> {
+    for (let done = 0; done < count; ) {
+      const end = Math.min(done + BATCH, count);
+      await this.storage.bulkRows.insert(table, rowsOf(done, end, make));
+      done = end;
+      onProgress(table, done);
     }
   }
+}
+
+/** Rows `from`..`to` - 1, made one by one as the insert takes them. */
+function* rowsOf<R>(from: number, to: number, make: (i: number) => R): Generator<R> {
+  for (let i = from; i < to; i++) yield make(i);
 }

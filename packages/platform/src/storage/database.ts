@@ -8,6 +8,7 @@ import { WriteLockingSqliteDialect } from './sqlite-dialect.ts';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { DatabaseUnavailableError } from '../domain/errors.ts';
 import { databaseFault } from './database-faults.ts';
+import { type CopyFrom, pgCopyFrom } from './pg-copy.ts';
 import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
@@ -39,6 +40,8 @@ export interface Db {
    * SQLite keeps every statement prepared already).
    */
   prepareStatements(texts: Iterable<string>): void;
+  /** PostgreSQL only: COPY … FROM STDIN on a connection of the pool (bulk inserts). */
+  copyFrom: CopyFrom | undefined;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -178,6 +181,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),
       prepareStatements: () => {},
+      copyFrom: undefined,
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -214,6 +218,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     }),
     health,
     prepareStatements: (texts) => names.add(texts),
+    copyFrom: pgCopyFrom(raw, health),
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {
       const own = openPgPool(

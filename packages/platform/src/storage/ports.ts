@@ -58,6 +58,8 @@ import type { EventPayloadRepository } from './ports/event-payloads.ts';
 import type { IdempotentAnswerRepository } from './ports/idempotent-answers.ts';
 import type { BulkOperationRepository } from './ports/bulk-operations.ts';
 import type { WebhookRecoveryRepository } from './ports/webhook-recovery.ts';
+import type { BulkRows } from './ports/bulk-rows.ts';
+export type { BulkRows, BulkTable, NewRecord } from './ports/bulk-rows.ts';
 export type { RecoverableSubscription, ReplayResult, WebhookRecoveryRepository } from './ports/webhook-recovery.ts';
 
 export interface AccountRepository {
@@ -363,6 +365,8 @@ export interface Repositories {
 export interface Storage extends Repositories {
   grants: GrantStore;
   deliveryQueue: DeliveryQueue;
+  /** Many new records of a store at once, each call one transaction (seeding). */
+  bulkRows: BulkRows;
   /**
    * Runs `work` in one transaction: everything it does through `tx` commits or rolls back
    * together, and the caller hears back only once the commit is on disk.

@@ -21,6 +21,7 @@ import { SqlIdempotentAnswerRepository } from './repositories/idempotent-answer-
 import { SqlAccountRepository } from './repositories/account-repository.ts';
 import { SqlAppRepository } from './repositories/app-repository.ts';
 import { SqlAppWebhookRepository } from './repositories/app-webhook-repository.ts';
+import { PgBulkRows, SqliteBulkRows } from './repositories/bulk-rows.ts';
 import { SqlBulkOperationRepository } from './repositories/bulk-operation-repository.ts';
 import { SqlWebhookRecoveryRepository } from './repositories/webhook-recovery-repository.ts';
 import { SqlDeliveryQueue } from './repositories/delivery-queue.ts';
@@ -119,6 +120,7 @@ export function storageOn(db: Db): OpenStorage {
     ...base,
     grants,
     deliveryQueue: new SqlDeliveryQueue(db, durability),
+    bulkRows: db.sqlite ? new SqliteBulkRows(db, durability) : new PgBulkRows(db),
     async transaction<T>(work: (tx: Repositories) => Promise<T>): Promise<T> {
       let queued = false;
       const run = (trx: Transaction<Database>) =>
