@@ -80,6 +80,7 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
     }
     expect(rows('select count(*) as n from stores')).toEqual(before);
     expect(rows('select count(*) as n from private_apps')).toEqual([{ n: 0 }]);
+    expect(rows('select count(*) as n from products')).toEqual([{ n: 0 }]);
   });
 
   it('apps create validates URLs and prints the credentials once; the secret is stored encrypted', async () => {
