@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { once } from 'node:events';
 import { createPlatform, loadConfig } from '../packages/platform/src/index.ts';
 import { products as productDef } from '../packages/platform/src/domain/resources.ts';
+import { type CpuSpent, cpuRows, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { createBenchDatabase } from './database.ts';
 import { report } from './report.ts';
 
@@ -39,6 +40,9 @@ const headers = { host: 'bench.localhost', 'access-token': accessToken, 'content
 // (b) The plain query: keyset batches of the same rows, each turned into the list's JSON, written
 // as JSON Lines to a file.
 const dir = mkdtempSync(join(tmpdir(), 'storegate-bulk-bench-'));
+const postgresDatabase = database.kind === 'postgres' ? postgresDatabaseName(database.url) : undefined;
+const meter = () => startCpuMeter({ platformPid: process.pid, ...(postgresDatabase ? { postgresDatabase } : {}) });
+let cpu = meter();
 started = performance.now();
 const out = createWriteStream(join(dir, 'plain.jsonl'));
 let after = 0;
@@ -63,16 +67,19 @@ for (;;) {
 out.end();
 await once(out, 'finish');
 const plainSeconds = (performance.now() - started) / 1000;
+const plainCpu: CpuSpent = cpu.stop();
 const plainBytes = statSync(join(dir, 'plain.jsonl')).size;
 rmSync(dir, { recursive: true, force: true });
 
 // The export: POST, the runner's run (snapshot copy, file chunks, finish), then the download.
+cpu = meter();
 started = performance.now();
 const created = await app.inject({ method: 'POST', url: '/openapi/2026-01/bulk_operations', headers, payload: { resource: 'products' } });
 if (created.statusCode !== 202) throw new Error(`POST bulk_operations: ${created.statusCode} ${created.body}`);
 const id = created.json().data.id as string;
 const outcome = await platform.bulkExports!.runOnce();
 const exportSeconds = (performance.now() - started) / 1000;
+const exportCpu: CpuSpent = cpu.stop();
 const op = (await app.inject({ method: 'GET', url: `/openapi/2026-01/bulk_operations/${id}`, headers })).json().data;
 if (outcome !== 'completed' || op.rows !== plainRows || op.bytes !== plainBytes)
   throw new Error(`export ${outcome}: ${op.rows} rows, ${op.bytes} bytes; the plain query wrote ${plainRows} rows, ${plainBytes} bytes`);
@@ -105,6 +112,7 @@ console.log(
 console.log(
   `export / plain query: ${(exportRate / plainRate).toFixed(2)}x (target ≥ 0.5x); export / paging: ${(exportRate / pagingRate).toFixed(0)}x`,
 );
+console.log(`CPU, export: ${formatCpu(exportCpu, plainRows, 'row')}; plain query: ${formatCpu(plainCpu, plainRows, 'row')}`);
 report([
   {
     name: 'bulk export rows/s',
@@ -117,4 +125,6 @@ report([
   { name: 'plain query to JSON Lines rows/s', value: plainRate, unit: '/s' },
   { name: 'paging at the default rate limit rows/s (computed)', value: pagingRate, unit: '/s' },
   { name: 'bulk export / paging at the limit', value: exportRate / pagingRate, unit: 'x' },
+  ...cpuRows(exportCpu, plainRows, 'row exported', postgresDatabase !== undefined),
+  ...cpuRows(plainCpu, plainRows, 'row, plain query', postgresDatabase !== undefined),
 ]);

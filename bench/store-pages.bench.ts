@@ -12,9 +12,12 @@
 // PostgreSQL plan (treating store_id as a constant and walking the primary key); SQLite serves
 // that query from the (store_id, id) index like the current one, so there it contrasts nothing.
 // Knobs: BENCH_BIG_STORES (100), BENCH_BIG_ROWS (10,000), BENCH_HUGE_ROWS (200,000), BENCH_PAGES
-// (2,000 timed pages per case). Runs in its own database, dropped at the end.
+// (2,000 timed pages per case). Runs in its own database, dropped at the end. Also prints the CPU per
+// page over the timed rounds of the platform's cases: this process's (the storage layer runs here)
+// and, on PostgreSQL, the server's (cpu.ts).
 import { sql } from 'kysely';
 import { openStorage } from '../packages/platform/src/storage/sql-storage.ts';
+import { type CpuSpent, cpuRows, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { benchDatabaseName, createBenchDatabase } from './database.ts';
 import { fillProducts, insertStores, productBounds } from './fill-products.ts';
 import { type ReportRow, report } from './report.ts';
@@ -85,9 +88,14 @@ try {
   // Warm up, then interleave the cases so that load on the machine hits them alike. The old query
   // on the huge store takes a quarter of a second a page, so the old queries run fewer times, after
   // the others (interleaved, they would leave the next case a cold cache).
+  let cpu: CpuSpent = { platformUs: undefined, serverUs: undefined };
   const measure = async (list: Case[], rounds: number) => {
     for (let i = 0; i < Math.min(rounds, 100); i++) for (const c of list) await c.run();
     const times = list.map(() => [] as number[]);
+    const meter = startCpuMeter({
+      platformPid: process.pid,
+      ...(kind === 'postgres' ? { postgresDatabase: postgresDatabaseName(database.url) } : {}),
+    });
     for (let i = 0; i < rounds; i++) {
       for (const [j, c] of list.entries()) {
         const t0 = performance.now();
@@ -95,6 +103,7 @@ try {
         times[j]!.push(performance.now() - t0);
       }
     }
+    if (list === ours) cpu = meter.stop();
     return times.map((xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!);
   };
   const oursP50 = await measure(ours, N);
@@ -120,6 +129,9 @@ try {
     target: `<= ${SPREAD_TARGET}x`,
     pass: spread <= SPREAD_TARGET,
   });
+  const pages = N * ours.length;
+  console.log(`${formatCpu(cpu, pages, 'page')} (the platform's cases, all rounds)`);
+  rows.push(...cpuRows(cpu, pages, 'page', kind === 'postgres'));
   report(rows);
 } finally {
   await storage.close();

@@ -13,9 +13,12 @@
 // answers (does a page cost the same among 10,000 stores?) is as real on SQLite, so refusing
 // would throw that figure away.
 // Knobs: BENCH_STORES (10,000 small stores), BENCH_BIG_ROWS (50,000), BENCH_PAGES (2,000 timed
-// pages per case). Each layout has its own database, dropped at the end.
+// pages per case). Each layout has its own database, dropped at the end. Also prints the CPU per
+// page over the timed rounds: this process's, both layouts together (their reads interleave), and
+// on PostgreSQL each layout's server processes apart (each layout is a database of its own; cpu.ts).
 import { sql } from 'kysely';
 import { openStorage } from '../packages/platform/src/storage/sql-storage.ts';
+import { type CpuMeter, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { benchDatabaseKind, benchDatabaseName, createBenchDatabase } from './database.ts';
 import { fillProducts, insertStores, productBounds } from './fill-products.ts';
 import { type ReportRow, report } from './report.ts';
@@ -41,6 +44,8 @@ type Case = { name: string; run: (i: number) => Promise<unknown> };
 interface Layout {
   name: 'ordinary' | 'partitioned';
   cases: Case[];
+  /** The database's name on PostgreSQL, for the server's CPU. */
+  postgresDatabase: string | undefined;
   close(): Promise<void>;
 }
 
@@ -52,6 +57,7 @@ async function prepare(partitions: number | undefined, opened: Layout[]): Promis
   const layout: Layout = {
     name: partitions ? 'partitioned' : 'ordinary',
     cases: [],
+    postgresDatabase: kind === 'postgres' ? postgresDatabaseName(database.url) : undefined,
     close: async () => {
       await storage.close();
       await database.drop();
@@ -111,6 +117,10 @@ try {
   // the machine's load falls on both alike and the partitioned/ordinary ratio means something.
   for (let i = 0; i < Math.min(N, 200); i++) for (const l of layouts) for (const c of l.cases) await c.run(i);
   const times = layouts.map((l) => l.cases.map(() => [] as number[]));
+  const platformMeter = startCpuMeter({ platformPid: process.pid });
+  const serverMeters: (CpuMeter | undefined)[] = layouts.map((l) =>
+    l.postgresDatabase === undefined ? undefined : startCpuMeter({ postgresDatabase: l.postgresDatabase }),
+  );
   for (let i = 0; i < N; i++) {
     for (const [li, l] of layouts.entries()) {
       for (const [j, c] of l.cases.entries()) {
@@ -119,6 +129,19 @@ try {
         times[li]![j]!.push(performance.now() - t0);
       }
     }
+  }
+  const platformCpu = platformMeter.stop();
+  const serverCpu = serverMeters.map((m) => m?.stop());
+  const pagesOf = (l: Layout) => N * l.cases.length;
+  const allPages = layouts.reduce((n, l) => n + pagesOf(l), 0);
+  console.log(`${formatCpu(platformCpu, allPages, 'page')} (both layouts, all rounds)`);
+  rows.push({ name: 'platform CPU per page', value: (platformCpu.platformUs ?? Number.NaN) / allPages, unit: 'µs' });
+  for (const [li, l] of layouts.entries()) {
+    const spent = serverCpu[li];
+    if (!spent) continue;
+    const perPage = (spent.serverUs ?? Number.NaN) / pagesOf(l);
+    console.log(`${l.name} layout: PostgreSQL ${Number.isFinite(perPage) ? `${perPage.toFixed(1)} µs` : 'n/a'} CPU per page`);
+    rows.push({ name: `${l.name}: PostgreSQL server CPU per page`, value: perPage, unit: 'µs' });
   }
   const p50s = times.map((perCase) => perCase.map((xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!));
   for (const [li, l] of layouts.entries()) {
