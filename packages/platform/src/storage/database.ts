@@ -15,6 +15,7 @@ import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
 import { enableWal } from './wal-mode.ts';
 import { DEFAULT_SYNCHRONOUS } from './durability.ts';
+import { limitPageCache } from './sqlite-cache.ts';
 
 export interface Db {
   kysely: Kysely<Database>;
@@ -161,6 +162,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     enableWal(sqlite, busyTimeoutMs);
     sqlite.pragma(`synchronous = ${DEFAULT_SYNCHRONOUS}`);
     sqlite.pragma('foreign_keys = ON');
+    limitPageCache(sqlite);
     // Checkpoints run on a worker thread while writes come (see wal-checkpointer.ts); this
     // connection only steps in when the WAL passes ~40 MB.
     const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);

@@ -4,8 +4,9 @@
 // signal, no header object is built per request, which is most of what a request costs beyond the
 // socket. In production every connection goes through a DNS lookup that refuses non-public
 // addresses, so a name that changes its answer after the check still cannot reach an internal host.
+import { createRequire } from 'node:module';
 import { isIP, type LookupFunction } from 'node:net';
-import { type Dispatcher, Pool } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import { isNonPublicAddress } from '../domain/ssrf.ts';
 import { type Resolver, resolveAll } from '../services/public-address.ts';
 
@@ -16,6 +17,10 @@ const RESPONSE_DRAIN_BYTES = 64 * 1024;
 const IDLE_ORIGIN_MS = 120_000;
 /** Parsed addresses kept; the cache is emptied whole when it grows past this. */
 const MAX_ADDRESSES = 10_000;
+
+// undici (its fetch, WebSocket and HTTP parser come with it: several MiB resident) is loaded by the
+// first attempt, not at start-up: a node whose worker has sent nothing never holds it.
+const require = createRequire(import.meta.url);
 
 export interface SendResult {
   status: number | null;
@@ -135,6 +140,7 @@ export class WebhookSender {
     let o = this.origins.get(origin);
     if (!o || o.pool.closed || o.pool.destroyed) {
       const { timeoutMs, perOrigin, publicOnly, resolve } = this.options;
+      const { Pool } = require('undici') as typeof import('undici');
       const pool = new Pool(origin, {
         connections: perOrigin,
         pipelining: 1,
