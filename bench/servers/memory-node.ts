@@ -110,13 +110,34 @@ export async function startNode(
 ): Promise<{ child: ChildProcess; port: number }> {
   // Checked again right before the start: a source edited since would make the bin run the sources.
   await ensureBuild();
-  const bin = fileURLToPath(new URL('packages/cli/bin/storegate.js', root));
   const args = ['serve', '--database', url, '--master-key', masterKey, '--mode', 'production', '--public-scheme', 'https'];
   args.push('--port', '0', '--log-level', 'warn', '--rate-limit', '100000/100000', '--drain-delay', '0');
   // The token endpoint's limits too: one client refreshes every chain in one store.
   args.push('--token-rate-limit', '100000/100000', '--token-store-rate-limit', '100000/100000');
-  const child = spawn(process.execPath, [bin, ...args], {
-    env: { ...process.env, STOREGATE_SOURCE: '0', NODE_ENV: 'production', ...extraEnv },
+  return startServe(args, { NODE_ENV: 'production', ...extraEnv });
+}
+
+/**
+ * `storegate serve --seed-demo` as `npm start` runs it (development mode, the embedded worker on)
+ * on a fresh SQLite file at `path`: the idle footprint a first-time user sees.
+ */
+export async function startDemo(path: string, extraEnv: Record<string, string> = {}): Promise<{ child: ChildProcess; port: number }> {
+  await ensureBuild();
+  return startServe(['serve', '--seed-demo', '--database', path, '--port', '0', '--log-level', 'warn'], extraEnv);
+}
+
+/**
+ * Runs the bin itself, as an operator's shell or process manager does (its first line picks the
+ * interpreter and the Node settings), never `node <bin>`, which would skip that line. Without
+ * STOREGATE_SOURCE and with a current build there is no tsx in the process. The child's pid stays
+ * the node's: the bin's shell line replaces itself with Node (exec).
+ */
+async function startServe(args: string[], env: Record<string, string>): Promise<{ child: ChildProcess; port: number }> {
+  const bin = fileURLToPath(new URL('packages/cli/bin/storegate.js', root));
+  const { NODE_OPTIONS: _inherited, ...parentEnv } = process.env;
+  const child = spawn(bin, args, {
+    // The benchmark's own NODE_OPTIONS (tsx's loader) is not the node's: an operator has none.
+    env: { ...parentEnv, STOREGATE_SOURCE: '0', ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
