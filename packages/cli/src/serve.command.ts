@@ -17,6 +17,7 @@ import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './li
 import { common } from './options.ts';
 import { UsageError, asUsage, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
+import { settleHeapSoon } from './settle-heap.ts';
 import { metricsPublic, metricsPublicOption, metricsTokenOption } from './metrics-options.ts';
 import { previousMasterKeyOption, shopRedactDelayOption, webhookOptions } from './webhooks.command.ts';
 
@@ -190,6 +191,7 @@ export function registerServeCommands(program: Command): void {
       const demo = opts.seedDemo ? await seedDemo(platform.services) : undefined;
       await app.listen({ port: config.port, host: config.host });
       await platform.worker?.start();
+      settleHeapSoon();
       stopOnSignals(
         async (signal) => {
           app.log.info({ signal }, 'shutting down');
