@@ -105,7 +105,8 @@ try {
 
   const line = (name: string, m: Measured) =>
     console.log(
-      `${name.padEnd(36)} idle ${m.idle.toFixed(1).padStart(6)} MiB   peak ${m.peak.toFixed(1).padStart(6)} MiB   after load ${m.end.toFixed(1).padStart(6)} MiB   ${Math.round(m.requests / SECONDS)} req/s, errors ${m.errors}${m.errors ? ` ${JSON.stringify(m.statuses)}` : ''}; ${formatCpu({ platformUs: m.cpuUs, serverUs: undefined }, m.requests, 'request')}`,
+      `${name.padEnd(36)} idle ${m.idle.toFixed(1).padStart(6)} MiB   peak ${m.peak.toFixed(1).padStart(6)} MiB   after load ${m.end.toFixed(1).padStart(6)} MiB   ${Math.round(m.requests / SECONDS)} req/s, errors ${m.errors}${m.errors ? ` ${JSON.stringify(m.statuses)}` : ''}; ` +
+        formatCpu({ platformUs: m.cpuUs, serverUs: undefined }, m.requests, 'request'),
     );
   console.log(
     `${SECONDS} s of load, ${CONNECTIONS} connections (of every 8: 6 list pages, 1 creating products, 1 refreshing tokens); load average ${loadavg()
@@ -115,7 +116,8 @@ try {
   line(`storegate serve (compiled, production)`, ours);
   console.log(`  (the bin started as an operator does; NODE_OPTIONS ${NODE_OPTIONS === '' ? 'unset' : NODE_OPTIONS})`);
   console.log(
-    `storegate serve --seed-demo (npm start) idle ${demo.idle.toFixed(1).padStart(6)} MiB   ${CHECKPOINTER_IDLE_MS / 1000} s later ${demo.settled.toFixed(1).padStart(6)} MiB (the seed's checkpointing thread ended)`,
+    `storegate serve --seed-demo (npm start) idle ${demo.idle.toFixed(1).padStart(6)} MiB   ` +
+      `${CHECKPOINTER_IDLE_MS / 1000} s later ${demo.settled.toFixed(1).padStart(6)} MiB (the seed's checkpointing thread ended)`,
   );
   line('bare Fastify (same routes from memory)', base);
   const idleOk = ours.idle < IDLE_TARGET;
@@ -123,7 +125,8 @@ try {
   const peakOk = ours.peak < PEAK_TARGET;
   console.log(`ratio storegate/bare: idle ${(ours.idle / base.idle).toFixed(2)}x, peak ${(ours.peak / base.peak).toFixed(2)}x`);
   console.log(
-    `idle < ${IDLE_TARGET} MiB: ${idleOk ? 'PASS' : 'FAIL'} (--seed-demo: ${demoOk ? 'PASS' : 'FAIL'})   peak < ${PEAK_TARGET} MiB: ${peakOk ? 'PASS' : 'FAIL'}`,
+    `idle < ${IDLE_TARGET} MiB: ${idleOk ? 'PASS' : 'FAIL'} (--seed-demo: ${demoOk ? 'PASS' : 'FAIL'})   ` +
+      `peak < ${PEAK_TARGET} MiB: ${peakOk ? 'PASS' : 'FAIL'}`,
   );
   // A run whose requests failed did not measure the load it claims to.
   if (ours.errors > 0) {

@@ -1,5 +1,5 @@
 #!/bin/sh
-//usr/bin/env true; case "$1" in serve | worker) NODE_OPTIONS="--max-semi-space-size=4 $NODE_OPTIONS" && export NODE_OPTIONS ;; esac; exec node "$0" "$@"
+//usr/bin/env true; case "$1" in serve | worker) export NODE_OPTIONS="--max-semi-space-size=4 $NODE_OPTIONS" ;; esac; exec node "$0" "$@"
 // The line above is for sh, and a comment for Node: started as a program (`storegate`,
 // npx, npm start) the file runs under sh, which starts Node on it again in the same process (exec),
 // giving the long-running commands V8's young generation at 2 x 4 MiB instead of 2 x 16 MiB. Node
