@@ -6,10 +6,14 @@
 // shared by the requests handled in that turn. Those requests were all received before the turn
 // began (libuv collects ready sockets first), so a version read during the turn is a moment inside
 // each of them.
-import type SQLite from 'better-sqlite3';
 
-export function sqliteChangeStamp(sqlite: SQLite.Database, localWrites: () => number): () => string {
-  const versionQuery = sqlite.prepare('pragma data_version').pluck();
+/** What is read of the connection: one statement (sqlite-handle.ts's handle, or better-sqlite3's). */
+interface VersionSource {
+  prepare(source: string): { get(): unknown };
+}
+
+export function sqliteChangeStamp(sqlite: VersionSource, localWrites: () => number): () => string {
+  const versionQuery = sqlite.prepare('pragma data_version');
   let dataVersion: number | undefined;
   // The last stamp handed out, rebuilt only when one of its two numbers moved (it is asked for
   // several times per request).
@@ -18,7 +22,7 @@ export function sqliteChangeStamp(sqlite: SQLite.Database, localWrites: () => nu
   let stampWrites = -1;
   return () => {
     if (dataVersion === undefined) {
-      dataVersion = versionQuery.get() as number;
+      dataVersion = (versionQuery.get() as { data_version: number }).data_version;
       setImmediate(() => {
         dataVersion = undefined;
       });

@@ -5,9 +5,8 @@ import SQLite from 'better-sqlite3';
 import { Kysely } from 'kysely';
 import { CurrentSchemaPostgresDialect } from './pg-dialect.ts';
 import { WriteLockingSqliteDialect } from './sqlite-dialect.ts';
+import { SqliteHandle } from './sqlite-handle.ts';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
-import { DatabaseUnavailableError } from '../domain/errors.ts';
-import { databaseFault } from './database-faults.ts';
 import { type CopyFrom, pgCopyFrom } from './pg-copy.ts';
 import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
@@ -21,10 +20,10 @@ export interface Db {
   kysely: Kysely<Database>;
   dialect: 'sqlite' | 'postgres';
   /**
-   * The better-sqlite3 handle (SQLite only) that Kysely uses too, for synchronous hot paths: its
-   * statements are cached and its writes counted (see countingHandle).
+   * The SQLite connection (SQLite only) that Kysely uses too, for synchronous hot paths: its
+   * statements are cached and its writes counted (see sqlite-handle.ts).
    */
-  sqlite: SQLite.Database | undefined;
+  sqlite: SqliteHandle | undefined;
   /** SQLite only: how many writing statements this process has run on its connection so far. */
   writes: () => number;
   /** The PostgreSQL pool's counters; undefined on SQLite (one connection, no pool). */
@@ -46,95 +45,6 @@ export interface Db {
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
-}
-
-/**
- * The SQLite handle every part of the platform uses:
- * - Kysely's SQLite driver prepares every query anew, and preparing costs as much as running a
- *   small query; queries come from a fixed set of shapes, so prepared statements are kept
- *   (bounded, least recently used first out). Safe because statements run synchronously to
- *   completion (nothing here iterates a statement lazily).
- * - Every execution of a statement that writes (`!readonly`, which includes INSERT … RETURNING)
- *   and changed a row, and every `exec`, is counted, so caches can tell the data may have changed.
- */
-/**
- * Runs a writing call, turning SQLITE_BUSY (another process held the write lock past busy_timeout)
- * into DatabaseUnavailableError: the same request succeeds once that process lets go. Readers
- * never wait for a lock in WAL mode, so only writes are wrapped.
- */
-function unlessBusy<T>(call: () => T): T {
-  try {
-    return call();
-  } catch (err) {
-    if (databaseFault(err) === 'busy') throw new DatabaseUnavailableError('busy');
-    throw err;
-  }
-}
-
-function countingHandle(db: SQLite.Database, onWrite: () => void, max = 500): SQLite.Database {
-  const cache = new Map<string, SQLite.Statement>();
-  const prepare = db.prepare.bind(db);
-  const exec = db.exec.bind(db);
-  const counted = (stmt: SQLite.Statement): SQLite.Statement => {
-    if (stmt.readonly) return stmt;
-    // Counted after the statement ran, and only when it changed something (an idle poll such as
-    // an UPDATE that matched no row does not empty caches).
-    const run = (...args: unknown[]) => {
-      const r = unlessBusy(() => (stmt.run as (...a: unknown[]) => SQLite.RunResult)(...args));
-      if (r.changes > 0) onWrite();
-      return r;
-    };
-    const all = (...args: unknown[]) => {
-      const rows = unlessBusy(() => (stmt.all as (...a: unknown[]) => unknown[])(...args));
-      if (rows.length > 0) onWrite();
-      return rows;
-    };
-    const get = (...args: unknown[]) => {
-      const row = unlessBusy(() => (stmt.get as (...a: unknown[]) => unknown)(...args));
-      if (row !== undefined) onWrite();
-      return row;
-    };
-    const iterate = (...args: unknown[]) => {
-      onWrite();
-      return (stmt.iterate as (...a: unknown[]) => unknown)(...args);
-    };
-    return {
-      get reader() {
-        return stmt.reader;
-      },
-      readonly: false,
-      source: stmt.source,
-      run,
-      all,
-      get,
-      iterate,
-    } as unknown as SQLite.Statement;
-  };
-  return new Proxy(db, {
-    get(target, prop) {
-      if (prop === 'exec') {
-        return (source: string) => {
-          onWrite();
-          return unlessBusy(() => exec(source));
-        };
-      }
-      if (prop !== 'prepare') {
-        const value = Reflect.get(target, prop);
-        return typeof value === 'function' ? value.bind(target) : value;
-      }
-      return (source: string) => {
-        let stmt = cache.get(source);
-        if (stmt) {
-          cache.delete(source);
-        } else {
-          stmt = counted(prepare(source));
-          if (cache.size >= max) cache.delete(cache.keys().next().value!);
-        }
-        cache.set(source, stmt);
-        return stmt;
-      };
-    },
-  });
 }
 
 /**
@@ -167,18 +77,14 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     // connection only steps in when the WAL passes ~40 MB.
     const checkpointer = config.path === ':memory:' ? undefined : startWalCheckpointer(config.path);
     if (checkpointer) sqlite.pragma('wal_autocheckpoint = 10000');
-    let writes = 0;
-    const handle = countingHandle(sqlite, () => {
-      writes++;
-      checkpointer?.wrote();
-    });
+    const handle = new SqliteHandle(sqlite, () => checkpointer?.wrote());
     const kysely = new Kysely<Database>({ dialect: new WriteLockingSqliteDialect({ database: handle }) });
     const cleanups: (() => void)[] = [];
     return {
       kysely,
       dialect: 'sqlite',
       sqlite: handle,
-      writes: () => writes,
+      writes: () => handle.writes,
       poolStats: () => undefined,
       health: new DatabaseHealth(),
       withoutStatementTimeout: (work) => work(kysely),

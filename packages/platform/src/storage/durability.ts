@@ -15,10 +15,10 @@
 //
 // PostgreSQL syncs its own commits (and groups them); there is nothing to add there.
 import { closeSync, fdatasync, openSync } from 'node:fs';
-import type SQLite from 'better-sqlite3';
 import type { Kysely, Transaction } from 'kysely';
 import { coalescedFlush } from './coalesced-flush.ts';
 import type { Database } from './schema.ts';
+import type { HandleStatement, SqliteHandle } from './sqlite-handle.ts';
 
 /** SQLite's synchronous setting outside the windows this file opens. */
 export const DEFAULT_SYNCHRONOUS = 'FULL';
@@ -39,7 +39,7 @@ export interface Durability {
 }
 
 /** The policy for a database: `sqlite` is its better-sqlite3 handle, absent on PostgreSQL. */
-export function durabilityFor(kysely: Kysely<Database>, sqlite: SQLite.Database | undefined): Durability {
+export function durabilityFor(kysely: Kysely<Database>, sqlite: SqliteHandle | undefined): Durability {
   if (!sqlite) return postgresDurability(kysely);
   if (sqlite.memory) return memoryDurability(kysely);
   let walFd: number | undefined;
@@ -52,7 +52,7 @@ export function durabilityFor(kysely: Kysely<Database>, sqlite: SQLite.Database 
   // Every change of the setting goes through here, so the current one is known without asking
   // SQLite; the two statements are prepared once (a pragma() call would parse its text each time,
   // and this runs twice per transaction).
-  const pragmas = new Map<string, SQLite.Statement>();
+  const pragmas = new Map<string, HandleStatement>();
   let synchronous = DEFAULT_SYNCHRONOUS;
   const setSynchronous = (value: 'NORMAL' | typeof DEFAULT_SYNCHRONOUS) => {
     let stmt = pragmas.get(value);

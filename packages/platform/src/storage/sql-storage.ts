@@ -1,12 +1,12 @@
 // The Storage port on Kysely: SQLite (better-sqlite3, the embedded default) or PostgreSQL (pg).
-import { sql, type Kysely, type Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { DatabaseConfig, DatabaseSettings } from '../config.ts';
 import { sqliteChangeStamp } from './change-stamp.ts';
 import { openDatabase, type Db } from './database.ts';
 import { durabilityFor } from './durability.ts';
-import { PerGrantTransactions, SqliteGroupCommit } from './group-commit.ts';
+import { PerGrantTransactions } from './pg-grants.ts';
 import { migrateToLatest } from './migrate.ts';
-import { KyselyRunner, SqliteRunner } from './prepared-query.ts';
+import { queryRunner } from './prepared-query.ts';
 import type { Repositories, Storage } from './ports.ts';
 import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
@@ -39,6 +39,7 @@ import { SqlThrottleRepository } from './repositories/throttle-repository.ts';
 import { SqlTokenRepository } from './repositories/token-repository.ts';
 import { SqlWebhookRepository } from './repositories/webhook-repository.ts';
 import type { Database } from './schema.ts';
+import { SqliteGroupCommit } from './sqlite-group-commit.ts';
 
 /** PostgreSQL's pool size and deadlines; what is left out takes its default. */
 export type StorageOptions = Partial<DatabaseSettings>;
@@ -95,20 +96,16 @@ export function storageOn(db: Db): OpenStorage {
   const notify = () => {
     for (const fn of listeners) fn();
   };
-  const executor = (k: Kysely<Database> | Transaction<Database>, inTransaction: boolean, onQueued: () => void): Executor => ({
-    k,
+  const executor = (trx: Transaction<Database> | undefined, onQueued: () => void): Executor => ({
+    k: trx ?? db.kysely,
     dialect: db.dialect,
-    // Outside a transaction SQLite runs hot queries synchronously on its one connection.
-    runner: db.sqlite && !inTransaction ? new SqliteRunner(db.sqlite) : new KyselyRunner(k),
+    runner: queryRunner(db, trx ? { scope: trx } : {}),
     prepared,
     outbox,
     deliveriesQueued: onQueued,
   });
-  const base = repositories(executor(db.kysely, false, notify));
-  const grants = db.sqlite
-    ? new SqliteGroupCommit(db.sqlite, durability, db.kysely, prepared)
-    : new PerGrantTransactions(db.kysely, prepared);
-  db.prepareStatements([...[...Object.values(prepared), ...Object.values(outbox)].map((q) => q.compiled.sql), ...grants.statements]);
+  const base = repositories(executor(undefined, notify));
+  const grants = db.sqlite ? new SqliteGroupCommit(db, durability, prepared) : new PerGrantTransactions(db, prepared);
   const stamp = db.sqlite ? sqliteChangeStamp(db.sqlite, db.writes) : undefined;
   db.onClose(() => durability.close());
   return {
@@ -126,7 +123,7 @@ export function storageOn(db: Db): OpenStorage {
       const run = (trx: Transaction<Database>) =>
         work(
           repositories(
-            executor(trx, true, () => {
+            executor(trx, () => {
               queued = true;
             }),
           ),

@@ -146,8 +146,6 @@ function sqliteStatements(k: Kysely<Database>) {
 }
 
 export interface GrantSteps {
-  /** The texts of its statements (to be prepared once per connection). */
-  readonly statements: readonly string[];
   rotateRefresh(run: QueryRunner, appId: number, r: RefreshRotation): Promise<{ scopes: string } | undefined>;
   redeemCode(run: QueryRunner, appId: number, r: CodeRedemption): Promise<{ scopes: string; installationId: number } | undefined>;
 }
@@ -192,7 +190,6 @@ export function postgresGrantSteps(k: Kysely<Database>): CheckedGrantSteps {
   const q = postgresStatements(k);
   const code = (row: { scopes: string; installation_id: number }) => ({ scopes: row.scopes, installationId: row.installation_id });
   return {
-    statements: Object.values(q).map((s) => s.compiled.sql),
     rotateRefresh: (run, appId, r) => run.first(q.rotateRefresh, { ...pairParams(appId, r), hash: r.tokenHash }),
     async redeemCode(run, appId, r) {
       const row = await run.first(q.redeemCode, codeParams(appId, r));
@@ -231,7 +228,6 @@ export function sqliteGrantSteps(k: Kysely<Database>, prepared: PreparedStatemen
     });
   };
   return {
-    statements: Object.values(q).map((s) => s.compiled.sql),
     async rotateRefresh(run, appId, r) {
       const claimed = await run.first(q.claimRefresh, { store: r.storeId, hash: r.tokenHash, app: appId, now: r.now });
       if (!claimed) return undefined;

@@ -6,12 +6,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '../src/storage/database.ts';
 import { durabilityFor } from '../src/storage/durability.ts';
-import { SqliteGroupCommit } from '../src/storage/group-commit.ts';
+import { SqliteGroupCommit } from '../src/storage/sqlite-group-commit.ts';
 import { migrateToLatest } from '../src/storage/migrate.ts';
 import { preparedStatements } from '../src/storage/repositories/prepared-statements.ts';
 
-const groupCommit = (db: Db) =>
-  new SqliteGroupCommit(db.sqlite!, durabilityFor(db.kysely, db.sqlite), db.kysely, preparedStatements(db.kysely));
+const groupCommit = (db: Db) => new SqliteGroupCommit(db, durabilityFor(db.kysely, db.sqlite), preparedStatements(db.kysely));
 const durable = (db: Db) => durabilityFor(db.kysely, db.sqlite);
 
 describe('SqliteGroupCommit', () => {
