@@ -1,7 +1,7 @@
 // Apps as this process last read them, by client_id, so that a grant on PostgreSQL can check its
 // client without first reading the app. A copy here is never trusted on its own: the grant's
-// statement compares it with the row in the database and changes nothing when they differ (see
-// PerGrantTransactions), so an entry can be as old as it likes and there is no expiry. Bounded,
+// statement compares the version stamp it was read with against the row's in the database and
+// changes nothing when they differ (see pg-grants.ts), so an entry can be as old as it likes and there is no expiry. Bounded,
 // so client_ids presented by anyone cannot grow it without limit; the least recently used entry
 // makes room.
 import type { AppRow } from './ports.ts';

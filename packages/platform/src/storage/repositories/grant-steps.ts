@@ -39,16 +39,24 @@ const REFRESH_COLUMNS = sql.raw(
   'token_hash, family_id, installation_id, store_id, app_id, scopes, expires_at, revoked_at, created_at, access_expires_at, rotated_at',
 );
 
-// The app as the client was checked on: its row must still hold every column the services see
-// (any change of the app, not only of the columns a check reads today, sends the grant back to a
-// fresh read). `apps` is one table, not split by store.
-const APP_VALUES = APP_COLUMNS.filter((c) => c !== 'id');
-const appParam = (column: string) => `app_${column}`;
-const checkedApp = (p: Param) =>
-  sql`select 1 from apps where id = ${p<number>('app')} and ${sql.join(
-    APP_VALUES.map((c) => sql`${sql.ref(c)} is not distinct from ${p(appParam(c))}`),
-    sql` and `,
-  )}`;
+// The app as the client was checked on: its row must not have been written since that copy was
+// read. PostgreSQL stamps every row version with the transaction that wrote it (`xmin`), and any
+// write of the row (any column, or a delete and a new row) makes a new version with a newer
+// transaction id; the copy carries the stamp it was read with. One parameter instead of every
+// column the services see: cheaper to encode and to compare. (A stamp comes back only after 2^32
+// transactions, and then only if the row was rewritten by exactly that one.) `apps` is one
+// table, not split by store.
+const checkedApp = (p: Param) => sql`select 1 from apps where id = ${p<number>('app')} and xmin::text = ${p('appVersion')}`;
+
+/** An app's row as read for the checked grants: its columns and the stamp of its version. */
+export const appWithVersion = (k: Kysely<Database>) =>
+  defineQuery<AppRow & { row_version: string }, { id: string }>((p) =>
+    k
+      .selectFrom('apps')
+      .select([...APP_COLUMNS])
+      .select(sql<string>`xmin::text`.as('row_version'))
+      .where('client_id', '=', p('id')),
+  );
 
 /**
  * A PostgreSQL grant in parts: the claim (given what else it must require), the CTEs that store
@@ -98,7 +106,7 @@ type CheckedRow<R> = { app_unchanged: boolean } & { [K in keyof R]: R[K] | null 
 
 /**
  * The grant as one statement that also requires the app row to be the copy the client was checked
- * on (`app_*` parameters): always one row, whose `app_unchanged` tells a changed or missing app
+ * on (its version stamp, `appVersion`): always one row, whose `app_unchanged` tells a changed or missing app
  * (nothing changed) from a grant that is simply not the usual one.
  */
 const checkedGrant = <R>(k: Kysely<Database>, g: GrantParts) =>
@@ -174,16 +182,14 @@ const codeParams = (appId: number, r: CodeRedemption) => ({
 export type CheckedGrant<T> = { appChanged: true } | { appChanged: false; granted: T | undefined };
 
 export interface CheckedGrantSteps extends GrantSteps {
-  rotateRefreshChecked(run: QueryRunner, app: AppRow, r: RefreshRotation): Promise<CheckedGrant<{ scopes: string }>>;
-  redeemCodeChecked(run: QueryRunner, app: AppRow, r: CodeRedemption): Promise<CheckedGrant<{ scopes: string; installationId: number }>>;
-}
-
-// Built once per app row read (the same row serves many grants), not once per grant.
-const appParamsByRow = new WeakMap<AppRow, Record<string, unknown>>();
-function appParams(app: AppRow): Record<string, unknown> {
-  let params = appParamsByRow.get(app);
-  if (!params) appParamsByRow.set(app, (params = Object.fromEntries(APP_VALUES.map((c) => [appParam(c), app[c]]))));
-  return params;
+  /** `version`: the app row's version stamp as read with the copy `app` (see appWithVersion). */
+  rotateRefreshChecked(run: QueryRunner, app: AppRow, version: string, r: RefreshRotation): Promise<CheckedGrant<{ scopes: string }>>;
+  redeemCodeChecked(
+    run: QueryRunner,
+    app: AppRow,
+    version: string,
+    r: CodeRedemption,
+  ): Promise<CheckedGrant<{ scopes: string; installationId: number }>>;
 }
 
 export function postgresGrantSteps(k: Kysely<Database>): CheckedGrantSteps {
@@ -195,13 +201,13 @@ export function postgresGrantSteps(k: Kysely<Database>): CheckedGrantSteps {
       const row = await run.first(q.redeemCode, codeParams(appId, r));
       return row && code(row);
     },
-    async rotateRefreshChecked(run, app, r) {
-      const row = await run.first(q.rotateRefreshChecked, { ...pairParams(app.id, r), ...appParams(app), hash: r.tokenHash });
+    async rotateRefreshChecked(run, app, version, r) {
+      const row = await run.first(q.rotateRefreshChecked, { ...pairParams(app.id, r), appVersion: version, hash: r.tokenHash });
       if (!row?.app_unchanged) return { appChanged: true };
       return { appChanged: false, granted: row.scopes === null ? undefined : { scopes: row.scopes } };
     },
-    async redeemCodeChecked(run, app, r) {
-      const row = await run.first(q.redeemCodeChecked, { ...codeParams(app.id, r), ...appParams(app) });
+    async redeemCodeChecked(run, app, version, r) {
+      const row = await run.first(q.redeemCodeChecked, { ...codeParams(app.id, r), appVersion: version });
       if (!row?.app_unchanged) return { appChanged: true };
       const { scopes, installation_id } = row;
       return { appChanged: false, granted: scopes === null || installation_id === null ? undefined : code({ scopes, installation_id }) };
