@@ -8,7 +8,7 @@ import { WriteLockingSqliteDialect } from './sqlite-dialect.ts';
 import { SqliteHandle } from './sqlite-handle.ts';
 import { type DatabaseConfig, type DatabaseSettings, parseDatabaseSettings } from '../config.ts';
 import { type CopyFrom, pgCopyFrom } from './pg-copy.ts';
-import { DatabaseHealth, openPgPool, StatementNames } from './pg-pool.ts';
+import { DatabaseHealth, type DirectQuery, openPgPool, StatementNames } from './pg-pool.ts';
 import type { PoolStats } from './ports/storage-stats.ts';
 import type { Database } from './schema.ts';
 import { startWalCheckpointer } from './wal-checkpointer.ts';
@@ -42,6 +42,8 @@ export interface Db {
   prepareStatements(texts: Iterable<string>): void;
   /** PostgreSQL only: COPY … FROM STDIN on a connection of the pool (bulk inserts). */
   copyFrom: CopyFrom | undefined;
+  /** PostgreSQL only: one statement straight on the pool, outside any transaction. */
+  pgQuery: DirectQuery | undefined;
   /** Registers cleanup to run when the database closes. */
   onClose(fn: () => void): void;
   close(): Promise<void>;
@@ -90,6 +92,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
       withoutStatementTimeout: (work) => work(kysely),
       prepareStatements: () => {},
       copyFrom: undefined,
+      pgQuery: undefined,
       onClose: (fn) => void cleanups.push(fn),
       close: async () => {
         await checkpointer?.stop();
@@ -101,7 +104,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
   const settings: DatabaseSettings = { ...parseDatabaseSettings({}), ...options };
   const health = new DatabaseHealth();
   const names = new StatementNames();
-  const { pool, raw } = openPgPool(
+  const { pool, raw, query } = openPgPool(
     {
       url: config.url,
       size: settings.poolSize,
@@ -127,6 +130,7 @@ export function openDatabase(config: DatabaseConfig, options: Partial<DatabaseSe
     health,
     prepareStatements: (texts) => names.add(texts),
     copyFrom: pgCopyFrom(raw, health),
+    pgQuery: query,
     // A pool of its own with no statement deadline (neither the server's nor the client's).
     withoutStatementTimeout: async (work) => {
       const own = openPgPool(

@@ -104,7 +104,7 @@ export function openPgPool(
   settings: PgPoolSettings,
   health: DatabaseHealth,
   names: StatementNames = new StatementNames(),
-): { pool: PostgresPool; raw: pg.Pool } {
+): { pool: PostgresPool; raw: pg.Pool; query: DirectQuery } {
   const raw = new (pgDriver().Pool)({
     connectionString: settings.url,
     max: settings.size,
@@ -120,8 +120,15 @@ export function openPgPool(
   raw.on('connect', (client) => {
     client.on('error', (err) => health.failed(databaseFault(err) ?? 'connection lost'));
   });
-  return { pool: new GuardedPool(raw, settings.size, health, names), raw };
+  const pool = new GuardedPool(raw, settings.size, health, names);
+  return { pool, raw, query: (text, parameters) => pool.query(text, parameters) };
 }
+
+/**
+ * One statement on a connection of the pool, outside any transaction, without Kysely's layers in
+ * between (the same guards, deadlines and statement names as Kysely's queries get).
+ */
+export type DirectQuery = (text: string, parameters: readonly unknown[]) => Promise<{ rows: unknown[]; rowCount: number | null }>;
 
 class GuardedPool implements PostgresPool {
   constructor(
@@ -169,6 +176,15 @@ class GuardedPool implements PostgresPool {
       // A client that failed at the connection level is destroyed, never reused.
       release: () => client.release(broken),
     };
+  }
+
+  async query(text: string, parameters: readonly unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }> {
+    const client = await this.connect();
+    try {
+      return (await client.query(text, parameters)) as { rows: unknown[]; rowCount: number | null };
+    } finally {
+      client.release();
+    }
   }
 
   end(): Promise<void> {
