@@ -2,7 +2,7 @@
 // recorded, and the plans of those queries, read one by one, counting the partitions of each store
 // table they would read. A query that names its store reads one; any other reads them all (and
 // under a sharded PostgreSQL would go to every shard).
-import { type CompiledQuery, Kysely, PostgresDialect } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import { openDatabase, type Db } from '../src/storage/database.ts';
 import { FLEET_WIDE, fleetWideName } from '../src/storage/fleet-wide.ts';
@@ -36,6 +36,11 @@ export function recordingDb(url: string, poolSize = 10): { db: Db; queries: Comp
   const db: Db = {
     ...real,
     kysely,
+    // Statements run straight on the pool (outside a transaction) are recorded as well.
+    async pgQuery(text, parameters) {
+      queries.push(CompiledQuery.raw(text, [...parameters]));
+      return pool.query(text, [...parameters]);
+    },
     async close() {
       await kysely.destroy();
       await real.close();
