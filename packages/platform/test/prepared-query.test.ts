@@ -115,13 +115,16 @@ describe.each(DIALECTS)('defineQuery and queryRunner (%s)', (dialect) => {
         })
         .catch(() => 'rolled back');
       await opened;
-      const idle = queryRunner(db, { scope: 'when-idle' }).run(q, { id: 21, name: 'outside' });
+      const whenIdle = queryRunner(db, { scope: 'when-idle' });
+      expect(whenIdle.sync()).toBeUndefined();
+      const idle = whenIdle.run(q, { id: 21, name: 'outside' });
       release();
       expect(await trx).toBe('rolled back');
       expect(await idle).toBe(1);
       const run = queryRunner(db);
       expect(await run.first(byId(), { id: 20 })).toBeUndefined();
       expect(await run.first(byId(), { id: 21 })).toEqual({ name: 'outside' });
+      expect(whenIdle.sync()?.firstSync(byId(), { id: 21 })).toEqual({ name: 'outside' });
     });
 
     it('runs synchronously what runs outside a transaction, wrapped as asked', async () => {
@@ -156,6 +159,7 @@ describe.each(DIALECTS)('defineQuery and queryRunner (%s)', (dialect) => {
       expect(await prepared()).toBe(0);
       await queryRunner(db).first(q, { id: 1 });
       expect(await prepared()).toBe(1);
+      expect(queryRunner(db, { scope: 'when-idle' }).sync()).toBeUndefined();
     });
   }
 });

@@ -59,6 +59,18 @@ export interface QueryRunner {
   first<R, P>(q: PreparedQuery<R, P>, params: NoInfer<P>): Promise<R | undefined>;
   /** Runs a statement without result rows; returns the number of rows it changed. */
   run<P>(q: PreparedQuery<unknown, P>, params: NoInfer<P>): Promise<number>;
+  /**
+   * The same statements synchronously, when this runner's scope lets them run so right now (SQLite
+   * outside a Kysely transaction; for 'when-idle', while no transaction is open); else undefined.
+   * For a caller that must run several in one synchronous stretch (a better-sqlite3 transaction).
+   */
+  sync(): SyncQueryRunner | undefined;
+}
+
+export interface SyncQueryRunner {
+  allSync<R, P>(q: PreparedQuery<R, P>, params: NoInfer<P>): R[];
+  firstSync<R, P>(q: PreparedQuery<R, P>, params: NoInfer<P>): R | undefined;
+  runSync<P>(q: PreparedQuery<unknown, P>, params: NoInfer<P>): number;
 }
 
 /** What a runner needs of the open database (database.ts's Db has it). */
@@ -101,39 +113,52 @@ export function queryRunner(db: StatementTarget, options: RunnerOptions = {}): Q
     seen.add(q);
     db.prepareStatements([q.compiled.sql]);
   };
-  if (typeof scope === 'object') return new KyselyRunner(scope, names);
-  if (!db.sqlite) return db.pgQuery ? new PoolRunner(db.pgQuery, names) : new KyselyRunner(db.kysely, names);
-  const sync = new SqliteRunner(db.sqlite, options.around ?? ((work) => work()));
+  if (typeof scope === 'object') return new KyselyStatements(scope, names);
+  if (!db.sqlite) return db.pgQuery ? new PoolRunner(db.pgQuery, names) : new KyselyStatements(db.kysely, names);
+  const sync = new SqliteStatements(db.sqlite, options.around ?? ((work) => work()));
   if (scope === 'connection') return sync;
   const sqlite = db.sqlite;
-  const queued = new KyselyRunner(db.kysely, names);
+  const queued = new KyselyStatements(db.kysely, names);
   const pick = (): QueryRunner => (sqlite.inTransaction ? queued : sync);
   return {
     all: (q, params) => pick().all(q, params),
     first: (q, params) => pick().first(q, params),
     run: (q, params) => pick().run(q, params),
+    sync: () => (sqlite.inTransaction ? undefined : sync),
   };
 }
 
 /** Synchronous prepared statements on the SQLite connection (which keeps them prepared). */
-class SqliteRunner implements QueryRunner {
+class SqliteStatements implements QueryRunner, SyncQueryRunner {
   constructor(
     private readonly sqlite: SqliteHandle,
     private readonly around: <T>(work: () => T) => T,
   ) {}
-  async all<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R[]> {
+  allSync<R, P>(q: PreparedQuery<R, P>, params: NoInfer<P>): R[] {
     return this.around(() => this.sqlite.prepare(q.compiled.sql).all(...args(q, params)) as R[]);
   }
-  async first<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R | undefined> {
+  runSync<P>(q: PreparedQuery<unknown, P>, params: NoInfer<P>): number {
+    return this.around(() => this.sqlite.prepare(q.compiled.sql).run(...args(q, params)).changes);
+  }
+  firstSync<R, P>(q: PreparedQuery<R, P>, params: NoInfer<P>): R | undefined {
     return this.around(() => this.sqlite.prepare(q.compiled.sql).get(...args(q, params)) as R | undefined);
   }
+  sync(): SyncQueryRunner {
+    return this;
+  }
+  async all<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R[]> {
+    return this.allSync(q, params);
+  }
+  async first<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R | undefined> {
+    return this.firstSync(q, params);
+  }
   async run<P>(q: PreparedQuery<unknown, P>, params: P): Promise<number> {
-    return this.around(() => this.sqlite.prepare(q.compiled.sql).run(...args(q, params)).changes);
+    return this.runSync(q, params);
   }
 }
 
 /** The same queries through Kysely (PostgreSQL, or inside a Kysely transaction). */
-class KyselyRunner implements QueryRunner {
+class KyselyStatements implements QueryRunner {
   constructor(
     private readonly executor: Kysely<Database> | Transaction<Database>,
     private readonly named: (q: PreparedQuery<unknown, never>) => void,
@@ -144,6 +169,9 @@ class KyselyRunner implements QueryRunner {
   }
   async first<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R | undefined> {
     return (await this.all(q, params))[0];
+  }
+  sync(): undefined {
+    return undefined;
   }
   async run<P>(q: PreparedQuery<unknown, P>, params: P): Promise<number> {
     this.named(q as PreparedQuery<unknown, never>);
@@ -164,8 +192,28 @@ class PoolRunner implements QueryRunner {
   async first<R, P>(q: PreparedQuery<R, P>, params: P): Promise<R | undefined> {
     return (await this.all(q, params))[0];
   }
+  sync(): undefined {
+    return undefined;
+  }
   async run<P>(q: PreparedQuery<unknown, P>, params: P): Promise<number> {
     this.named(q as PreparedQuery<unknown, never>);
     return (await this.query(q.compiled.sql, args(q, params))).rowCount ?? 0;
+  }
+}
+
+/**
+ * @deprecated Build runners with `queryRunner(db, options)`. Kept only while code written against
+ * the earlier classes is moved over: synchronous statements on the SQLite connection.
+ */
+export class SqliteRunner extends SqliteStatements {
+  constructor(sqlite: SqliteHandle) {
+    super(sqlite, (work) => work());
+  }
+}
+
+/** @deprecated Build runners with `queryRunner(db, options)`; see SqliteRunner. */
+export class KyselyRunner extends KyselyStatements {
+  constructor(executor: Kysely<Database> | Transaction<Database>) {
+    super(executor, () => {});
   }
 }
