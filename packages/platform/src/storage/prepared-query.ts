@@ -2,8 +2,9 @@
 // parameters named and typed, compiled once, and run many times with new parameters:
 // - SQLite: a statement prepared once on the process's connection (sqlite-handle.ts caches it) and
 //   run synchronously when it may (outside a Kysely transaction), else through that transaction;
-// - PostgreSQL: a named prepared statement, parsed once per connection (pg-pool.ts names it).
-// Building and compiling a query each time would cost more than running it on these paths.
+// - PostgreSQL: a named prepared statement, parsed once per connection (pg-pool.ts names it at its
+//   first run), straight on the pool outside a transaction, else through that transaction.
+// `queryRunner` below is the one place that makes these choices. Building and compiling a query each time would cost more than running it on these paths.
 import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely';
 import type { DirectQuery } from './pg-pool.ts';
 import type { Database } from './schema.ts';
