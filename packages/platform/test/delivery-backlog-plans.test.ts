@@ -8,9 +8,11 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../src/storage/database.ts';
-import { BACKLOG_SQL, backlogParams } from '../src/storage/repositories/delivery-backlog.ts';
+import { backlogParams } from '../src/storage/repositories/delivery-backlog.ts';
+import { deliveryQueries } from '../src/storage/repositories/delivery-queue.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
+import { bound, postgresCompiler } from './prepared-text.ts';
 
 const STORES = 50;
 const HISTORY = 40_000;
@@ -54,9 +56,8 @@ describe('putting off a backlog on SQLite', () => {
       await storage.migrate();
       const sqlite = db.sqlite!;
       for (const statement of SEED) sqlite.exec(statement);
-      const params = backlogParams('sqlite', INPUT);
-      const plan = () =>
-        (sqlite.prepare(`explain query plan ${BACKLOG_SQL.sqlite}`).all(...params) as { detail: string }[]).map((r) => r.detail);
+      const { sql, params } = bound(deliveryQueries(db).backlog, backlogParams('sqlite', INPUT));
+      const plan = () => (sqlite.prepare(`explain query plan ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail);
       const expected =
         'SEARCH webhook_deliveries USING INDEX webhook_deliveries_backlog (store_id=? AND subscription_id=? AND next_attempt_at<?)';
       expect(plan()).toContain(expected);
@@ -124,10 +125,8 @@ describe.skipIf(!process.env.TEST_PG_URL).each([
   async function explain(): Promise<PlanNode> {
     await client.query('begin');
     try {
-      const res = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-        `explain (analyze, format json) ${BACKLOG_SQL.postgres}`,
-        backlogParams('postgres', INPUT),
-      );
+      const { sql, params } = bound(deliveryQueries(postgresCompiler()).backlog, backlogParams('postgres', INPUT));
+      const res = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (analyze, format json) ${sql}`, params);
       return res.rows[0]!['QUERY PLAN'][0]!.Plan;
     } finally {
       await client.query('rollback');

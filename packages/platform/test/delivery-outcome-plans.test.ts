@@ -5,12 +5,13 @@
 // (seconds per batch of 500, so outcomes fell behind the sends); that plan fails here.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAIM_SQL } from '../src/storage/repositories/delivery-claim.ts';
+import { deliveryQueries } from '../src/storage/repositories/delivery-queue.ts';
 import { outcomeWrites } from '../src/storage/repositories/delivery-outcomes.ts';
 import type { DeliveryOutcome } from '../src/storage/ports.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl } from './harness.ts';
+import { bound, postgresCompiler } from './prepared-text.ts';
 
 const ROWS = 20_000;
 const BATCH = 500;
@@ -88,11 +89,12 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
       attempt: { attemptedAt: 5, status: 200, latencyMs: 3, responseBody: null, error: null },
       next: { status: 'delivered' },
     }));
-    const steps = outcomeWrites('postgres', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
+    const queries = deliveryQueries(postgresCompiler());
+    const steps = outcomeWrites(queries.outcomes, 'postgres', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
     let step = steps.next({ ids: [], changes: 0, rows: [] });
     let checked = 0;
     while (!step.done) {
-      const { sql, params } = step.value;
+      const { sql, params } = bound(step.value.query, step.value.params);
       if (/^\s*update webhook_deliveries/.test(sql)) {
         const plan = await explain(sql, params);
         expect(rowsRead(plan, 'webhook_deliveries').every((n) => n <= BATCH)).toBe(true);
@@ -105,7 +107,8 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
 
   it('loading the events of a claim reads only those events', async () => {
     const ids = Array.from({ length: BATCH / 8 }, (_, i) => `evt_${1000 + i}`);
-    const plan = await explain(CLAIM_SQL.postgres.events, [ids.map(() => STORE), ids]);
+    const { sql, params } = bound(deliveryQueries(postgresCompiler()).events, { c0: ids.map(() => STORE), c1: ids });
+    const plan = await explain(sql, params);
     expect(rowsRead(plan, 'webhook_events').every((n) => n <= ids.length)).toBe(true);
   });
 });
@@ -126,11 +129,11 @@ describe('delivery write plans on SQLite', () => {
         attempt: { attemptedAt: 5, status: 200, latencyMs: 3, responseBody: null, error: null },
         next: { status: 'delivered' },
       }));
-      const steps = outcomeWrites('sqlite', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
+      const steps = outcomeWrites(deliveryQueries(db).outcomes, 'sqlite', batch, { worker: WORKER, now: 5, disableAfterDead: 5 });
       let step = steps.next({ ids: [], changes: 0, rows: [] });
       const plans: string[][] = [];
       while (!step.done) {
-        const { sql, params } = step.value;
+        const { sql, params } = bound(step.value.query, step.value.params);
         if (/update webhook_deliveries/.test(sql))
           plans.push((db.sqlite!.prepare(`explain query plan ${sql}`).all(...params) as { detail: string }[]).map((r) => r.detail));
         step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length, rows: [] });

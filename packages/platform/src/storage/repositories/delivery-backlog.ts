@@ -12,7 +12,10 @@
 // which bounds how long one write holds SQLite or the rows' locks. On PostgreSQL rows a claim has
 // locked are skipped (the claim owns them). One SQL text per dialect whatever the number of
 // subscriptions (a JSON array on SQLite, an array on PostgreSQL).
-type Dialect = 'sqlite' | 'postgres';
+import { type Kysely, sql } from 'kysely';
+import { defineQuery } from '../prepared-query.ts';
+import type { Database } from '../schema.ts';
+import { type Dialect, listParam, rawQuery } from './raw-query.ts';
 
 export interface BacklogParams {
   storeId: number;
@@ -23,30 +26,41 @@ export interface BacklogParams {
   limit: number;
 }
 
-export const BACKLOG_SQL = {
-  sqlite: `update webhook_deliveries set next_attempt_at = ?, updated_at = ?, claimed_by = null, claimed_until = null
-    where id in (
-      select id from webhook_deliveries
-      where store_id = ? and subscription_id in (select value from json_each(?)) and status = 'pending'
-        and next_attempt_at < ? and (claimed_until is null or claimed_until < ?)
-      limit ?
-    )`,
+export function backlogQuery(k: Kysely<Database>, dialect: Dialect) {
+  if (dialect === 'sqlite') {
+    return defineQuery((p) =>
+      rawQuery(
+        k,
+        sql`update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}, claimed_by = null, claimed_until = null
+          where id in (
+            select id from webhook_deliveries
+            where store_id = ${p('store')} and subscription_id in (select value from json_each(${p('subscriptions')}))
+              and status = 'pending' and next_attempt_at < ${p('until')} and (claimed_until is null or claimed_until < ${p('now')})
+            limit ${p('limit')}
+          )`,
+      ),
+    );
+  }
   // The rows are picked once, in a materialized CTE: as an `id in (…)` subquery the planner may scan
   // it again for every row of the outer side, and a limit without an order can then pick other rows
   // on each pass and move more than `limit`. They are then named as `id = any(array)`, which the
   // planner answers from the primary key; joined to the CTE it may hash the whole table instead.
-  postgres: `with picked as materialized (
-      select id from webhook_deliveries
-      where store_id = $1 and subscription_id = any($2::bigint[]) and status = 'pending'
-        and next_attempt_at < $3 and (claimed_until is null or claimed_until < $4)
-      limit $5
-      for update skip locked
-    )
-    update webhook_deliveries set next_attempt_at = $3, updated_at = $4, claimed_by = null, claimed_until = null
-    where store_id = $1 and id = any(array(select id from picked))`,
-} as const;
+  return defineQuery((p) =>
+    rawQuery(
+      k,
+      sql`with picked as materialized (
+          select id from webhook_deliveries
+          where store_id = ${p('store')} and subscription_id = any(${p('subscriptions')}::bigint[]) and status = 'pending'
+            and next_attempt_at < ${p('until')} and (claimed_until is null or claimed_until < ${p('now')})
+          limit ${p('limit')}
+          for update skip locked
+        )
+        update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}, claimed_by = null, claimed_until = null
+        where store_id = ${p('store')} and id = any(array(select id from picked))`,
+    ),
+  );
+}
 
-export function backlogParams(dialect: Dialect, b: BacklogParams): unknown[] {
-  if (dialect === 'sqlite') return [b.until, b.now, b.storeId, JSON.stringify(b.subscriptionIds), b.until, b.now, b.limit];
-  return [b.storeId, [...b.subscriptionIds], b.until, b.now, b.limit];
+export function backlogParams(dialect: Dialect, b: BacklogParams): Record<string, unknown> {
+  return { store: b.storeId, subscriptions: listParam(dialect, b.subscriptionIds), until: b.until, now: b.now, limit: b.limit };
 }

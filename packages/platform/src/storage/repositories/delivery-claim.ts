@@ -6,9 +6,12 @@
 // Each SQL text is the same for every claim (lists go in as one JSON array on SQLite, as arrays on
 // PostgreSQL), so it is compiled and planned once. On PostgreSQL the events read also names its ids
 // as `id = any(array)`, for the planner's sake (see delivery-outcomes.ts).
+import { type Kysely, sql } from 'kysely';
+import { fleetWide } from '../fleet-wide.ts';
+import { defineQuery } from '../prepared-query.ts';
 import type { ClaimedDelivery } from '../ports.ts';
-
-type Dialect = 'sqlite' | 'postgres';
+import type { Database } from '../schema.ts';
+import { type Dialect, listParam, rawQuery } from './raw-query.ts';
 
 export interface ClaimParams {
   worker: string;
@@ -48,87 +51,149 @@ export type OwnerRow = Omit<ClaimedDelivery, keyof ClaimedRow | 'payload' | 'eve
   private_app_id: number | null;
 };
 
-const RETURNED =
-  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at, replayed_at';
+const RETURNED = sql.raw(
+  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at, replayed_at',
+);
 
-const OWNER_COLUMNS = `v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,
+const OWNER_COLUMNS = sql.raw(`v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,
   s.id as sub_id, s.address, s.api_version, s.disabled_at, s.enabled_at,
   a.client_secret_enc, a.webhook_signature_ed25519, a.privacy_webhook_url, a.previous_secret_enc, a.previous_secret_expires_at,
   i.id as installation_id, i.uninstalled_at, i.installed_at, i.scopes as installation_scopes,
   p.id as private_id, p.webhook_secret_enc, p.previous_webhook_secret_enc, p.previous_webhook_secret_expires_at,
-  p.revoked_at, p.scopes as private_scopes`;
+  p.revoked_at, p.scopes as private_scopes`);
 
 // Every owner table is joined within the delivery's store.
-const OWNER_JOINS = `join stores st on st.id = v.store_id
+const OWNER_JOINS = sql.raw(`join stores st on st.id = v.store_id
   left join webhook_subscriptions s on s.store_id = v.store_id and s.id = v.subscription_id
   left join apps a on a.id = v.app_id
   left join installations i on i.store_id = v.store_id and i.app_id = v.app_id
-  left join private_apps p on p.store_id = v.store_id and p.id = v.private_app_id`;
+  left join private_apps p on p.store_id = v.store_id and p.id = v.private_app_id`);
 
-export const CLAIM_SQL = {
-  // `status = 'pending'` is written out so that SQLite can use the partial index.
-  sqlite: {
-    claim: `update webhook_deliveries set claimed_by = ?, claimed_until = ?
-      where id in (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= ? and (claimed_until is null or claimed_until < ?)
-          and subscription_id not in (select value from json_each(?))
-        order by next_attempt_at, id
-        limit ?
-      )
-      returning ${RETURNED} /* fleet-wide: webhook-claim */`,
-    events: `select e.id, e.store_id, e.payload, e.created_at as event_at
-      from json_each(?) v join webhook_events e on e.store_id = v.value ->> 0 and e.id = v.value ->> 1
-      /* fleet-wide: webhook-claim-load */`,
-    owners: `with v (store_id, subscription_id, app_id, private_app_id) as (
-        select value ->> 0, value ->> 1, value ->> 2, value ->> 3 from json_each(?)
-      )
-      select ${OWNER_COLUMNS} from v ${OWNER_JOINS} /* fleet-wide: webhook-claim-load */`,
-  },
-  postgres: {
-    claim: `update webhook_deliveries set claimed_by = $1, claimed_until = $2
-      where id in (
-        select id from webhook_deliveries
-        where status = 'pending' and next_attempt_at <= $3 and (claimed_until is null or claimed_until < $3)
-          and not (subscription_id = any($4::bigint[]))
-        order by next_attempt_at, id
-        limit $5
-        for update skip locked
-      )
-      returning ${RETURNED} /* fleet-wide: webhook-claim */`,
-    events: `select e.id, e.store_id, e.payload, e.created_at as event_at
-      from unnest($1::bigint[], $2::text[]) as v (store_id, id) join webhook_events e on e.store_id = v.store_id and e.id = v.id
-      where e.id = any($2::text[])
-      /* fleet-wide: webhook-claim-load */`,
-    owners: `select ${OWNER_COLUMNS}
-      from unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[]) as v (store_id, subscription_id, app_id, private_app_id)
-      ${OWNER_JOINS} /* fleet-wide: webhook-claim-load */`,
-  },
-} as const;
+/** The claim's parameters as its statement takes them (`exclude`: see listParam). */
+export type ClaimQueryParams = {
+  worker: string;
+  leaseUntil: number;
+  now: number;
+  exclude: unknown;
+  limit: number;
+};
 
-export function claimParams(dialect: Dialect, c: ClaimParams): unknown[] {
-  if (dialect === 'sqlite') return [c.worker, c.leaseUntil, c.now, c.now, JSON.stringify(c.excludeSubscriptions), c.limit];
-  return [c.worker, c.leaseUntil, c.now, [...c.excludeSubscriptions], c.limit];
+/** The loads' parameters: one column list per tuple member on PostgreSQL, one JSON array of tuples on SQLite. */
+export type LoadQueryParams = {
+  rows: unknown;
+  c0: unknown;
+  c1: unknown;
+  c2: unknown;
+  c3: unknown;
+};
+
+export function claimQueries(k: Kysely<Database>, dialect: Dialect) {
+  if (dialect === 'sqlite') {
+    return {
+      // `status = 'pending'` is written out so that SQLite can use the partial index. One process
+      // runs its statements one at a time, so the picked rows cannot change under the update.
+      claim: defineQuery<ClaimedRow>((p) =>
+        rawQuery(
+          k,
+          sql<ClaimedRow>`update webhook_deliveries set claimed_by = ${p('worker')}, claimed_until = ${p('leaseUntil')}
+            where id in (
+              select id from webhook_deliveries
+              where status = 'pending' and next_attempt_at <= ${p('now')} and (claimed_until is null or claimed_until < ${p('now')})
+                and subscription_id not in (select value from json_each(${p('exclude')}))
+              order by next_attempt_at, id
+              limit ${p('limit')}
+            )
+            returning ${RETURNED} ${fleetWide('webhook-claim')}`,
+        ),
+      ),
+      events: defineQuery<EventRow>((p) =>
+        rawQuery(
+          k,
+          sql<EventRow>`select e.id, e.store_id, e.payload, e.created_at as event_at
+            from json_each(${p('rows')}) v join webhook_events e on e.store_id = v.value ->> 0 and e.id = v.value ->> 1
+            ${fleetWide('webhook-claim-load')}`,
+        ),
+      ),
+      owners: defineQuery<OwnerRow>((p) =>
+        rawQuery(
+          k,
+          sql<OwnerRow>`with v (store_id, subscription_id, app_id, private_app_id) as (
+              select value ->> 0, value ->> 1, value ->> 2, value ->> 3 from json_each(${p('rows')})
+            )
+            select ${OWNER_COLUMNS} from v ${OWNER_JOINS} ${fleetWide('webhook-claim-load')}`,
+        ),
+      ),
+    };
+  }
+  return {
+    // The rows are picked once, in a materialized CTE, then named as `id = any(array)`. As an
+    // `id in (… limit … for update skip locked)` subquery the planner is free to run the pick again
+    // for another row of the outer side (a nested loop over it): each run skips the rows a
+    // concurrent claim locked meanwhile and may pick others, so one claim could take more than its
+    // limit. Named by array, the rows are looked up by primary key whatever the statistics say.
+    claim: defineQuery<ClaimedRow>((p) =>
+      rawQuery(
+        k,
+        sql<ClaimedRow>`with picked as materialized (
+            select id from webhook_deliveries
+            where status = 'pending' and next_attempt_at <= ${p('now')}
+              and (claimed_until is null or claimed_until < ${p('now')})
+              and not (subscription_id = any(${p('exclude')}::bigint[]))
+            order by next_attempt_at, id
+            limit ${p('limit')}
+            for update skip locked
+          )
+          update webhook_deliveries set claimed_by = ${p('worker')}, claimed_until = ${p('leaseUntil')}
+          where id = any(array(select id from picked))
+          returning ${RETURNED} ${fleetWide('webhook-claim')}`,
+      ),
+    ),
+    events: defineQuery<EventRow>((p) =>
+      rawQuery(
+        k,
+        sql<EventRow>`select e.id, e.store_id, e.payload, e.created_at as event_at
+          from unnest(${p('c0')}::bigint[], ${p('c1')}::text[]) as v (store_id, id)
+          join webhook_events e on e.store_id = v.store_id and e.id = v.id
+          where e.id = any(${p('c1')}::text[])
+          ${fleetWide('webhook-claim-load')}`,
+      ),
+    ),
+    owners: defineQuery<OwnerRow>((p) =>
+      rawQuery(
+        k,
+        sql<OwnerRow>`select ${OWNER_COLUMNS}
+          from unnest(${p('c0')}::bigint[], ${p('c1')}::bigint[], ${p('c2')}::bigint[], ${p('c3')}::bigint[])
+            as v (store_id, subscription_id, app_id, private_app_id)
+          ${OWNER_JOINS} ${fleetWide('webhook-claim-load')}`,
+      ),
+    ),
+  };
+}
+
+export type ClaimQueries = ReturnType<typeof claimQueries>;
+
+export function claimParams(dialect: Dialect, c: ClaimParams): ClaimQueryParams {
+  return { worker: c.worker, leaseUntil: c.leaseUntil, now: c.now, exclude: listParam(dialect, c.excludeSubscriptions), limit: c.limit };
 }
 
 const eventKey = (store: number, id: string) => `${store}\n${id}`;
 const ownerKey = (r: Pick<ClaimedRow, 'store_id' | 'subscription_id' | 'app_id' | 'private_app_id'>) =>
   `${r.store_id}\n${r.subscription_id}\n${r.app_id}\n${r.private_app_id}`;
 
-function tuples(dialect: Dialect, rows: unknown[][], columns: number): unknown[] {
-  if (dialect === 'sqlite') return [JSON.stringify(rows)];
-  return Array.from({ length: columns }, (_, c) => rows.map((r) => r[c]));
+function tuples(dialect: Dialect, rows: unknown[][]): LoadQueryParams {
+  const column = (c: number) => (dialect === 'sqlite' ? null : rows.map((r) => r[c]));
+  return { rows: dialect === 'sqlite' ? JSON.stringify(rows) : null, c0: column(0), c1: column(1), c2: column(2), c3: column(3) };
 }
 
 /** The parameters of the events read and the owners read for the claimed rows. */
-export function loadParams(dialect: Dialect, claimed: readonly ClaimedRow[]): { events: unknown[]; owners: unknown[] } {
+export function loadParams(dialect: Dialect, claimed: readonly ClaimedRow[]): { events: LoadQueryParams; owners: LoadQueryParams } {
   const events = new Map<string, unknown[]>();
   const owners = new Map<string, unknown[]>();
   for (const r of claimed) {
     events.set(eventKey(r.store_id, r.event_id), [r.store_id, r.event_id]);
     owners.set(ownerKey(r), [r.store_id, r.subscription_id, r.app_id, r.private_app_id]);
   }
-  return { events: tuples(dialect, [...events.values()], 2), owners: tuples(dialect, [...owners.values()], 4) };
+  return { events: tuples(dialect, [...events.values()]), owners: tuples(dialect, [...owners.values()]) };
 }
 
 /**

@@ -6,29 +6,35 @@
 // PostgreSQL; it runs last in the transaction, so those row locks are held only until the commit
 // that follows.
 import { LATENCY_BOUNDS, hourOf, latencyBucket, latencyCounted, OUTCOME_KINDS, outcomeKind } from '../../domain/endpoint-health.ts';
+import { type Kysely, sql } from 'kysely';
+import { defineQuery } from '../prepared-query.ts';
 import type { DeliveryOutcome } from '../ports.ts';
-
-type Dialect = 'sqlite' | 'postgres';
+import type { Database } from '../schema.ts';
+import { type Dialect, rawQuery } from './raw-query.ts';
 
 export const LATENCY_COLUMNS = LATENCY_BOUNDS.map((ms) => `ms_${ms}`);
 const KEY_COLUMNS = ['owner_kind', 'owner_id', 'origin', 'hour'];
 const COUNT_COLUMNS = [...OUTCOME_KINDS, ...LATENCY_COLUMNS];
 const COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS];
 
-function upsertSql(dialect: Dialect): string {
-  const into = `insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`;
-  const conflict = `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map(
-    (c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`,
-  ).join(', ')}`;
-  if (dialect === 'sqlite') {
-    // `where true`: SQLite needs it to read an upsert's ON CONFLICT after a SELECT.
-    return `${into} select ${COLUMNS.map((_, i) => `value ->> ${i}`).join(', ')} from json_each(?) where true ${conflict}`;
-  }
-  const types = COLUMNS.map((c, i) => `$${i + 1}::${c === 'owner_kind' || c === 'origin' ? 'text' : 'bigint'}[]`);
-  return `${into} select * from unnest(${types.join(', ')}) ${conflict}`;
+/** The upsert of a batch's rollup rows, compiled once for one database. */
+export function endpointHourQuery(k: Kysely<Database>, dialect: Dialect) {
+  const into = sql.raw(`insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`);
+  const conflict = sql.raw(
+    `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map(
+      (c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`,
+    ).join(', ')}`,
+  );
+  return defineQuery<Record<string, unknown>>((p) => {
+    if (dialect === 'sqlite') {
+      // `where true`: SQLite needs it to read an upsert's ON CONFLICT after a SELECT.
+      const values = sql.raw(COLUMNS.map((_, i) => `value ->> ${i}`).join(', '));
+      return rawQuery(k, sql`${into} select ${values} from json_each(${p('rows')}) where true ${conflict}`);
+    }
+    const arrays = COLUMNS.map((c, i) => sql`${p(`c${i}`)}::${sql.raw(c === 'owner_kind' || c === 'origin' ? 'text' : 'bigint')}[]`);
+    return rawQuery(k, sql`${into} select * from unnest(${sql.join(arrays)}) ${conflict}`);
+  });
 }
-
-const SQL = { sqlite: upsertSql('sqlite'), postgres: upsertSql('postgres') } as const;
 
 /** The rollup rows of a batch: one per owner, endpoint and hour, in key order. */
 export function endpointHourRows(batch: readonly DeliveryOutcome[]): unknown[][] {
@@ -50,10 +56,10 @@ export function endpointHourRows(batch: readonly DeliveryOutcome[]): unknown[][]
   return [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
 }
 
-/** The upsert of a batch's rollup rows; undefined when the batch holds no counted attempt. */
-export function endpointHourStatement(dialect: Dialect, batch: readonly DeliveryOutcome[]): { sql: string; params: unknown[] } | undefined {
+/** The parameters of the upsert for `batch`; undefined when the batch holds no counted attempt. */
+export function endpointHourParams(dialect: Dialect, batch: readonly DeliveryOutcome[]): Record<string, unknown> | undefined {
   const rows = endpointHourRows(batch);
   if (rows.length === 0) return undefined;
-  const params = dialect === 'sqlite' ? [JSON.stringify(rows)] : COLUMNS.map((_, c) => rows.map((r) => r[c]));
-  return { sql: SQL[dialect], params };
+  if (dialect === 'sqlite') return { rows: JSON.stringify(rows) };
+  return Object.fromEntries(COLUMNS.map((_, c) => [`c${c}`, rows.map((r) => r[c])]));
 }
