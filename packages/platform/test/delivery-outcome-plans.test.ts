@@ -105,6 +105,25 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
     expect(checked).toBe(1);
   });
 
+  it('a claim picks its rows once and takes no more than its limit', async () => {
+    // Free the rows again (the setup claimed them all), still without refreshing statistics.
+    await client.query('update webhook_deliveries set claimed_by = null, claimed_until = null');
+    const limit = 250;
+    const { sql, params } = bound(deliveryQueries(postgresCompiler()).claim, {
+      worker: 'w_claim',
+      leaseUntil: 9e12,
+      now: 10 * ROWS,
+      exclude: [],
+      limit,
+    });
+    const plan = await explain(sql, params);
+    // The pick (a LockRows over the ordered, limited scan) runs once: run again for another outer
+    // row, it would skip what it locked the first time round and could lock other rows.
+    const picks = nodes(plan).filter((n) => n['Node Type'] === 'LockRows');
+    expect(picks.map((n) => n['Actual Loops'])).toEqual([1]);
+    expect(plan['Actual Rows']).toBe(limit);
+  });
+
   it('loading the events of a claim reads only those events', async () => {
     const ids = Array.from({ length: BATCH / 8 }, (_, i) => `evt_${1000 + i}`);
     const { sql, params } = bound(deliveryQueries(postgresCompiler()).events, { c0: ids.map(() => STORE), c1: ids });
