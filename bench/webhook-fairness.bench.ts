@@ -15,6 +15,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { startChild, stopChild } from './child.ts';
+import { type CpuSpent, cpuRows, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { benchDatabaseKind, createBenchDatabase } from './database.ts';
 import { report } from './report.ts';
 
@@ -53,7 +54,7 @@ const healthyUrl = `http://127.0.0.1:${rx.ready.healthy}/hooks`;
 const hangingUrl = `http://127.0.0.1:${rx.ready.hanging}/hooks`;
 
 /** One phase on a fresh database: the paced load, then the healthy deliveries' latencies once all have arrived. */
-async function phase(withHanging: boolean): Promise<{ ms: number[]; events: number; stats: Stats; seconds: number }> {
+async function phase(withHanging: boolean): Promise<{ ms: number[]; events: number; stats: Stats; seconds: number; cpu: CpuSpent }> {
   await ask(rx.child, { type: 'reset' });
   const database = await createBenchDatabase(`fairness_${withHanging ? 'with' : 'alone'}`);
   const sg = await startChild<{ type: 'ready' }>('./servers/fairness-platform.ts', {
@@ -61,17 +62,22 @@ async function phase(withHanging: boolean): Promise<{ ms: number[]; events: numb
     BENCH_ADDRESSES: withHanging ? `${healthyUrl},${hangingUrl}` : healthyUrl,
   });
   try {
+    const meter = startCpuMeter({
+      platformPid: sg.child.pid,
+      ...(database.kind === 'postgres' ? { postgresDatabase: postgresDatabaseName(database.url) } : {}),
+    });
     const startedAt = performance.timeOrigin + performance.now();
     const done = await ask<{ committedAt: number[]; seconds: number }>(sg.child, { type: 'run', seconds: SECONDS, rate: RATE }, 'done');
     const events = done.committedAt.length;
     const drainUntil = performance.now() + 15_000;
     while ((await ask<{ received: number }>(rx.child, { type: 'count' })).received < events && performance.now() < drainUntil)
       await new Promise((r) => setTimeout(r, 50));
+    const cpu = meter.stop();
     const stats = await ask<Stats>(rx.child, { type: 'stats' });
     const ms = stats.receipts
       .filter((r) => done.committedAt[r.id]! >= startedAt + WARMUP_MS)
       .map((r) => Math.max(0, r.at - done.committedAt[r.id]!));
-    return { ms, events, stats, seconds: done.seconds };
+    return { ms, events, stats, seconds: done.seconds, cpu };
   } finally {
     await stopChild(sg.child);
     await database.drop();
@@ -88,12 +94,21 @@ const withHanging: number[] = [];
 let maxHolding = 0;
 let hangingRequests = 0;
 let lost = 0;
+// CPU per event over the phases alone (one delivery per event: the healthy one).
+const aloneCpu: { platformUs: number | undefined; serverUs: number | undefined } = { platformUs: 0, serverUs: undefined };
+let aloneEvents = 0;
+const add = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : a + b);
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const hanging of [false, true]) {
       const r = await phase(hanging);
       (hanging ? withHanging : alone).push(...r.ms);
       lost += r.events - r.stats.receipts.length;
+      if (!hanging) {
+        aloneEvents += r.events;
+        aloneCpu.platformUs = add(aloneCpu.platformUs, r.cpu.platformUs);
+        if (r.cpu.serverUs !== undefined) aloneCpu.serverUs = (aloneCpu.serverUs ?? 0) + r.cpu.serverUs;
+      }
       if (hanging) {
         maxHolding = Math.max(maxHolding, r.stats.hanging.maxHolding);
         hangingRequests += r.stats.hanging.requests;
@@ -101,7 +116,8 @@ try {
       console.log(
         `  round ${round} ${hanging ? 'with a hanging endpoint' : 'healthy alone          '}: ${r.events} events in ${r.seconds.toFixed(1)} s, ` +
           `healthy received ${r.stats.receipts.length} (${r.stats.duplicates} duplicates), p50 ${pct(r.ms, 50).toFixed(2)} ms, p99 ${pct(r.ms, 99).toFixed(2)} ms` +
-          (hanging ? `; hanging endpoint: ${r.stats.hanging.requests} requests, at most ${r.stats.hanging.maxHolding} at once` : ''),
+          (hanging ? `; hanging endpoint: ${r.stats.hanging.requests} requests, at most ${r.stats.hanging.maxHolding} at once` : '') +
+          `; ${formatCpu(r.cpu, r.events, 'event')}`,
       );
     }
   }
@@ -125,4 +141,5 @@ report([
   { name: 'healthy p99, hanging endpoint subscribed', value: p99With, unit: 'ms', ratio, target: '<= 1.2x', pass: ratio <= 1.2 },
   { name: 'hanging endpoint, requests held at once', value: maxHolding, unit: 'req', target: `<= ${CAP}`, pass: maxHolding <= CAP },
   { name: 'healthy deliveries missing', value: lost, unit: '', target: '0', pass: lost === 0 },
+  ...cpuRows(aloneCpu, aloneEvents, 'delivery (healthy alone)', benchDatabaseKind() === 'postgres'),
 ]);

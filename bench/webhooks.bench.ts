@@ -16,6 +16,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { ChildProcess } from 'node:child_process';
 import { Pool } from 'undici';
 import { startChild, stopChild } from './child.ts';
+import { type CpuSpent, cpuRows, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { createBenchDatabase } from './database.ts';
 import { report } from './report.ts';
 
@@ -72,6 +73,10 @@ const sg = await startChild<{ port: number; token: string; sample: { body: strin
     BENCH_PER_ORIGIN: String(PER_ORIGIN),
   },
 );
+const postgres = database.kind === 'postgres';
+/** A CPU window over the platform process and, on PostgreSQL, the server processes of this run's database. */
+const cpuMeter = () =>
+  startCpuMeter({ platformPid: sg.child.pid, ...(postgres ? { postgresDatabase: postgresDatabaseName(database.url) } : {}) });
 const rate = (s: ReceiverStats) => (s.last > s.first ? s.unique / ((s.last - s.first) / 1000) : 0);
 
 /** Waits until the receivers have `expected` distinct deliveries (or `timeoutMs` passed), then their stats. */
@@ -125,11 +130,13 @@ async function bareLoop(seconds: number): Promise<ReceiverStats> {
 }
 
 // 2. The drain: a backlog committed at once, sent by the platform's worker.
-async function drain(): Promise<{ stats: ReceiverStats; deliveries: number; commitSeconds: number }> {
+// Its CPU window covers the commit of the backlog as well as the sends: both are part of a delivery.
+async function drain(): Promise<{ stats: ReceiverStats; deliveries: number; commitSeconds: number; cpu: CpuSpent }> {
   await ask(rx.child, { type: 'reset' });
+  const meter = cpuMeter();
   const committed = await ask<{ deliveries: number; seconds: number }>(sg.child, { type: 'backlog', events: BACKLOG_EVENTS });
   const stats = await receipts(committed.deliveries, 120_000);
-  return { stats, deliveries: committed.deliveries, commitSeconds: committed.seconds };
+  return { stats, deliveries: committed.deliveries, commitSeconds: committed.seconds, cpu: meter.stop() };
 }
 
 // 3. Paced writes through the API with readers beside them.
@@ -199,9 +206,12 @@ await receipts(Number.POSITIVE_INFINITY, 1000);
 const baseline = await paced(false, SECONDS);
 await ask(rx.child, { type: 'reset' });
 await ask(sg.child, { type: 'claims' });
+// The paced window's CPU covers the API writes and reads as well as the deliveries.
+const pacedMeter = cpuMeter();
 const loaded = await paced(true, SECONDS);
 const expected = loaded.writes.length * RECEIVERS;
 const latency = await receipts(expected, 30_000);
+const pacedCpu = pacedMeter.stop();
 const claims = await ask<{
   ageP50: number;
   ageP99: number;
@@ -229,11 +239,15 @@ for (const [i, r] of rounds.entries()) {
   console.log(
     `round ${i + 1}: bare ${rate(r.bare).toFixed(0)} POST/s (${r.bare.unique} in ${((r.bare.last - r.bare.first) / 1000).toFixed(2)} s); ` +
       `drain ${rate(r.drain.stats).toFixed(0)} deliveries/s (${r.drain.stats.unique}/${r.drain.deliveries} in ${((r.drain.stats.last - r.drain.stats.first) / 1000).toFixed(2)} s, ` +
-      `${r.drain.stats.duplicates} duplicates; backlog committed in ${r.drain.commitSeconds.toFixed(2)} s) = ${ratio.toFixed(2)}x`,
+      `${r.drain.stats.duplicates} duplicates; backlog committed in ${r.drain.commitSeconds.toFixed(2)} s) = ${ratio.toFixed(2)}x; ` +
+      formatCpu(r.drain.cpu, r.drain.deliveries, 'delivery'),
   );
 }
 const ratio = median(ratios);
-const mid = rounds[ratios.indexOf(ratio)] ?? { bare: latency, drain: { stats: latency } };
+const mid = rounds[ratios.indexOf(ratio)] ?? {
+  bare: latency,
+  drain: { stats: latency, deliveries: 0, cpu: { platformUs: undefined, serverUs: undefined } },
+};
 console.log(
   `offered ${COMMITS_PER_SECOND} commits/s x ${RECEIVERS} subscriptions = ${COMMITS_PER_SECOND * RECEIVERS} deliveries/s for ${SECONDS} s: ` +
     `${loaded.writes.length} commits in ${loaded.elapsed.toFixed(1)} s -> ${expected} deliveries expected, ${latency.unique} received (${latency.duplicates} duplicates), ${rate(latency).toFixed(0)} deliveries/s`,
@@ -245,6 +259,7 @@ console.log(
   `  of which commit to claimed (write, sync, wake-up, claim): p50 ${claims.ageP50} ms   p99 ${claims.ageP99} ms; ${claims.claims} claims of ${claims.meanSize.toFixed(1)} deliveries on average; ` +
     `platform process: event loop busy ${(claims.busy * 100).toFixed(0)}%, delay p50 ${claims.loopDelayP50.toFixed(1)} ms p99 ${claims.loopDelayP99.toFixed(1)} ms`,
 );
+console.log(`  paced phase: ${formatCpu(pacedCpu, latency.unique, 'delivery (with its API write and the reads beside it)')}`);
 const row = (name: string, xs: number[], elapsed: number) =>
   `${name.padEnd(44)} ${(xs.length / elapsed).toFixed(0).padStart(6)} req/s   p50 ${pct(xs, 50).toFixed(1).padStart(6)} ms   p99 ${pct(xs, 99).toFixed(1).padStart(6)} ms`;
 console.log(row('API reads (50 products), no webhook load', baseline.reads, baseline.elapsed));
@@ -270,6 +285,7 @@ report([
     target: '< 50 ms',
     pass: latency.p50 < 50 && latency.unique === expected,
   },
+  ...cpuRows(mid.drain.cpu, mid.drain.deliveries, 'delivery (drain)', postgres),
   { name: 'commit-to-receipt p99 (paced)', value: latency.p99, unit: 'ms' },
   { name: 'deliveries received (paced)', value: rate(latency), unit: 'deliveries/s' },
   {
