@@ -7,6 +7,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deliveryQueries } from '../src/storage/repositories/delivery-queue.ts';
 import { outcomeWrites } from '../src/storage/repositories/delivery-outcomes.ts';
+import { outcomeBatch } from '../src/storage/repositories/delivery-outcome-batch.ts';
 import type { DeliveryOutcome } from '../src/storage/ports.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
@@ -103,6 +104,25 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
       step = steps.next({ ids: batch.map((o) => o.id), changes: batch.length, rows: [] });
     }
     expect(checked).toBe(1);
+  });
+
+  it('recording a batch in one statement reads only the batch’s delivery rows', async () => {
+    const { rows } = await client.query<{ id: string }>('select id from webhook_deliveries order by id limit $1 offset 9000', [BATCH]);
+    const batch: DeliveryOutcome[] = rows.map((r) => ({
+      id: Number(r.id),
+      storeId: STORE,
+      subscriptionId: 1,
+      attempts: 0,
+      attempt: { attemptedAt: 5, status: 200, latencyMs: 3, responseBody: null, error: null },
+      next: { status: 'delivered' },
+    }));
+    const query = deliveryQueries(postgresCompiler()).outcomeBatch!;
+    const one = outcomeBatch(query, batch, { worker: WORKER, now: 5, disableAfterDead: 5 })!;
+    const { sql, params } = bound(one.query, one.params);
+    const plan = await explain(sql, params);
+    expect(rowsRead(plan, 'webhook_deliveries').every((n) => n <= BATCH)).toBe(true);
+    // The update found and changed every row of the batch.
+    expect(plan['Actual Rows']).toBe(BATCH);
   });
 
   it('a claim picks its rows once and takes no more than its limit', async () => {

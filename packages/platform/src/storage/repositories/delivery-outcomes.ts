@@ -77,27 +77,36 @@ function setQueries(k: Kysely<Database>, dialect: Dialect) {
     };
   }
   return {
-    attempts: q(
-      (p) => sql`insert into webhook_attempts (store_id, delivery_id, attempted_at, status_code, latency_ms, response_body, error)
-        select * from unnest(${p('c0')}::bigint[], ${p('c1')}::bigint[], ${p('c2')}::bigint[], ${p('c3')}::int[], ${p('c4')}::int[],
-          ${p('c5')}::text[], ${p('c6')}::text[])`,
-    ),
-    deliveries: q(
-      (p) => sql`update webhook_deliveries as d set status = v.status, attempts = coalesce(v.attempts, d.attempts),
-          last_status = case when v.status = 'cancelled' then d.last_status else v.last_status end,
-          last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at),
-          claimed_by = null, claimed_until = null, updated_at = ${p('now')}
-        from unnest(${p('c0')}::bigint[], ${p('c1')}::text[], ${p('c2')}::int[], ${p('c3')}::int[], ${p('c4')}::text[], ${p('c5')}::bigint[])
-          as v (id, status, attempts, last_status, error, next)
-        where d.store_id = ${p('store')} and d.id = any(${p('c0')}::bigint[]) and d.id = v.id and d.claimed_by = ${p('worker')}
-          and d.status = 'pending'
-        returning d.id`,
-    ),
+    attempts: q((p) => sql<Row>`${postgresAttemptsInsert(p, 'c')}`),
+    deliveries: q((p) => sql`${postgresDeliveriesUpdate(p, 'c')} returning d.id`),
     healthy: q(
       (p) => sql`update webhook_subscriptions set dead_streak = 0
         where store_id = ${p('store')} and id = any(${p('subscriptions')}::bigint[]) and dead_streak > 0`,
     ),
   };
+}
+
+/** PostgreSQL's insert of a batch's attempts, its columns as arrays named `${prefix}0`… */
+export function postgresAttemptsInsert(p: (name: string) => string, prefix: string) {
+  const c = (i: number, type: string) => sql`${p(`${prefix}${i}`)}::${sql.raw(type)}[]`;
+  return sql`insert into webhook_attempts (store_id, delivery_id, attempted_at, status_code, latency_ms, response_body, error)
+    select * from unnest(${c(0, 'bigint')}, ${c(1, 'bigint')}, ${c(2, 'bigint')}, ${c(3, 'int')}, ${c(4, 'int')}, ${c(5, 'text')}, ${c(6, 'text')})`;
+}
+
+/**
+ * PostgreSQL's update of one store's delivery rows (RETURNING left to the caller), their new states
+ * as arrays named `${prefix}0`…, with `now`, `store` and `worker`.
+ */
+export function postgresDeliveriesUpdate(p: (name: string) => string, prefix: string) {
+  const c = (i: number, type: string) => sql`${p(`${prefix}${i}`)}::${sql.raw(type)}[]`;
+  return sql`update webhook_deliveries as d set status = v.status, attempts = coalesce(v.attempts, d.attempts),
+      last_status = case when v.status = 'cancelled' then d.last_status else v.last_status end,
+      last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at),
+      claimed_by = null, claimed_until = null, updated_at = ${p('now')}
+    from unnest(${c(0, 'bigint')}, ${c(1, 'text')}, ${c(2, 'int')}, ${c(3, 'int')}, ${c(4, 'text')}, ${c(5, 'bigint')})
+      as v (id, status, attempts, last_status, error, next)
+    where d.store_id = ${p('store')} and d.id = any(${c(0, 'bigint')}) and d.id = v.id and d.claimed_by = ${p('worker')}
+      and d.status = 'pending'`;
 }
 
 /** The statements of a dead delivery: the subscription disabled, its dead streak grown. */
@@ -126,15 +135,15 @@ export type OutcomeQueries = ReturnType<typeof outcomeQueries>;
 
 /**
  * A set of rows as parameters: one JSON array of rows named `rows` (SQLite), or one array per
- * column named c0, c1… (PostgreSQL, for unnest()).
+ * column named c0, c1… (PostgreSQL, for unnest(); another prefix than c may be given).
  */
-export function rowsParams(dialect: Dialect, rows: unknown[][], columns: number): Record<string, unknown> {
+export function rowsParams(dialect: Dialect, rows: unknown[][], columns: number, prefix = 'c'): Record<string, unknown> {
   if (dialect === 'sqlite') return { rows: JSON.stringify(rows) };
-  return Object.fromEntries(Array.from({ length: columns }, (_, c) => [`c${c}`, rows.map((r) => r[c])]));
+  return Object.fromEntries(Array.from({ length: columns }, (_, c) => [`${prefix}${c}`, rows.map((r) => r[c])]));
 }
 
 /** One delivery row's new state: id, status, attempts, last status, last error, next attempt. */
-function deliveryRow(o: DeliveryOutcome): unknown[] {
+export function deliveryRow(o: DeliveryOutcome): unknown[] {
   if (o.cancelled !== undefined) return [o.id, 'cancelled', null, null, o.cancelled, null];
   const a = o.attempt;
   const attempts = o.attempts + 1;
@@ -142,6 +151,15 @@ function deliveryRow(o: DeliveryOutcome): unknown[] {
   const error = a.error ?? (a.status !== null ? `HTTP ${a.status}` : null);
   if (o.next.status === 'pending') return [o.id, 'pending', attempts, a.status, error, o.next.nextAttemptAt];
   return [o.id, 'dead', attempts, a.status, error, null];
+}
+
+/** The attempt rows of a batch (a cancellation made no attempt). */
+export function attemptRows(batch: readonly DeliveryOutcome[]): unknown[][] {
+  return batch.flatMap((o) =>
+    o.cancelled !== undefined
+      ? []
+      : [[o.storeId, o.id, o.attempt.attemptedAt, o.attempt.status, o.attempt.latencyMs, o.attempt.responseBody, o.attempt.error]],
+  );
 }
 
 /**
@@ -155,11 +173,7 @@ export function* outcomeWrites(
   batch: readonly DeliveryOutcome[],
   ctx: WriteContext,
 ): Generator<Statement, void, StatementResult> {
-  const attempts = batch.flatMap((o) =>
-    o.cancelled !== undefined
-      ? []
-      : [[o.storeId, o.id, o.attempt.attemptedAt, o.attempt.status, o.attempt.latencyMs, o.attempt.responseBody, o.attempt.error]],
-  );
+  const attempts = attemptRows(batch);
   if (attempts.length > 0) yield { query: q.attempts, params: rowsParams(dialect, attempts, 7) };
 
   const byStore = new Map<number, DeliveryOutcome[]>();

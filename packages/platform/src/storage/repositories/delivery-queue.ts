@@ -18,6 +18,7 @@ import { KyselyRunner, type QueryRunner, SqliteRunner } from '../prepared-query.
 import { type BacklogParams, backlogParams, backlogQuery } from './delivery-backlog.ts';
 import { assemble, type ClaimParams, claimParams, claimQueries, loadParams } from './delivery-claim.ts';
 import { leaseQueries } from './delivery-leases.ts';
+import { outcomeBatch, outcomeBatchQuery } from './delivery-outcome-batch.ts';
 import { outcomeQueries, outcomeWrites, type Statement, type StatementResult, type WriteContext } from './delivery-outcomes.ts';
 import { listParam } from './raw-query.ts';
 
@@ -28,6 +29,8 @@ export function deliveryQueries(db: Pick<Db, 'kysely' | 'dialect'>) {
     ...leaseQueries(db.kysely, db.dialect),
     backlog: backlogQuery(db.kysely, db.dialect),
     outcomes: outcomeQueries(db.kysely, db.dialect),
+    // PostgreSQL's one-statement batch; SQLite records a batch in one synchronous transaction instead.
+    outcomeBatch: db.dialect === 'postgres' ? outcomeBatchQuery(db.kysely) : undefined,
   };
 }
 
@@ -43,8 +46,9 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     this.singleProcess = db.dialect === 'sqlite';
     this.q = deliveryQueries(db);
     this.queued = new KyselyRunner(db.kysely);
-    const { outcomes, ...rest } = this.q;
-    db.prepareStatements([...Object.values(rest), ...Object.values(outcomes)].map((q) => q.compiled.sql));
+    const { outcomes, outcomeBatch, ...rest } = this.q;
+    const all = [...Object.values(rest), ...Object.values(outcomes), ...(outcomeBatch ? [outcomeBatch] : [])];
+    db.prepareStatements(all.map((q) => q.compiled.sql));
   }
 
   /** Synchronous statements on SQLite's connection when they are safe right now (no transaction open on it). */
@@ -121,6 +125,12 @@ export class SqlDeliveryQueue implements DeliveryQueue {
           while (!step.done) step = steps.next(resultOf(step.value, sync.allSync.bind(sync), sync.runSync.bind(sync)));
         })(),
       );
+      return;
+    }
+    // PostgreSQL, most batches: one statement (see delivery-outcome-batch.ts).
+    const one = this.q.outcomeBatch && outcomeBatch(this.q.outcomeBatch, outcomes, ctx);
+    if (one) {
+      await this.queued.all(one.query, one.params);
       return;
     }
     await this.db.kysely.transaction().execute(async (trx) => {

@@ -6,7 +6,7 @@
 // PostgreSQL; it runs last in the transaction, so those row locks are held only until the commit
 // that follows.
 import { LATENCY_BOUNDS, hourOf, latencyBucket, latencyCounted, OUTCOME_KINDS, outcomeKind } from '../../domain/endpoint-health.ts';
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
 import type { DeliveryOutcome } from '../ports.ts';
 import type { Database } from '../schema.ts';
@@ -17,22 +17,29 @@ const KEY_COLUMNS = ['owner_kind', 'owner_id', 'origin', 'hour'];
 const COUNT_COLUMNS = [...OUTCOME_KINDS, ...LATENCY_COLUMNS];
 const COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS];
 
+const INTO = sql.raw(`insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`);
+const CONFLICT = sql.raw(
+  `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map((c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`).join(', ')}`,
+);
+
+/**
+ * PostgreSQL's upsert, its columns as arrays named `${prefix}0`, `${prefix}1`… (so that another
+ * statement can carry it in a WITH clause beside parameters of its own).
+ */
+export function postgresHourUpsert(p: (name: string) => string, prefix: string): RawBuilder<unknown> {
+  const arrays = COLUMNS.map((c, i) => sql`${p(`${prefix}${i}`)}::${sql.raw(c === 'owner_kind' || c === 'origin' ? 'text' : 'bigint')}[]`);
+  return sql`${INTO} select * from unnest(${sql.join(arrays)}) ${CONFLICT}`;
+}
+
 /** The upsert of a batch's rollup rows, compiled once for one database. */
 export function endpointHourQuery(k: Kysely<Database>, dialect: Dialect) {
-  const into = sql.raw(`insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`);
-  const conflict = sql.raw(
-    `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map(
-      (c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`,
-    ).join(', ')}`,
-  );
   return defineQuery<Record<string, unknown>>((p) => {
     if (dialect === 'sqlite') {
       // `where true`: SQLite needs it to read an upsert's ON CONFLICT after a SELECT.
       const values = sql.raw(COLUMNS.map((_, i) => `value ->> ${i}`).join(', '));
-      return rawQuery(k, sql`${into} select ${values} from json_each(${p('rows')}) where true ${conflict}`);
+      return rawQuery(k, sql`${INTO} select ${values} from json_each(${p('rows')}) where true ${CONFLICT}`);
     }
-    const arrays = COLUMNS.map((c, i) => sql`${p(`c${i}`)}::${sql.raw(c === 'owner_kind' || c === 'origin' ? 'text' : 'bigint')}[]`);
-    return rawQuery(k, sql`${into} select * from unnest(${sql.join(arrays)}) ${conflict}`);
+    return rawQuery(k, postgresHourUpsert(p, 'c'));
   });
 }
 
@@ -61,5 +68,10 @@ export function endpointHourParams(dialect: Dialect, batch: readonly DeliveryOut
   const rows = endpointHourRows(batch);
   if (rows.length === 0) return undefined;
   if (dialect === 'sqlite') return { rows: JSON.stringify(rows) };
-  return Object.fromEntries(COLUMNS.map((_, c) => [`c${c}`, rows.map((r) => r[c])]));
+  return postgresHourParams(rows, 'c');
+}
+
+/** The columns of `rows` as postgresHourUpsert takes them (empty arrays for no rows). */
+export function postgresHourParams(rows: unknown[][], prefix: string): Record<string, unknown> {
+  return Object.fromEntries(COLUMNS.map((_, c) => [`${prefix}${c}`, rows.map((r) => r[c])]));
 }
