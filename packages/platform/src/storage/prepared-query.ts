@@ -201,20 +201,3 @@ class PoolRunner implements QueryRunner {
     return (await this.query(q.compiled.sql, args(q, params))).rowCount ?? 0;
   }
 }
-
-/**
- * @deprecated Build runners with `queryRunner(db, options)`. Kept only while code written against
- * the earlier classes is moved over: synchronous statements on the SQLite connection.
- */
-export class SqliteRunner extends SqliteStatements {
-  constructor(sqlite: SqliteHandle) {
-    super(sqlite, (work) => work());
-  }
-}
-
-/** @deprecated Build runners with `queryRunner(db, options)`; see SqliteRunner. */
-export class KyselyRunner extends KyselyStatements {
-  constructor(executor: Kysely<Database> | Transaction<Database>) {
-    super(executor, () => {});
-  }
-}

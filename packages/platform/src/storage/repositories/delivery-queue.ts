@@ -14,7 +14,7 @@
 import type { Durability } from '../durability.ts';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
 import type { Db } from '../database.ts';
-import { KyselyRunner, type QueryRunner, SqliteRunner } from '../prepared-query.ts';
+import { type QueryRunner, queryRunner } from '../prepared-query.ts';
 import { type BacklogParams, backlogParams, backlogQuery } from './delivery-backlog.ts';
 import { assemble, type ClaimParams, claimParams, claimQueries, loadParams } from './delivery-claim.ts';
 import { leaseQueries } from './delivery-leases.ts';
@@ -37,7 +37,14 @@ export function deliveryQueries(db: Pick<Db, 'kysely' | 'dialect'>) {
 export class SqlDeliveryQueue implements DeliveryQueue {
   readonly singleProcess: boolean;
   private readonly q: ReturnType<typeof deliveryQueries>;
+  /** Statements that wait their turn inside an open transaction, synchronous on SQLite otherwise. */
   private readonly queued: QueryRunner;
+  /**
+   * The same for the worker's bookkeeping (claims, hand-backs, backlog deferrals): lost in a
+   * crash, they only leave rows to be claimed (and handed back) again, so on SQLite they do not
+   * wait for a sync to disk.
+   */
+  private readonly bookkeeping: QueryRunner;
 
   constructor(
     private readonly db: Db,
@@ -45,16 +52,11 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   ) {
     this.singleProcess = db.dialect === 'sqlite';
     this.q = deliveryQueries(db);
-    this.queued = new KyselyRunner(db.kysely);
+    this.queued = queryRunner(db, { scope: 'when-idle' });
+    this.bookkeeping = queryRunner(db, { scope: 'when-idle', around: (work) => durability.relaxed(work) });
     const { outcomes, outcomeBatch, ...rest } = this.q;
     const all = [...Object.values(rest), ...Object.values(outcomes), ...(outcomeBatch ? [outcomeBatch] : [])];
     db.prepareStatements(all.map((q) => q.compiled.sql));
-  }
-
-  /** Synchronous statements on SQLite's connection when they are safe right now (no transaction open on it). */
-  private get idle(): SqliteRunner | undefined {
-    const sqlite = this.db.sqlite;
-    return sqlite && !sqlite.inTransaction ? new SqliteRunner(sqlite) : undefined;
   }
 
   async releaseAllClaims(): Promise<void> {
@@ -68,21 +70,13 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   async deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number> {
     if (input.ids.length === 0) return 0;
     const params = { ids: listParam(this.db.dialect, input.ids), worker: input.worker, until: input.until, now: input.now };
-    const sync = this.idle;
-    // Worker bookkeeping, like a claim: a hand-back lost in a crash only leaves the rows to be
-    // claimed (and handed back) again, so it does not wait for a sync.
-    if (sync) return this.durability.relaxed(() => sync.runSync(this.q.defer, params));
-    return this.queued.run(this.q.defer, params);
+    return this.bookkeeping.run(this.q.defer, params);
   }
 
   async deferBacklog(input: BacklogParams): Promise<number> {
     if (input.subscriptionIds.length === 0 || input.limit <= 0) return 0;
     const params = backlogParams(this.db.dialect, input);
-    const sync = this.idle;
-    // Worker bookkeeping, like a hand-back: lost in a crash, the rows are only claimed (and put off)
-    // again, so it does not wait for a sync.
-    if (sync) return this.durability.relaxed(() => sync.runSync(this.q.backlog, params));
-    return this.queued.run(this.q.backlog, params);
+    return this.bookkeeping.run(this.q.backlog, params);
   }
 
   async renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number> {
@@ -97,12 +91,14 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   async claim(input: ClaimParams): Promise<ClaimedDelivery[]> {
     const dialect = this.db.dialect;
     const params = claimParams(dialect, input);
-    const sync = this.idle;
-    if (sync) {
-      const claimed = this.durability.relaxed(() => sync.allSync(this.q.claim, params));
+    const sync = this.bookkeeping.sync();
+    const reads = this.queued.sync();
+    if (sync && reads) {
+      // In one synchronous stretch: nothing changes the claimed rows between the claim and their load.
+      const claimed = sync.allSync(this.q.claim, params);
       if (claimed.length === 0) return [];
       const load = loadParams(dialect, claimed);
-      return assemble(claimed, sync.allSync(this.q.events, load.events), sync.allSync(this.q.owners, load.owners));
+      return assemble(claimed, reads.allSync(this.q.events, load.events), reads.allSync(this.q.owners, load.owners));
     }
     const claimed = await this.queued.all(this.q.claim, params);
     if (claimed.length === 0) return [];
@@ -115,7 +111,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   async recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: WriteContext): Promise<void> {
     if (outcomes.length === 0) return;
     const sqlite = this.db.sqlite;
-    const sync = this.idle;
+    const sync = this.queued.sync();
     if (sqlite && sync) {
       // One synchronous transaction: one commit for the whole batch.
       this.durability.relaxed(() =>
@@ -134,7 +130,7 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       return;
     }
     await this.db.kysely.transaction().execute(async (trx) => {
-      const runner = new KyselyRunner(trx);
+      const runner = queryRunner(this.db, { scope: trx });
       const steps = outcomeWrites(this.q.outcomes, this.db.dialect, outcomes, ctx);
       let step = steps.next(NOTHING);
       while (!step.done) {
