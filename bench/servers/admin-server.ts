@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
+import { PageCache } from '../../packages/platform/src/services/page-cache.ts';
 import { createBenchDatabase } from '../database.ts';
 
 const send = (msg: unknown) => process.send!(msg);
@@ -57,9 +58,29 @@ if (process.env.BENCH_BARE === '1') {
   // from the page cache: every request runs its keyset query).
   const n = Number(process.env.BENCH_CURSORS ?? '0');
   const minId = maxId - products + 1;
-  const cursorAt = (id: number) => services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id });
+  const cursorAt = (id: number, direction: 'next' | 'prev' = 'next') =>
+    services.cursors.encode({ storeId: store.id, resource: 'products', direction, id });
   const startCursors = Array.from({ length: n }, (_, i) => cursorAt(minId + i));
   const endCursors = Array.from({ length: n }, (_, i) => cursorAt(maxId - 60 - i));
+  const spread = spreadPaths(Number(process.env.BENCH_SPREAD ?? '0'), minId, maxId, cursorAt);
+  // Another store written through the Admin API while pages are read (BENCH_WRITER=1).
+  let writer: { token: string; ids: number[] } | undefined;
+  if (process.env.BENCH_WRITER === '1') {
+    const other = await services.accounts.createStore({ name: 'writer', ownerEmail: 'w@bench.test', ownerPassword: 'bench-password' });
+    await services.seeds.seed(other.id, { products: 200, orders: 0, customers: 0 });
+    const app2 = await services.apps.createPrivateApp({ storeId: other.id, name: 'writer', scopes: 'write_products' });
+    const rows = await db.kysely.selectFrom('products').select('id').where('store_id', '=', other.id).execute();
+    writer = { token: app2.accessToken, ids: rows.map((r) => Number(r.id)) };
+  }
+  db.sqlite?.pragma('wal_checkpoint(TRUNCATE)');
+  // The page cache can be switched off and on again between runs ({type:'page-cache', on}), so
+  // that one run measures the platform both ways on the same data.
+  const withCache = (services.resources as unknown as { pageCache: unknown }).pageCache;
+  process.on('message', (m: { type?: string; on?: boolean }) => {
+    if (m?.type !== 'page-cache') return;
+    (services.resources as unknown as { pageCache: unknown }).pageCache = m.on ? withCache : new PageCache(() => undefined);
+    send({ type: 'page-cache', on: m.on });
+  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   send({
     type: 'ready',
@@ -68,6 +89,11 @@ if (process.env.BENCH_BARE === '1') {
     deepCursor,
     startCursors,
     endCursors,
+    spread,
+    writer,
+    storeId: store.id,
+    // The codec's key, so that the bare keyset baseline checks and mints the same cursors.
+    cursorKey: (services.cursors as unknown as { key: Buffer }).key.toString('hex'),
     products,
     seedSeconds,
   });
@@ -76,4 +102,36 @@ if (process.env.BENCH_BARE === '1') {
     await own?.drop();
     process.exit(0);
   });
+}
+
+/**
+ * `count` list requests spread over the store, as apps page it: mostly forward from a cursor in
+ * the newer convention, some first pages, some pages back (a `cursor` going back in the newer
+ * convention, `pre_cursor` in 2022-01), some forward in 2022-01; mostly 50 a page, some 10 or 100.
+ * The same seed gives the same requests.
+ */
+function spreadPaths(count: number, minId: number, maxId: number, cursorAt: (id: number, d?: 'next' | 'prev') => string): string[] {
+  let seed = Number(process.env.BENCH_SEED ?? '23') >>> 0;
+  const random = () => {
+    // mulberry32
+    seed = (seed + 0x6d2b79f5) >>> 0;
+    let t = seed;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const paths: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const r = random();
+    const l = random();
+    const limit = l < 0.8 ? 50 : l < 0.9 ? 10 : 100;
+    const id = minId + Math.floor(random() * (maxId - minId + 1));
+    const at = (v: string, param: string, d: 'next' | 'prev') => `/openapi/${v}/products?limit=${limit}&${param}=${cursorAt(id, d)}`;
+    if (r < 0.05) paths.push(`/openapi/2026-01/products?limit=${limit}`);
+    else if (r < 0.7) paths.push(at('2026-01', 'cursor', 'next'));
+    else if (r < 0.8) paths.push(at('2026-01', 'cursor', 'prev'));
+    else if (r < 0.92) paths.push(at('2022-01', 'cursor', 'next'));
+    else paths.push(at('2022-01', 'pre_cursor', 'prev'));
+  }
+  return paths;
 }

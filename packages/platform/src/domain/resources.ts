@@ -21,11 +21,36 @@ export interface ResourceDef {
   update: Record<string, unknown>;
   /** The API object of a row (times are unix milliseconds in the row, ISO 8601 strings in the API). */
   toJson(row: Record<string, unknown>): Record<string, unknown>;
+  /**
+   * The same object as `toJson`, field by field in its order, for a database that writes a list
+   * page's JSON itself (storage/repositories/json-page.ts); absent when a field needs more than
+   * these three ways of writing a column (orders' line items are parsed JSON).
+   */
+  jsonFields?: readonly JsonField[];
   /** Column values for a validated create body. */
   createValues(body: Record<string, unknown>, now: number): Record<string, unknown>;
   /** Column values for a validated update body. */
   updateValues(body: Record<string, unknown>, now: number): Record<string, unknown>;
 }
+
+/**
+ * One field of an API object as the database writes it: `id` is an integer column as a string of
+ * digits, `value` the column as it is (text, integer or null), `time` unix milliseconds as an
+ * ISO 8601 string with milliseconds and `Z`, as `Date.prototype.toISOString` writes it.
+ */
+export interface JsonField {
+  key: string;
+  column: string;
+  as: 'id' | 'value' | 'time';
+}
+
+const fieldsOf = (id: readonly string[], values: readonly string[]): readonly JsonField[] =>
+  Object.freeze([
+    ...id.map((c): JsonField => ({ key: c, column: c, as: 'id' })),
+    ...values.map((c): JsonField => ({ key: c, column: c, as: 'value' })),
+    { key: 'created_at', column: 'created_at', as: 'time' },
+    { key: 'updated_at', column: 'updated_at', as: 'time' },
+  ]);
 
 const idString = { type: 'string', pattern: '^[0-9]+$', description: 'Identifier (a string of digits)' };
 const timestamps = { created_at: { type: 'string', format: 'date-time' }, updated_at: { type: 'string', format: 'date-time' } };
@@ -86,6 +111,7 @@ export const products: ResourceDef = {
     properties: { ...productFields, expected_inventory_quantity: EXPECTED_INVENTORY },
     dependencies: { expected_inventory_quantity: ['inventory_quantity'] },
   },
+  jsonFields: fieldsOf(['id'], ['title', 'body_html', 'vendor', 'product_type', 'status', 'price', 'sku', 'inventory_quantity', 'tags']),
   toJson: (r) => ({
     id: String(r.id),
     title: r.title,
@@ -141,6 +167,7 @@ export const customers: ResourceDef = {
   },
   create: { type: 'object', additionalProperties: false, required: ['email'], properties: customerFields },
   update: { type: 'object', additionalProperties: false, minProperties: 1, properties: customerFields },
+  jsonFields: fieldsOf(['id'], ['email', 'first_name', 'last_name', 'phone']),
   toJson: (r) => ({
     id: String(r.id),
     email: r.email,

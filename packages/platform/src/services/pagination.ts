@@ -6,7 +6,7 @@ import type { PaginationConvention } from '../domain/api-versions.ts';
 import { type CursorCodec, type Direction, InvalidCursorError } from '../domain/cursor.ts';
 import { InvalidCursor } from '../domain/errors.ts';
 import { filterDigest, type ListFilters } from '../domain/list-filters.ts';
-import type { KeysetQuery, KeysetSource } from '../storage/ports.ts';
+import type { JsonPage, KeysetQuery, KeysetSource } from '../storage/ports.ts';
 
 export interface PageRequest {
   limit: number;
@@ -50,31 +50,8 @@ export async function linkedKeysetPage<R extends { id: number }, T>(
   req: PageRequest,
   toJson: (row: R) => T,
 ): Promise<LinkedPage<T>> {
-  const filters = filterDigest(req.filters ?? {});
   const query: KeysetQuery = { ...scope, ...(req.filters ? { filters: req.filters } : {}) };
-  let after: number | undefined;
-  let before: number | undefined;
-  const decode = (cursor: string, direction: Direction | 'any') =>
-    codec.decode(cursor, { storeId: scope.storeId, resource: scope.resource, direction, filters });
-  try {
-    if (req.cursor !== undefined && req.cursor !== '') {
-      // The newer convention has no pre_cursor parameter: its `previous` links send a backwards
-      // cursor as `cursor`.
-      const at = decode(req.cursor, req.convention === 'newer' ? 'any' : 'next');
-      if (at.direction === 'next') after = at.id;
-      else before = at.id;
-    }
-    if (req.preCursor !== undefined && req.preCursor !== '') {
-      if (before !== undefined) throw new InvalidCursorError('send either cursor or pre_cursor, not both');
-      before = decode(req.preCursor, 'prev').id;
-    }
-  } catch (err) {
-    if (err instanceof InvalidCursorError) throw new InvalidCursor(err.message);
-    throw err;
-  }
-  if (after !== undefined && before !== undefined) throw new InvalidCursor('send either cursor or pre_cursor, not both');
-  const enc = (direction: 'next' | 'prev', id: number) =>
-    codec.encode({ storeId: scope.storeId, resource: scope.resource, direction, id, filters });
+  const { after, before, enc } = cursorBounds(codec, scope, req);
 
   if (before !== undefined) {
     // Backwards: the page just before `before`, returned in ascending order.
@@ -106,3 +83,74 @@ export async function linkedKeysetPage<R extends { id: number }, T>(
   if (req.convention === 'newer') return { envelope: { data, cursor: next, has_more: hasMore }, next, previous };
   return { envelope: { data, cursor: next, pre_cursor: previous }, next, previous };
 }
+
+/** Where a page starts (the decoded cursor), and how its cursors are minted. */
+function cursorBounds(codec: CursorCodec, scope: KeysetQuery & { resource: string }, req: PageRequest) {
+  const filters = filterDigest(req.filters ?? {});
+  let after: number | undefined;
+  let before: number | undefined;
+  const decode = (cursor: string, direction: Direction | 'any') =>
+    codec.decode(cursor, { storeId: scope.storeId, resource: scope.resource, direction, filters });
+  try {
+    if (req.cursor !== undefined && req.cursor !== '') {
+      // The newer convention has no pre_cursor parameter: its `previous` links send a backwards
+      // cursor as `cursor`.
+      const at = decode(req.cursor, req.convention === 'newer' ? 'any' : 'next');
+      if (at.direction === 'next') after = at.id;
+      else before = at.id;
+    }
+    if (req.preCursor !== undefined && req.preCursor !== '') {
+      if (before !== undefined) throw new InvalidCursorError('send either cursor or pre_cursor, not both');
+      before = decode(req.preCursor, 'prev').id;
+    }
+  } catch (err) {
+    if (err instanceof InvalidCursorError) throw new InvalidCursor(err.message);
+    throw err;
+  }
+  if (after !== undefined && before !== undefined) throw new InvalidCursor('send either cursor or pre_cursor, not both');
+  const enc = (direction: 'next' | 'prev', id: number) =>
+    codec.encode({ storeId: scope.storeId, resource: scope.resource, direction, id, filters });
+  return { after, before, enc };
+}
+
+/** A page's body as the JSON text of an envelope, and the cursors either side (for `Link`). */
+export interface TextPage {
+  body: string;
+  next: string;
+  previous: string | null;
+}
+
+/**
+ * The same page as linkedKeysetPage, of a list without filters, from objects the database wrote
+ * as JSON (`read`); the envelope around them is written here, byte for byte as JSON.stringify
+ * writes the one linkedKeysetPage returns. Undefined when `read` answers undefined.
+ */
+export async function linkedTextPage(
+  codec: CursorCodec,
+  scope: KeysetScopeOf,
+  req: PageRequest,
+  read: (q: { side: 'after' | 'before'; from: number | undefined; limit: number }) => Promise<JsonPage | undefined>,
+): Promise<TextPage | undefined> {
+  const { after, before, enc } = cursorBounds(codec, scope, req);
+  let next: string;
+  let previous: string | null;
+  let objects: string;
+  if (before !== undefined) {
+    const page = await read({ side: 'before', from: before, limit: req.limit });
+    if (!page) return undefined;
+    next = page.behind ? enc('next', page.last ?? before - 1) : '';
+    previous = page.more ? enc('prev', page.first!) : null;
+    objects = page.objects;
+  } else {
+    const page = await read({ side: 'after', from: after, limit: req.limit });
+    if (!page) return undefined;
+    next = page.more ? enc('next', page.last!) : '';
+    previous = page.behind ? enc('prev', page.first ?? (after ?? 0) + 1) : null;
+    objects = page.objects;
+  }
+  const tail =
+    req.convention === 'newer' ? `"has_more":${next !== ''}` : `"pre_cursor":${previous === null ? 'null' : JSON.stringify(previous)}`;
+  return { body: `{"data":[${objects}],"cursor":${JSON.stringify(next)},${tail}}`, next, previous };
+}
+
+type KeysetScopeOf = KeysetQuery & { resource: string };

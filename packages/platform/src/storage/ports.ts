@@ -3,7 +3,7 @@
 // statements and the commit-and-fsync policy stay behind them.
 import type { ApiHealthRepository } from './ports/api-health.ts';
 import type { EndpointHealthRepository } from './ports/endpoint-health.ts';
-import type { ResourceName } from '../domain/resources.ts';
+import type { JsonField, ResourceName } from '../domain/resources.ts';
 import type {
   StoreRow,
   ShopRow,
@@ -181,8 +181,34 @@ export interface KeysetSource<R> {
   count(q: KeysetQuery): Promise<number>;
 }
 
+/** A page without filters, `limit` rows at most on `side` of `from` (the store's first rows without it). */
+export interface JsonPageQuery {
+  storeId: number;
+  side: 'after' | 'before';
+  from: number | undefined;
+  limit: number;
+}
+
+/** A page's objects as JSON text, written by the database (storage/repositories/json-page.ts). */
+export interface JsonPage {
+  /** The objects in id order, comma-joined ('' for none): the inside of the `data` array. */
+  objects: string;
+  count: number;
+  first: number | null;
+  last: number | null;
+  /** Rows lie past the page's far end (after its last row going forward, before its first going back). */
+  more: boolean;
+  /** Rows lie behind `from` (at or before it going forward, at or after it going back). */
+  behind: boolean;
+}
+
 export interface ResourceRepository {
   page(resource: ResourceName): KeysetSource<ResourceRow>;
+  /**
+   * The page as JSON in the shape of `fields`, or undefined when the database cannot write it
+   * exactly as ResourceDef.toJson would (then read it as rows).
+   */
+  jsonPage(resource: ResourceName, fields: readonly JsonField[], q: JsonPageQuery): Promise<JsonPage | undefined>;
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
   /** Throws DuplicateRecordError (record: the resource name) when a unique key is taken: a customer's email in its store. */
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow>;

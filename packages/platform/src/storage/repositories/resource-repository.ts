@@ -1,9 +1,10 @@
 // Store resources (products, orders, customers): rows by id, writes, keyset pages, bulk seeding.
 import { sql, type Kysely } from 'kysely';
-import type { ResourceName } from '../../domain/resources.ts';
-import type { KeysetSource, ResourceRepository, ResourceRow, WriteGuard } from '../ports.ts';
+import type { JsonField, ResourceName } from '../../domain/resources.ts';
+import type { JsonPage, JsonPageQuery, KeysetSource, ResourceRepository, ResourceRow, WriteGuard } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
+import { jsonPage } from './json-page.ts';
 import { SqlKeysetSource } from './keyset.ts';
 import { guarded } from './write-guard.ts';
 
@@ -20,6 +21,10 @@ export class SqlResourceRepository implements ResourceRepository {
 
   page(resource: ResourceName): KeysetSource<ResourceRow> {
     return new SqlKeysetSource<ResourceRow>(this.x, resource);
+  }
+
+  jsonPage(resource: ResourceName, fields: readonly JsonField[], q: JsonPageQuery): Promise<JsonPage | undefined> {
+    return jsonPage(this.x, resource, fields, q);
   }
 
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
