@@ -66,12 +66,9 @@ export class ResourceService {
    * and a serialisation here they cost several times more); undefined where that cannot be done.
    */
   private textPage(def: ResourceDef, storeId: number, page: PageRequest, fields: readonly string[] | undefined) {
-    const jsonFields = def.jsonFields;
-    if (jsonFields === undefined || fields !== undefined || (page.filters && hasFilters(page.filters))) return undefined;
+    if (def.jsonFields === undefined || fields !== undefined || (page.filters && hasFilters(page.filters))) return undefined;
     const resources = this.storage.resources;
-    return linkedTextPage(this.cursors, { storeId, resource: def.name }, page, (q) =>
-      resources.jsonPage(def.name, jsonFields, { storeId, ...q }),
-    );
+    return linkedTextPage(this.cursors, { storeId, resource: def.name }, page, (q) => resources.jsonPage(def.name, { storeId, ...q }));
   }
 
   /** One page of a store's resources as API objects (no cache). */

@@ -3,7 +3,7 @@
 // statements and the commit-and-fsync policy stay behind them.
 import type { ApiHealthRepository } from './ports/api-health.ts';
 import type { EndpointHealthRepository } from './ports/endpoint-health.ts';
-import type { JsonField, ResourceName } from '../domain/resources.ts';
+import type { ResourceName } from '../domain/resources.ts';
 import type {
   StoreRow,
   ShopRow,
@@ -205,10 +205,10 @@ export interface JsonPage {
 export interface ResourceRepository {
   page(resource: ResourceName): KeysetSource<ResourceRow>;
   /**
-   * The page as JSON in the shape of `fields`, or undefined when the database cannot write it
-   * exactly as ResourceDef.toJson would (then read it as rows).
+   * The page as JSON in the shape of the resource's `jsonFields`, or undefined when the database
+   * cannot write it exactly as ResourceDef.toJson would (then read it as rows).
    */
-  jsonPage(resource: ResourceName, fields: readonly JsonField[], q: JsonPageQuery): Promise<JsonPage | undefined>;
+  jsonPage(resource: ResourceName, q: JsonPageQuery): Promise<JsonPage | undefined>;
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined>;
   /** Throws DuplicateRecordError (record: the resource name) when a unique key is taken: a customer's email in its store. */
   insert(resource: ResourceName, values: Record<string, unknown>): Promise<ResourceRow>;

@@ -13,7 +13,7 @@
 // The store condition and the order are the keyset reads' (keyset.ts explains both), so the plans
 // are the same range scans; the probes either side are one index step each.
 import { type Kysely, sql } from 'kysely';
-import type { JsonField } from '../../domain/resources.ts';
+import { type JsonField, RESOURCE_DEFS, type ResourceName } from '../../domain/resources.ts';
 import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
 import type { JsonPage, JsonPageQuery } from '../ports.ts';
 import type { Executor } from './executor.ts';
@@ -31,22 +31,41 @@ interface PageRow {
   behind: number | boolean;
 }
 
+// Every statement, by dialect, table, side and whether the page starts at a cursor; built once
+// from the resources' jsonFields, so that the server can be told of them all when storage opens.
 const statements = new Map<string, PreparedQuery<PageRow>>();
+const keyOf = (dialect: string, table: string, side: string, from: boolean) => `${dialect}|${table}|${side}|${from}`;
+
+/** Every page statement of `dialect` (building them on first use): their texts are prepared on PostgreSQL. */
+export function jsonPageStatements(k: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): PreparedQuery<unknown>[] {
+  const out: PreparedQuery<unknown>[] = [];
+  for (const def of RESOURCE_DEFS) {
+    if (!def.jsonFields) continue;
+    for (const side of ['after', 'before'] as const) {
+      for (const from of [false, true]) {
+        const key = keyOf(dialect, def.table, side, from);
+        let statement = statements.get(key);
+        if (!statement) {
+          statement = pageStatement(k, dialect, def.table, def.jsonFields, side, from);
+          statements.set(key, statement);
+        }
+        out.push(statement);
+      }
+    }
+  }
+  return out;
+}
 
 /** The page, or undefined when one of its rows has a time the database does not write as toISOString does. */
 export async function jsonPage(
   x: Pick<Executor, 'k' | 'dialect' | 'runner'>,
-  table: string,
-  fields: readonly JsonField[],
+  resource: ResourceName,
   q: JsonPageQuery,
 ): Promise<JsonPage | undefined> {
-  const from = q.from !== undefined;
-  const key = `${x.dialect}|${table}|${q.side}|${from}|${fields.map((f) => `${f.key}:${f.column}:${f.as}`).join(',')}`;
-  let statement = statements.get(key);
-  if (!statement) {
-    statement = pageStatement(x.k as unknown as Kysely<unknown>, x.dialect, table, fields, q.side, from);
-    statements.set(key, statement);
-  }
+  const key = keyOf(x.dialect, resource, q.side, q.from !== undefined);
+  if (!statements.has(key)) jsonPageStatements(x.k as unknown as Kysely<unknown>, x.dialect);
+  const statement = statements.get(key);
+  if (!statement) throw new Error(`${resource} has no page written by the database`);
   const store = x.dialect === 'postgres' ? [q.storeId] : q.storeId;
   const row = await x.runner.first(statement, { store, from: q.from, limit: q.limit });
   if (row === undefined) throw new Error('an aggregate answered no row');
@@ -95,11 +114,15 @@ function pageStatement(
     const bound = from ? sql`and id ${sql.raw(forward ? '>' : '<')} ${p('from')}` : sql``;
     // Rows past the page's far end exist exactly when one lies past its last row on its side.
     const edge = sql.raw(forward ? '(select max(id) from page)' : '(select min(id) from page)');
-    const more = sql`exists (select 1 from ${t} where ${inStore} and id ${sql.raw(forward ? '>' : '<')} ${edge})`;
+    // Each probe is the first id past a bound, ordered as a page is, so that it is the same
+    // bounded range scan (keyset.ts); a scalar subquery, since PostgreSQL drops the order and the
+    // limit of an EXISTS and may then read the table from its start.
+    const probe = (op: string, bound: unknown, order: 'asc' | 'desc') =>
+      sql`(select id from ${t} where ${inStore} and id ${sql.raw(op)} ${bound}
+        order by store_id ${sql.raw(order)}, id ${sql.raw(order)} limit 1) is not null`;
+    const more = probe(forward ? '>' : '<', edge, forward ? 'asc' : 'desc');
     // Rows behind the cursor: at or before it on the other side (none lies between it and the page).
-    const behind = from
-      ? sql`exists (select 1 from ${t} where ${inStore} and id ${sql.raw(forward ? '<=' : '>=')} ${p('from')})`
-      : sql`${sql.lit(false)}`;
+    const behind = from ? probe(forward ? '<=' : '>=', p('from'), forward ? 'desc' : 'asc') : sql`${sql.lit(false)}`;
     const objects = pg
       ? sql.raw(`string_agg(row_to_json(r)::text, ',' order by p.id)`)
       : sql.raw(

@@ -1,6 +1,6 @@
 // Store resources (products, orders, customers): rows by id, writes, keyset pages, bulk seeding.
 import { sql, type Kysely } from 'kysely';
-import type { JsonField, ResourceName } from '../../domain/resources.ts';
+import type { ResourceName } from '../../domain/resources.ts';
 import type { JsonPage, JsonPageQuery, KeysetSource, ResourceRepository, ResourceRow, WriteGuard } from '../ports.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
@@ -23,8 +23,8 @@ export class SqlResourceRepository implements ResourceRepository {
     return new SqlKeysetSource<ResourceRow>(this.x, resource);
   }
 
-  jsonPage(resource: ResourceName, fields: readonly JsonField[], q: JsonPageQuery): Promise<JsonPage | undefined> {
-    return jsonPage(this.x, resource, fields, q);
+  jsonPage(resource: ResourceName, q: JsonPageQuery): Promise<JsonPage | undefined> {
+    return jsonPage(this.x, resource, q);
   }
 
   get(resource: ResourceName, storeId: number, id: number): Promise<ResourceRow | undefined> {
