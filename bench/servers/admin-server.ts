@@ -7,7 +7,6 @@ import { randomBytes } from 'node:crypto';
 import Fastify from 'fastify';
 import { sql } from 'kysely';
 import { createPlatform, loadConfig } from '../../packages/platform/src/index.ts';
-import { PageCache } from '../../packages/platform/src/services/page-cache.ts';
 import { createBenchDatabase } from '../database.ts';
 
 const send = (msg: unknown) => process.send!(msg);
@@ -77,14 +76,6 @@ if (process.env.BENCH_BARE === '1') {
   // A database in service has statistics of its tables (autovacuum gathers them on PostgreSQL a
   // minute or so after a bulk load): the rounds are measured with them, not in the minute before.
   if (!db.sqlite) await sql`analyze`.execute(db.kysely);
-  // The page cache can be switched off and on again between runs ({type:'page-cache', on}), so
-  // that one run measures the platform both ways on the same data.
-  const withCache = (services.resources as unknown as { pageCache: unknown }).pageCache;
-  process.on('message', (m: { type?: string; on?: boolean }) => {
-    if (m?.type !== 'page-cache') return;
-    (services.resources as unknown as { pageCache: unknown }).pageCache = m.on ? withCache : new PageCache(() => undefined);
-    send({ type: 'page-cache', on: m.on });
-  });
   await app.listen({ port: 0, host: '127.0.0.1' });
   send({
     type: 'ready',

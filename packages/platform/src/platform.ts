@@ -35,7 +35,6 @@ import { PlatformMetrics } from './services/metrics.ts';
 import { OAuthService } from './services/oauth-service.ts';
 import { LaunchTokens } from './services/launch-tokens.ts';
 import { OneTimeReveals } from './services/one-time-reveal.ts';
-import { PageCache } from './services/page-cache.ts';
 import { PartnerDeliveries } from './services/partner-deliveries.ts';
 import { MemoryRateLimiter, type RateLimiter, RedisRateLimiter } from './services/rate-limiter.ts';
 import { GrantLimits } from './services/grant-limits.ts';
@@ -222,7 +221,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     brownouts: new BrownoutSchedule(storage.apiHealth, clock, config),
     apiHealth: new ApiHealth(storage, config, clock, outbox),
     introspection: new TokenIntrospection(apiAuth, storage.tokens, storage.apps, clock, introspectLimits),
-    resources: new ResourceService(storage, clock, outbox, cursors, new PageCache(() => storage.changeStamp())),
+    resources: new ResourceService(storage, clock, outbox, cursors),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
     rateLimiter: config.rateLimit === 'off' ? undefined : rateLimiter,
     grantLimits,

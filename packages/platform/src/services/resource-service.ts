@@ -15,12 +15,15 @@ import type { ResourceDef } from '../domain/resources.ts';
 import type { Repositories, ResourceRow, Storage, WriteGuard } from '../storage/ports.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
-import type { CachedPage, PageCache } from './page-cache.ts';
-import { filterDigest, hasFilters, type ListFilters, selectFields } from '../domain/list-filters.ts';
+import { hasFilters, type ListFilters, selectFields } from '../domain/list-filters.ts';
 import { keysetPage, linkedKeysetPage, linkedTextPage, type PageRequest } from './pagination.ts';
 
 /** A list page rendered as its JSON body (UTF-8 bytes), with the cursors of the pages either side (for `Link`). */
-export type RenderedPage = CachedPage;
+export interface RenderedPage {
+  body: Buffer;
+  next: string;
+  previous: string | null;
+}
 
 export type { ResourceRow };
 
@@ -30,25 +33,16 @@ export class ResourceService {
     private readonly clock: Clock,
     private readonly outbox: WebhookOutbox,
     private readonly cursors: CursorCodec,
-    private readonly pageCache: PageCache,
   ) {}
 
   /**
-   * One page of a store's resources as a JSON body, served from the page cache while the data is
-   * unchanged. The cache key holds everything that shapes the page: its filters and fields too.
+   * One page of a store's resources as a JSON body. Read fresh on every call: a cache of pages
+   * that any write empties answered almost nothing where pages vary and some store is always
+   * writing, and cost more than it saved (docs/admin-api-performance.md).
    */
   async listPage(def: ResourceDef, storeId: number, page: PageRequest, fields?: readonly string[]): Promise<RenderedPage> {
-    const filters = page.filters === undefined ? '' : filterDigest(page.filters);
-    const key = `${storeId}|${def.name}|${page.convention}|${page.limit}|${page.cursor ?? ''}|${page.preCursor ?? ''}|${filters}|${fields?.join(',') ?? '*'}`;
-    const version = this.pageCache.snapshot();
-    const hit = this.pageCache.get(key, version);
-    if (hit !== undefined) return hit;
     const text = await this.textPage(def, storeId, page, fields);
-    if (text !== undefined) {
-      const rendered = { body: Buffer.from(text.body), next: text.next, previous: text.previous };
-      this.pageCache.set(key, rendered, version);
-      return rendered;
-    }
+    if (text !== undefined) return { body: Buffer.from(text.body), next: text.next, previous: text.previous };
     const result = await linkedKeysetPage(
       this.storage.resources.page(def.name),
       this.cursors,
@@ -56,9 +50,7 @@ export class ResourceService {
       page,
       (row) => selectFields(def.toJson(row), fields),
     );
-    const rendered = { body: Buffer.from(JSON.stringify(result.envelope)), next: result.next, previous: result.previous };
-    this.pageCache.set(key, rendered, version);
-    return rendered;
+    return { body: Buffer.from(JSON.stringify(result.envelope)), next: result.next, previous: result.previous };
   }
 
   /**
