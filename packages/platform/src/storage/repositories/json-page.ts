@@ -126,7 +126,8 @@ function pageStatement(
     const objects = pg
       ? sql.raw(`string_agg(row_to_json(r)::text, ',' order by p.id)`)
       : sql.raw(
-          `group_concat(json_object(${fields.map((f) => `'${identifier(f.key)}', ${fieldSql(dialect, f)}`).join(', ')}), ',' order by p.id)`,
+          `group_concat(json_object(${fields.map((f) => `'${identifier(f.key)}', ${fieldSql(dialect, f)}`).join(', ')}), ',' ` +
+            'order by p.id)',
         );
     const object = pg
       ? sql.raw(` cross join lateral (select ${fields.map((f) => `${fieldSql(dialect, f)} as ${identifier(f.key)}`).join(', ')}) r`)
