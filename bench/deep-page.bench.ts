@@ -1,7 +1,7 @@
 // npm run bench -- deep-page [--database sqlite|postgres://…|both]
 // The cost of a page near the end of 1,000,000 products against a page at the start, through the
 // real API (auth, scope, keyset query, serialization). Every request uses a distinct
-// cursor, so none is answered from the page cache. Target: deep/start <= 1.3x (an offset-based
+// cursor, so that neither the database's cache nor the machine's serves the same rows twice. Target: deep/start <= 1.3x (an offset-based
 // page near the end would be hundreds of times slower). Also prints the seed rate
 // (target: >= 20,000 products/s).
 import http from 'node:http';

@@ -54,8 +54,7 @@ if (process.env.BENCH_BARE === '1') {
   );
   // A cursor just before the last page, minted the way the API mints them.
   const deepCursor = services.cursors.encode({ storeId: store.id, resource: 'products', direction: 'next', id: maxId - 60 });
-  // Distinct positions near the start and near the end (distinct, so no page is served twice
-  // from the page cache: every request runs its keyset query).
+  // Distinct positions near the start and near the end (the deep-page bench reads each once).
   const n = Number(process.env.BENCH_CURSORS ?? '0');
   const minId = maxId - products + 1;
   const cursorAt = (id: number, direction: 'next' | 'prev' = 'next') =>
