@@ -32,11 +32,11 @@ interface PageRow {
 }
 
 // Every statement, by dialect, table, side and whether the page starts at a cursor; built once
-// from the resources' jsonFields, so that the server can be told of them all when storage opens.
+// from the resources' jsonFields (on PostgreSQL each becomes a named statement at its first run).
 const statements = new Map<string, PreparedQuery<PageRow>>();
 const keyOf = (dialect: string, table: string, side: string, from: boolean) => `${dialect}|${table}|${side}|${from}`;
 
-/** Every page statement of `dialect` (building them on first use): their texts are prepared on PostgreSQL. */
+/** Every page statement of `dialect`, built on first use. */
 export function jsonPageStatements(k: Kysely<unknown>, dialect: 'sqlite' | 'postgres'): PreparedQuery<unknown>[] {
   const out: PreparedQuery<unknown>[] = [];
   for (const def of RESOURCE_DEFS) {
