@@ -56,6 +56,18 @@ export function jsonPageStatements(k: Kysely<unknown>, dialect: 'sqlite' | 'post
   return out;
 }
 
+/** The statement of one page shape (for tests that explain it). */
+export function jsonPageStatement(
+  k: Kysely<unknown>,
+  dialect: 'sqlite' | 'postgres',
+  table: string,
+  side: 'after' | 'before',
+  from: boolean,
+): PreparedQuery<unknown> | undefined {
+  jsonPageStatements(k, dialect);
+  return statements.get(keyOf(dialect, table, side, from));
+}
+
 /** The page, or undefined when one of its rows has a time the database does not write as toISOString does. */
 export async function jsonPage(
   x: Pick<Executor, 'k' | 'dialect' | 'runner'>,
