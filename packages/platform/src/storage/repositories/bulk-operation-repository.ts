@@ -21,41 +21,16 @@ import type { ResourceName } from '../../domain/resources.ts';
 import type { BulkChunk, BulkOperationRepository, BulkOperationRow, BulkOwner, NewBulkOperation } from '../ports/bulk-operations.ts';
 import type { Database } from '../schema.ts';
 import type { Executor } from './executor.ts';
+import { RECORD_COLUMNS } from './bulk-rows.ts';
 
 /** Rows copied per statement of the snapshot; the event loop gets a turn between statements. */
 const COPY_SLICE = 20_000;
 
 /** The columns of each resource table, as its snapshot table repeats them. */
 const COLUMNS: Record<ResourceName, readonly string[]> = {
-  products: [
-    'id',
-    'store_id',
-    'title',
-    'body_html',
-    'vendor',
-    'product_type',
-    'status',
-    'price',
-    'sku',
-    'inventory_quantity',
-    'tags',
-    'created_at',
-    'updated_at',
-  ],
-  customers: ['id', 'store_id', 'email', 'first_name', 'last_name', 'phone', 'created_at', 'updated_at'],
-  orders: [
-    'id',
-    'store_id',
-    'customer_id',
-    'email',
-    'currency',
-    'financial_status',
-    'fulfillment_status',
-    'total_price',
-    'line_items',
-    'created_at',
-    'updated_at',
-  ],
+  products: ['id', ...RECORD_COLUMNS.products],
+  customers: ['id', ...RECORD_COLUMNS.customers],
+  orders: ['id', ...RECORD_COLUMNS.orders],
 };
 
 const OPEN = ['created', 'running'];

@@ -6,8 +6,11 @@ import type { Durability } from '../durability.ts';
 import type { Db } from '../database.ts';
 import type { BulkRows, BulkTable, NewRecord } from '../ports/bulk-rows.ts';
 
-/** Every column a bulk insert writes, in order; the database fills the others (id, version). */
-const COLUMNS: { readonly [T in BulkTable]: readonly (keyof NewRecord<T>)[] } = {
+/**
+ * Every column of a store record but those the database fills (id, version), in order: what a bulk
+ * insert writes, and with the id what a bulk export's snapshot copies.
+ */
+export const RECORD_COLUMNS: { readonly [T in BulkTable]: readonly (keyof NewRecord<T>)[] } = {
   products: [
     'store_id',
     'title',
@@ -41,7 +44,7 @@ const COLUMNS: { readonly [T in BulkTable]: readonly (keyof NewRecord<T>)[] } = 
 const SQLITE_ROWS = 100;
 
 function insertText(table: BulkTable, rows: number): string {
-  const columns = COLUMNS[table];
+  const columns = RECORD_COLUMNS[table];
   const one = `(${columns.map(() => '?').join(', ')})`;
   return `insert into ${table} (${columns.join(', ')}) values ${Array.from({ length: rows }, () => one).join(', ')}`;
 }
@@ -54,7 +57,7 @@ export class SqliteBulkRows implements BulkRows {
 
   insert<T extends BulkTable>(table: T, rows: Iterable<NewRecord<T>>): Promise<number> {
     const sqlite = this.db.sqlite!;
-    const columns = COLUMNS[table];
+    const columns = RECORD_COLUMNS[table];
     const many = sqlite.prepare(insertText(table, SQLITE_ROWS));
     const one = sqlite.prepare(insertText(table, 1));
     // Synchronous from the first row to the last: nothing else runs on the connection in between.
@@ -99,7 +102,7 @@ function copyLine<T extends BulkTable>(columns: readonly (keyof NewRecord<T>)[],
 const CHUNK = 64 * 1024;
 
 function* copyText<T extends BulkTable>(table: T, rows: Iterable<NewRecord<T>>, counted: { n: number }): Generator<string> {
-  const columns = COLUMNS[table];
+  const columns = RECORD_COLUMNS[table];
   let chunk = '';
   for (const row of rows) {
     chunk += copyLine(columns, row);
@@ -118,7 +121,7 @@ export class PgBulkRows implements BulkRows {
   async insert<T extends BulkTable>(table: T, rows: Iterable<NewRecord<T>>): Promise<number> {
     const counted = { n: 0 };
     // One statement: the COPY commits or fails as a whole.
-    await this.db.copyFrom!(`copy ${table} (${COLUMNS[table].join(', ')}) from stdin`, copyText(table, rows, counted));
+    await this.db.copyFrom!(`copy ${table} (${RECORD_COLUMNS[table].join(', ')}) from stdin`, copyText(table, rows, counted));
     return counted.n;
   }
 }
