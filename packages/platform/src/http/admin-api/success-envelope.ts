@@ -1,6 +1,6 @@
 // The success envelope of the coded API versions (see domain/api-versions.ts): a 2xx JSON body is
 // sent as {"code": "Success", "data": <body>}. Done on send, on the serialized body, so that every
-// Admin API route (lists served from the page cache, replays of stored answers) gets it alike and
+// Admin API route (lists whose JSON the database wrote, replays of stored answers) gets it alike and
 // the answers stored for Idempotency-Key replays stay in the bare form of the request's handler.
 import type { FastifyInstance } from 'fastify';
 import { API_VERSIONS } from '../../domain/api-versions.ts';
