@@ -6,6 +6,7 @@
 // (target: >= 20,000 products/s).
 import http from 'node:http';
 import { startChild, stopChild } from './child.ts';
+import { cpuRows, formatCpu, postgresDatabaseName, startCpuMeter } from './cpu.ts';
 import { createBenchDatabase } from './database.ts';
 import { report } from './report.ts';
 
@@ -57,10 +58,14 @@ for (let i = 0; i < 100; i++) {
 }
 const start: number[] = [];
 const end: number[] = [];
+const postgres = database.kind === 'postgres';
+const meter = startCpuMeter({ platformPid: sg.child.pid, postgresDatabase: postgres ? postgresDatabaseName(database.url) : undefined });
 for (let i = 0; i < N - 100; i++) {
   start.push(await get(sg.ready.startCursors[i]!));
   end.push(await get(sg.ready.endCursors[i]!));
 }
+const spent = meter.stop();
+const pages = start.length + end.length;
 await stopChild(sg.child);
 agent.destroy();
 await database.drop();
@@ -75,6 +80,7 @@ const fmt = (name: string, r: ReturnType<typeof stats>) =>
   `${name.padEnd(40)} mean ${r.mean.toFixed(3)} ms   p50 ${r.p50.toFixed(3)} ms   p99 ${r.p99.toFixed(3)} ms   (n=${start.length})`;
 console.log(fmt('page at the start (ids 1–50 onward)', a));
 console.log(fmt(`page near the end (of ${PRODUCTS.toLocaleString('en-US')})`, b));
+console.log(`${formatCpu(spent, pages, 'page')} (start and end pages alike)`);
 const ratio = b.p50 / a.p50;
 console.log(
   `ratio end/start (p50): ${ratio.toFixed(2)}x, mean ${(b.mean / a.mean).toFixed(2)}x  (target <= 1.30x): ${ratio <= 1.3 ? 'PASS' : 'FAIL'}`,
@@ -84,5 +90,6 @@ report([
   { name: 'page near the end / page at the start (p50)', value: ratio, unit: 'x', target: '≤ 1.3x', pass: ratio <= 1.3 },
   { name: 'page at the start, p50', value: a.p50, unit: 'ms' },
   { name: 'page near the end, p50', value: b.p50, unit: 'ms' },
+  ...cpuRows(spent, pages, 'page', postgres),
   { name: 'seed products/s', value: seedRate, unit: '/s', target: '≥ 20,000/s', pass: seedRate >= 20_000 },
 ]);
