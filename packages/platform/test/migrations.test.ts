@@ -47,7 +47,7 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
         created_at: NOW,
         updated_at: NOW,
       });
-      await storage.resources.insertMany('customers', [customer('twice@example.test'), customer('twice@example.test')]);
+      await storage.bulkRows.insert('customers', [customer('twice@example.test'), customer('twice@example.test')]);
 
       await expect(storage.migrate()).rejects.toThrow(
         `cannot make customer emails unique: 1 email(s) belong to more than one customer of the same store (store ids ${store.id})`,

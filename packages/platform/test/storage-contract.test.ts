@@ -31,6 +31,7 @@ import type {
   SubscriptionRow,
 } from '../src/storage/ports.ts';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
+import type { NewRecord } from '../src/storage/ports/bulk-rows.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl, TEST_PARTITIONS, type Dialect } from './harness.ts';
 import { recordingStorage, unroutedQueries, type RecordingStorage } from './partition-routing.ts';
@@ -154,11 +155,11 @@ function product(storeId: number, i: number): Record<string, unknown> {
   };
 }
 
-function customer(storeId: number, email: string): Record<string, unknown> {
+function customer(storeId: number, email: string): NewRecord<'customers'> {
   return { store_id: storeId, email, first_name: 'Ada', last_name: 'Lovelace', phone: null, created_at: NOW, updated_at: NOW };
 }
 
-function order(storeId: number, email: string): Record<string, unknown> {
+function order(storeId: number, email: string): NewRecord<'orders'> {
   return {
     store_id: storeId,
     customer_id: null,
@@ -1589,11 +1590,11 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       expect(await s.resources.get('customers', w.store.id, redacted.id)).toMatchObject({ version: 2 });
     });
 
-    it('customerEmailTaken (per store, except one customer), insertMany, someCustomers', async () => {
+    it('customerEmailTaken (per store, except one customer), someCustomers', async () => {
       const w = await world(s);
       const other = await world(s);
-      await s.resources.insertMany('customers', []);
-      await s.resources.insertMany(
+      await s.bulkRows.insert('customers', []);
+      await s.bulkRows.insert(
         'customers',
         ['c1@example.test', 'c2@example.test', 'c3@example.test'].map((e) => customer(w.store.id, e)),
       );
@@ -1713,12 +1714,12 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
 
     it('keyset pages of customers and orders, with an equality filter', async () => {
       const w = await world(s);
-      await s.resources.insertMany('customers', [
+      await s.bulkRows.insert('customers', [
         customer(w.store.id, 'k1@example.test'),
         { ...customer(w.store.id, 'k2@example.test'), first_name: 'Grace' },
         customer(w.store.id, 'k3@example.test'),
       ]);
-      await s.resources.insertMany('orders', [order(w.store.id, 'o1@example.test'), order(w.store.id, 'o2@example.test')]);
+      await s.bulkRows.insert('orders', [order(w.store.id, 'o1@example.test'), order(w.store.id, 'o2@example.test')]);
       const customers = await s.resources.page('customers').after({ storeId: w.store.id, where: { first_name: 'Ada' } }, undefined, 10);
       expect(customers.map((c) => c.email)).toEqual(['k1@example.test', 'k3@example.test']);
       const orders = await s.resources.page('orders').after({ storeId: w.store.id }, undefined, 10);

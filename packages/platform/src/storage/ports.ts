@@ -210,8 +210,6 @@ export interface ResourceRepository {
   delete(resource: ResourceName, storeId: number, id: number, guard?: WriteGuard): Promise<ResourceRow | undefined>;
   exists(resource: ResourceName, storeId: number, id: number): Promise<boolean>;
   customerEmailTaken(storeId: number, email: string, exceptId: number | undefined): Promise<boolean>;
-  /** Bulk inserts for seeding (one multi-row statement). */
-  insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void>;
   /** Ids of the store's orders placed by the customer, oldest first. */
   customerOrderIds(storeId: number, customerId: number): Promise<number[]>;
   /**

@@ -77,14 +77,6 @@ export class SqlResourceRepository implements ResourceRepository {
     return (await q.executeTakeFirst()) !== undefined;
   }
 
-  async insertMany(resource: ResourceName, rows: Record<string, unknown>[]): Promise<void> {
-    if (rows.length > 0)
-      await this.k
-        .insertInto(resource)
-        .values(rows as ResourceRow[])
-        .execute();
-  }
-
   async customerOrderIds(storeId: number, customerId: number): Promise<number[]> {
     const rows = await this.x.k
       .selectFrom('orders')
