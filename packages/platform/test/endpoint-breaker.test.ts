@@ -350,17 +350,19 @@ describe('dispatcher: owners sharing an endpoint', () => {
     h.enqueue(OTHER, 3, 1, 'X');
     const y = h.enqueue(SHARED, 5, 2, 'Y');
     for (const id of y) await h.settle(id, 'success');
+    // X's breaker is made at its first failure: a subscription enabled again after then is not held by it.
+    const madeAt = h.c.now;
     for (const id of [x[0]!, x[1]!]) await h.settle(id, 'failure');
     expect(h.backlogs).toEqual([]);
     await h.settle(x[2]!, 'failure');
     const reopenAt = h.c.now + SETTINGS.coolDownMs;
     // One ask, when it opens: X's subscriptions seen at that origin, in X's store, until it reopens.
-    expect(h.backlogs).toEqual([{ backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2] }, until: reopenAt }]);
+    expect(h.backlogs).toEqual([{ backlog: { origin: SHARED, owner: 'X', storeId: 24, madeAt, subscriptions: [1, 2] }, until: reopenAt }]);
     // A job of X arriving while open (a subscription not seen before) goes back and asks again, with it.
     const late = h.enqueue(SHARED, 4, 1, 'X');
     expect(h.handedBack.at(-1)).toEqual({ ids: late, until: reopenAt });
     expect(h.backlogs.at(-1)).toEqual({
-      backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2, 4] },
+      backlog: { origin: SHARED, owner: 'X', storeId: 24, madeAt, subscriptions: [1, 2, 4] },
       until: reopenAt,
     });
     // Y's jobs and X's at the other origin ask nothing.
@@ -374,7 +376,7 @@ describe('dispatcher: owners sharing an endpoint', () => {
     const [probe] = h.enqueue(SHARED, 1, 1, 'X');
     await h.settle(probe!, 'failure');
     expect(h.backlogs.at(-1)).toEqual({
-      backlog: { origin: SHARED, owner: 'X', storeId: 24, subscriptions: [1, 2, 4] },
+      backlog: { origin: SHARED, owner: 'X', storeId: 24, madeAt, subscriptions: [1, 2, 4] },
       until: h.c.now + 2 * SETTINGS.coolDownMs,
     });
     expect(h.backlogs.every((b) => b.backlog.owner === 'X' && b.backlog.origin === SHARED)).toBe(true);

@@ -2903,7 +2903,13 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       const ownPrivacy = await privacy(w.store.id, NOW);
       const otherStorePrivacy = await privacy(other.store.id, NOW);
 
-      const input = { storeId: w.store.id, subscriptionIds: [sub1!.id, sub2!.id, -w.app.id], until: NOW + HOUR, now: NOW };
+      const input = {
+        storeId: w.store.id,
+        subscriptionIds: [sub1!.id, sub2!.id, -w.app.id],
+        breakerMadeAt: NOW,
+        until: NOW + HOUR,
+        now: NOW,
+      };
       expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(3);
       expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(1);
       expect(await s.deliveryQueue.deferBacklog({ ...input, limit: 3 })).toBe(0);
@@ -2920,6 +2926,43 @@ describe.each(TARGETS)('storage contract: $name', (target) => {
       // The held one comes back once its lease has run out, as before; the later one when it is due.
       const last = await claim(s, 'worker-3', NOW + 2 * HOUR, { leaseMs });
       expect(last.map((c) => c.event_id).sort()).toEqual([held, dueAfter].sort());
+    });
+
+    it('deferBacklog leaves out a subscription enabled again after the breaker was made, however late it runs', async () => {
+      const w = await world(s);
+      const [again, steady] = await Promise.all(
+        (['products/create', 'products/update'] as const).map((topic) => subscribe(s, w.store.id, { appId: w.app.id }, topic)),
+      );
+      // Disabled by a dead delivery (gone), then enabled again at NOW + 3 min.
+      await enqueue(s, w.store.id, 'products/create', [again!], NOW);
+      const [c] = await claim(s, 'enabler', NOW + MINUTE);
+      await s.deliveryQueue.recordOutcomes([attempted(c!, NOW + MINUTE, { status: 'dead', disable: 'gone' }, { status: 410 })], {
+        worker: 'enabler',
+        now: NOW + MINUTE,
+        disableAfterDead: 100,
+      });
+      expect(await s.webhookRecovery.enable(w.store.id, again!.id, NOW + 3 * MINUTE)).toBeDefined();
+      const afterEnable = await enqueue(s, w.store.id, 'products/create', [again!], NOW + 4 * MINUTE);
+      const steadyOne = await enqueue(s, w.store.id, 'products/update', [steady!], NOW + 4 * MINUTE);
+      const input = { storeId: w.store.id, subscriptionIds: [again!.id, steady!.id], until: NOW + HOUR, now: NOW + 5 * MINUTE, limit: 10 };
+
+      // A breaker made before the enabling (its deferral written after it): only the other
+      // subscription is put off, with the notice that the first was disabled, sent to it.
+      expect(await s.deliveryQueue.deferBacklog({ ...input, breakerMadeAt: NOW + 2 * MINUTE })).toBe(2);
+      const due = await claim(s, 'worker-1', NOW + 5 * MINUTE, { leaseMs: 1 });
+      expect(due.map((d) => d.event_id)).toEqual([afterEnable]);
+      // A breaker made at or after the enabling holds both.
+      expect(await s.deliveryQueue.deferBacklog({ ...input, now: NOW + 6 * MINUTE, breakerMadeAt: NOW + 3 * MINUTE })).toBe(1);
+      expect(await claim(s, 'worker-1', NOW + HOUR - 1)).toEqual([]);
+      const late = await claim(s, 'worker-1', NOW + HOUR);
+      const notice = late.find((d) => d.topic === 'subscription/disabled')?.event_id;
+      expect(
+        late
+          .map((d) => d.event_id)
+          .filter((e) => e !== notice)
+          .sort(),
+      ).toEqual([afterEnable, steadyOne].sort());
+      expect(late.map((d) => d.topic).sort()).toEqual(['products/create', 'products/update', 'subscription/disabled']);
     });
 
     it('prune deletes old finished deliveries, their attempts and unreferenced events; pending deliveries stay', async () => {

@@ -135,7 +135,8 @@ export class EndpointBreakers {
 
   private async putOff(backlog: Backlog, until: number): Promise<void> {
     const { queue, clock, logger, outage, metrics } = this.options;
-    const input = { storeId: backlog.storeId, subscriptionIds: backlog.subscriptions, until, limit: BACKLOG_SLICE };
+    const { storeId, madeAt } = backlog;
+    const input = { storeId, subscriptionIds: backlog.subscriptions, breakerMadeAt: madeAt, until, limit: BACKLOG_SLICE };
     try {
       for (let slice = 0; slice < BACKLOG_SLICES; slice++) {
         const deferred = await queue.deferBacklog({ ...input, now: clock() });

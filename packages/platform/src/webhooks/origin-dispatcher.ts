@@ -53,6 +53,8 @@ export interface Endpoint {
 export interface Backlog extends Endpoint {
   storeId: number;
   subscriptions: readonly number[];
+  /** When the breaker was made: a subscription enabled again after then is not its backlog. */
+  madeAt: number;
 }
 
 /** A breaker, with what its owner's backlog is made of. */
@@ -346,7 +348,8 @@ export class OriginDispatcher<J extends Routable> {
   }
 
   private deferBacklog(origin: string, owner: string, watch: Watch): void {
-    this.options.deferBacklog?.({ origin, owner, storeId: watch.storeId, subscriptions: [...watch.subscriptions] }, watch.breaker.reopenAt);
+    const { storeId, madeAt } = watch;
+    this.options.deferBacklog?.({ origin, owner, storeId, madeAt, subscriptions: [...watch.subscriptions] }, watch.breaker.reopenAt);
   }
 
   /** Forgets (closes) the owner's breaker at the origin if the job's subscription was enabled again since it was made. */

@@ -20,9 +20,18 @@ export interface DeliveryQueue {
    * Puts off an owner's backlog at an endpoint whose circuit breaker is open: at most `limit` of the
    * pending deliveries of `subscriptionIds` in store `storeId` that fall due before `until` and
    * that no worker holds (no claim, or one whose lease ended before `now`) are made due at `until`,
-   * without counting an attempt; returns how many (fewer than `limit`: it found no more).
+   * without counting an attempt; returns how many (fewer than `limit`: it found no more). A
+   * subscription enabled again after `breakerMadeAt` is left out: the breaker no longer holds it,
+   * however late the deferral runs.
    */
-  deferBacklog(input: { storeId: number; subscriptionIds: readonly number[]; until: number; now: number; limit: number }): Promise<number>;
+  deferBacklog(input: {
+    storeId: number;
+    subscriptionIds: readonly number[];
+    breakerMadeAt: number;
+    until: number;
+    now: number;
+    limit: number;
+  }): Promise<number>;
   /**
    * Moves the lease of the given deliveries to `leaseUntil` where `worker` still holds them (the
    * heartbeat of a worker still sending them); returns how many it renewed.

@@ -20,6 +20,8 @@ import { type Dialect, listParam, rawQuery } from './raw-query.ts';
 export interface BacklogParams {
   storeId: number;
   subscriptionIds: readonly number[];
+  /** When the breaker was made: a subscription enabled again since is no longer held by it. */
+  breakerMadeAt: number;
   /** When the breaker reopens: what falls due before then is made due then. */
   until: number;
   now: number;
@@ -33,9 +35,10 @@ export function backlogQuery(k: Kysely<Database>, dialect: Dialect) {
         k,
         sql`update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}, claimed_by = null, claimed_until = null
           where id in (
-            select id from webhook_deliveries
-            where store_id = ${p('store')} and subscription_id in (select value from json_each(${p('subscriptions')}))
-              and status = 'pending' and next_attempt_at < ${p('until')} and (claimed_until is null or claimed_until < ${p('now')})
+            select d.id from webhook_deliveries d
+            where d.store_id = ${p('store')} and d.subscription_id in (select value from json_each(${p('subscriptions')}))
+              and d.status = 'pending' and d.next_attempt_at < ${p('until')} and (d.claimed_until is null or d.claimed_until < ${p('now')})
+              and not exists (${enabledSince(p('store'), p('madeAt'))})
             limit ${p('limit')}
           )`,
       ),
@@ -49,9 +52,10 @@ export function backlogQuery(k: Kysely<Database>, dialect: Dialect) {
     rawQuery(
       k,
       sql`with picked as materialized (
-          select id from webhook_deliveries
-          where store_id = ${p('store')} and subscription_id = any(${p('subscriptions')}::bigint[]) and status = 'pending'
-            and next_attempt_at < ${p('until')} and (claimed_until is null or claimed_until < ${p('now')})
+          select d.id from webhook_deliveries d
+          where d.store_id = ${p('store')} and d.subscription_id = any(${p('subscriptions')}::bigint[]) and d.status = 'pending'
+            and d.next_attempt_at < ${p('until')} and (d.claimed_until is null or d.claimed_until < ${p('now')})
+            and not exists (${enabledSince(p('store'), p('madeAt'))})
           limit ${p('limit')}
           for update skip locked
         )
@@ -61,6 +65,17 @@ export function backlogQuery(k: Kysely<Database>, dialect: Dialect) {
   );
 }
 
+/**
+ * The delivery's subscription was enabled again after the breaker was made. The dispatcher forgets
+ * such a breaker when the subscription's next job reaches it; a deferral asked for before the
+ * enabling but written after it must not put that subscription's deliveries off either.
+ */
+function enabledSince(store: unknown, madeAt: unknown) {
+  return sql`select 1 from webhook_subscriptions s
+    where s.store_id = ${store} and s.id = d.subscription_id and s.enabled_at > ${madeAt}`;
+}
+
 export function backlogParams(dialect: Dialect, b: BacklogParams): Record<string, unknown> {
-  return { store: b.storeId, subscriptions: listParam(dialect, b.subscriptionIds), until: b.until, now: b.now, limit: b.limit };
+  const { storeId: store, until, now, limit, breakerMadeAt: madeAt } = b;
+  return { store, subscriptions: listParam(dialect, b.subscriptionIds), madeAt, until, now, limit };
 }
