@@ -16,6 +16,7 @@ import { ApiHealth } from './services/api-health.ts';
 import { BrownoutSchedule } from './services/api-brownouts.ts';
 import { ApiUsageCounter } from './services/api-usage.ts';
 import { ApiAuthService } from './services/api-auth.ts';
+import { AuthenticatedPages } from './services/authenticated-pages.ts';
 import { AppWebhooks } from './services/app-webhooks.ts';
 import { AppService } from './services/app-service.ts';
 import { CredentialPruning } from './services/credential-pruning.ts';
@@ -222,6 +223,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     apiHealth: new ApiHealth(storage, config, clock, outbox),
     introspection: new TokenIntrospection(apiAuth, storage.tokens, storage.apps, clock, introspectLimits),
     resources: new ResourceService(storage, clock, outbox, cursors),
+    authenticatedPages: new AuthenticatedPages(storage.tokens, apiAuth, cursors),
     customerPrivacy: new CustomerPrivacy(storage, config, clock, outbox),
     rateLimiter: config.rateLimit === 'off' ? undefined : rateLimiter,
     grantLimits,

@@ -41,7 +41,7 @@ export interface TestPlatform {
   config: Config;
   clock: TestClock;
   logs: string[];
-  /** Every query the platform ran, on the partitioned layout only (empty elsewhere). */
+  /** Every query the platform ran, on the partitioned layout (and where asked for) only (empty elsewhere). */
   queries?: readonly CompiledQuery[];
   close(): Promise<void>;
 }
@@ -67,7 +67,12 @@ export async function freshPostgresUrl(): Promise<{ url: string; drop(): Promise
   };
 }
 
-export async function createTestPlatform(dialect: Dialect, overrides: Partial<Config> = {}): Promise<TestPlatform> {
+/** `record`: record every query on PostgreSQL's ordinary layout too (`TestPlatform.queries`). */
+export async function createTestPlatform(
+  dialect: Dialect,
+  overrides: Partial<Config> = {},
+  options: { record?: boolean } = {},
+): Promise<TestPlatform> {
   const pgSchema = dialect === 'sqlite' ? undefined : await freshPostgresUrl();
   if (pgSchema && dialect === 'postgres-partitioned') {
     // Partitioning is chosen by the first migration; the platform's own migration then finds
@@ -89,7 +94,7 @@ export async function createTestPlatform(dialect: Dialect, overrides: Partial<Co
   });
   // On the partitioned layout every query is recorded, so a suite can check that each reads one
   // partition of a store table (partition-routing.ts).
-  const recorder = pgSchema && dialect === 'postgres-partitioned' ? recordingDb(pgSchema.url, 20) : undefined;
+  const recorder = pgSchema && (dialect === 'postgres-partitioned' || options.record) ? recordingDb(pgSchema.url, 20) : undefined;
   const platform = await createPlatform(config, { clock: clock.fn, logStream, poolSize: 20, ...(recorder ? { db: recorder.db } : {}) });
   await platform.http.ready();
   return {

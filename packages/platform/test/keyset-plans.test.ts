@@ -13,6 +13,7 @@ import type { KeysetQuery, KeysetScope, Storage } from '../src/storage/ports.ts'
 import type { Database } from '../src/storage/schema.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 import { jsonPageStatement } from '../src/storage/repositories/json-page.ts';
+import { tokenPageStatement } from '../src/storage/repositories/token-page.ts';
 import { freshPostgresUrl } from './harness.ts';
 
 const SMALL_STORES = 100;
@@ -112,7 +113,8 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
     queries.length = 0;
     await run();
     const q = queries[0]!;
-    const literal = (v: unknown) => (Array.isArray(v) ? `'{${v.join(',')}}'::bigint[]` : String(Number(v)));
+    const literal = (v: unknown) =>
+      Array.isArray(v) ? `'{${v.join(',')}}'::bigint[]` : typeof v === 'string' ? `'${v.replace(/'/g, "''")}'` : String(Number(v));
     const client = await pool.connect();
     try {
       await client.query('set plan_cache_mode = force_generic_plan');
@@ -144,10 +146,41 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
     for (const scan of scans) expect(scan['Index Name']).toMatch(layout.index);
   }
 
+  /** The plan's scans of products: `count` range scans of (store_id, id); nothing sorted, no table read whole. */
+  function expectProductRangeScans(plan: PlanNode[], count: number): void {
+    const types = plan.map((n) => n['Node Type']);
+    for (const bad of ['Sort', 'Incremental Sort', 'Merge Append']) expect(types).not.toContain(bad);
+    const products = plan.filter((n) => /^products(_p\d+)?$/.test(n['Relation Name'] ?? ''));
+    expect(products).toHaveLength(count);
+    for (const scan of products) expect(['Index Scan', 'Index Only Scan']).toContain(scan['Node Type']);
+    for (const scan of products) expect(scan['Index Name']).toMatch(layout.index);
+  }
+
   for (const [label, storeId] of [
     ['the big store created last', BIG],
     ['a small store', SMALL],
   ] as const) {
+    it(`every page of ${label} read with its Access-Token is range scans of (store_id, id), also as a generic plan`, async () => {
+      const all = await ids(storeId);
+      const middle = all[Math.floor(all.length / 2)]!;
+      for (const kind of ['access', 'private'] as const) {
+        for (const [side, from] of [
+          ['after', undefined],
+          ['after', middle],
+          ['before', middle],
+        ] as const) {
+          const statement = tokenPageStatement(kysely, kind, 'products', side, from !== undefined)!;
+          const params: Record<string, unknown> = { store: [storeId], tokenStore: storeId, hash: 'h'.repeat(64), from, limit: 50 };
+          const parameters = statement.slots.map((s) => ('value' in s ? s.value : params[s.name]));
+          const q = CompiledQuery.raw(statement.compiled.sql, parameters);
+          // The page and the probe past it, and the probe behind the cursor when there is one.
+          expectProductRangeScans(await planOf(() => kysely.executeQuery(q)), from === undefined ? 2 : 3);
+          if (layout.partitions === undefined)
+            expectProductRangeScans(await genericPlanOf(() => kysely.executeQuery(q)), from === undefined ? 2 : 3);
+        }
+      }
+    });
+
     it(`every page of ${label} is a range scan of (store_id, id)`, async () => {
       const source = storage.resources.page('products');
       const all = await ids(storeId);

@@ -13,7 +13,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AccessTokenLookup, GrantStore, Issued, PrivateTokenRow, TokenRepository } from '../storage/ports.ts';
+import type { AccessTokenLookup, GrantStore, Issued, PrivateTokenRow, TokenKey, TokenRepository } from '../storage/ports.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';
@@ -102,20 +102,38 @@ export class ApiAuthService {
     return { row: found.entry.row!, principal: found.entry.principal! };
   }
 
-  private find(token: string | undefined, storeId: number): Found | undefined | Promise<Found> {
+  /**
+   * What storage looks a presented token up by: its kind and hash; undefined when it cannot be a
+   * token of either kind (then it authenticates nothing, and no row need be read).
+   */
+  keyOf(token: string | undefined): TokenKey | undefined {
     if (!token) return undefined;
-    const kind = looksLike('access', token) ? 'a' : looksLike('private', token) ? 'p' : undefined;
-    if (kind === undefined) return undefined;
-    const hash = hashToken(token);
-    const key = `${kind}:${storeId}:${hash}`;
-    const version = this.changeStamp();
-    const hit = version === undefined ? undefined : this.rows.get(key);
-    if (hit !== undefined && hit.version === version) return { entry: hit, hash };
-    return this.lookUp(kind, key, version, storeId, hash).then((entry) => ({ entry, hash }));
+    const kind = looksLike('access', token) ? 'access' : looksLike('private', token) ? 'private' : undefined;
+    return kind === undefined ? undefined : { kind, hash: hashToken(token) };
   }
 
-  private async lookUp(kind: 'a' | 'p', key: string, version: string | undefined, storeId: number, hash: string): Promise<Entry> {
-    const row = kind === 'a' ? await this.tokens.findAccessToken(storeId, hash) : await this.tokens.findPrivateToken(storeId, hash);
+  /**
+   * The same judgement as `authenticate`, on the token's row as storage read it together with
+   * something else (a list page, in one statement; `undefined`: no such token in the store). The
+   * row is not kept for reuse: it was read at no change stamp.
+   */
+  authenticateRow(key: TokenKey, storeId: number, row: TokenRow | undefined): ApiPrincipal | undefined | Promise<ApiPrincipal | undefined> {
+    return this.admit({ entry: { version: '', row, principal: principalOf(row, storeId) }, hash: key.hash }, storeId);
+  }
+
+  private find(token: string | undefined, storeId: number): Found | undefined | Promise<Found> {
+    const key = this.keyOf(token);
+    if (key === undefined) return undefined;
+    const { kind, hash } = key;
+    const cacheKey = `${kind}:${storeId}:${hash}`;
+    const version = this.changeStamp();
+    const hit = version === undefined ? undefined : this.rows.get(cacheKey);
+    if (hit !== undefined && hit.version === version) return { entry: hit, hash };
+    return this.lookUp(kind, cacheKey, version, storeId, hash).then((entry) => ({ entry, hash }));
+  }
+
+  private async lookUp(kind: TokenKey['kind'], key: string, version: string | undefined, storeId: number, hash: string): Promise<Entry> {
+    const row = kind === 'access' ? await this.tokens.findAccessToken(storeId, hash) : await this.tokens.findPrivateToken(storeId, hash);
     const entry: Entry = { version: version ?? '', row, principal: principalOf(row, storeId) };
     if (version !== undefined) {
       if (this.rows.size >= MAX_ENTRIES) this.rows.delete(this.rows.keys().next().value!);

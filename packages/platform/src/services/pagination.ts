@@ -129,28 +129,42 @@ export async function linkedTextPage(
   codec: CursorCodec,
   scope: KeysetScopeOf,
   req: PageRequest,
-  read: (q: { side: 'after' | 'before'; from: number | undefined; limit: number }) => Promise<JsonPage | undefined>,
+  read: (q: TextPagePlan['read']) => Promise<JsonPage | undefined>,
 ): Promise<TextPage | undefined> {
+  const plan = textPagePlan(codec, scope, req);
+  const page = await read(plan.read);
+  return page && plan.finish(page);
+}
+
+/** What a page written by the database reads, and the envelope written around it once read. */
+export interface TextPagePlan {
+  read: { side: 'after' | 'before'; from: number | undefined; limit: number };
+  finish(page: JsonPage): TextPage;
+}
+
+/**
+ * The two halves of linkedTextPage, for a caller that reads the page itself: the cursors are
+ * decoded here, before anything is read (an InvalidCursor is thrown at once).
+ */
+export function textPagePlan(codec: CursorCodec, scope: KeysetScopeOf, req: PageRequest): TextPagePlan {
   const { after, before, enc } = cursorBounds(codec, scope, req);
-  let next: string;
-  let previous: string | null;
-  let objects: string;
+  const envelope = (objects: string, next: string, previous: string | null): TextPage => {
+    const tail =
+      req.convention === 'newer' ? `"has_more":${next !== ''}` : `"pre_cursor":${previous === null ? 'null' : JSON.stringify(previous)}`;
+    return { body: `{"data":[${objects}],"cursor":${JSON.stringify(next)},${tail}}`, next, previous };
+  };
   if (before !== undefined) {
-    const page = await read({ side: 'before', from: before, limit: req.limit });
-    if (!page) return undefined;
-    next = page.behind ? enc('next', page.last ?? before - 1) : '';
-    previous = page.more ? enc('prev', page.first!) : null;
-    objects = page.objects;
-  } else {
-    const page = await read({ side: 'after', from: after, limit: req.limit });
-    if (!page) return undefined;
-    next = page.more ? enc('next', page.last!) : '';
-    previous = page.behind ? enc('prev', page.first ?? (after ?? 0) + 1) : null;
-    objects = page.objects;
+    return {
+      read: { side: 'before', from: before, limit: req.limit },
+      finish: (page) =>
+        envelope(page.objects, page.behind ? enc('next', page.last ?? before - 1) : '', page.more ? enc('prev', page.first!) : null),
+    };
   }
-  const tail =
-    req.convention === 'newer' ? `"has_more":${next !== ''}` : `"pre_cursor":${previous === null ? 'null' : JSON.stringify(previous)}`;
-  return { body: `{"data":[${objects}],"cursor":${JSON.stringify(next)},${tail}}`, next, previous };
+  return {
+    read: { side: 'after', from: after, limit: req.limit },
+    finish: (page) =>
+      envelope(page.objects, page.more ? enc('next', page.last!) : '', page.behind ? enc('prev', page.first ?? (after ?? 0) + 1) : null),
+  };
 }
 
 type KeysetScopeOf = KeysetQuery & { resource: string };

@@ -7,6 +7,7 @@ import type { Clock } from '../domain/clock.ts';
 import type { CursorCodec } from '../domain/cursor.ts';
 import type { AccountService } from './account-service.ts';
 import type { ApiAuthService } from './api-auth.ts';
+import type { AuthenticatedPages } from './authenticated-pages.ts';
 import type { AppService } from './app-service.ts';
 import type { AppWebhooks } from './app-webhooks.ts';
 import type { BulkExports } from './bulk-exports.ts';
@@ -58,6 +59,8 @@ export interface Services {
   introspection: TokenIntrospection;
   cursors: CursorCodec;
   resources: ResourceService;
+  /** A list page and its request's Access-Token read together, where storage can (one round trip on PostgreSQL). */
+  authenticatedPages: AuthenticatedPages;
   /** Customer privacy requests from the store admin (customers/data_request, customers/redact). */
   customerPrivacy: CustomerPrivacy;
   /** Admin API leaky buckets; undefined when rate limiting is off. */

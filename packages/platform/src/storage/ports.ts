@@ -53,6 +53,7 @@ export type {
   NewOnlineAccess,
   NewTokenPair,
   RefreshRotation,
+  TokenKey,
   TokenRepository,
 } from './ports/tokens.ts';
 import type { GrantStore, TokenRepository } from './ports/tokens.ts';

@@ -3,13 +3,11 @@
 // → scope (403) → input (415/422) → Idempotency-Key of a write (400/409/422, or a replay) → handler.
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifyReply, FastifyRequest, preValidationHookHandler } from 'fastify';
-import type { BucketDecision } from '../../domain/leaky-bucket.ts';
-import type { RateLimiter } from '../../services/rate-limiter.ts';
+import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast, type ApiVersion } from '../../domain/api-versions.ts';
-import { allows, type Access, type ScopeResource } from '../../domain/scopes.ts';
-import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
+import type { ApiVersion } from '../../domain/api-versions.ts';
+import type { Access, ScopeResource } from '../../domain/scopes.ts';
+import { PlatformError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import type { ResourceRow } from '../../services/resource-service.ts';
@@ -42,7 +40,6 @@ import {
 } from './preconditions.ts';
 import { etagOf } from '../../domain/etags.ts';
 import { parseId } from '../path-params.ts';
-import { setRateLimitHeaders } from './api-headers.ts';
 import { boundedValidator } from '../plugins/schema-bounds.ts';
 import { registerEventRoutes } from './events.route.ts';
 import { registerBulkOperationRoutes } from './bulk-operations.route.ts';
@@ -50,12 +47,11 @@ import { registerBulkDownloadRoute } from './bulk-download.route.ts';
 import { registerWebhookSubscriptionRoutes } from './webhooks.route.ts';
 import { registerWebhookRecoveryRoutes } from './webhook-recovery.route.ts';
 import { registerShopRoute } from './shop.route.ts';
-import { presentedToken, registerBearerChallenges } from './bearer.ts';
+import { registerBearerChallenges } from './bearer.ts';
 import { registerAccessScopesRoute } from './access-scopes.route.ts';
 import { registerUnservedRoutes } from './unserved.route.ts';
 import { registerSuccessEnvelope } from './success-envelope.ts';
-import { brownoutError } from './brownout.ts';
-import { routePattern } from '../../domain/api-health.ts';
+import { admit } from './admission.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -66,9 +62,10 @@ declare module 'fastify' {
     /**
      * Admin API route: the scope it needs (resource and access), or none (webhooks); `since`: the
      * first API version that has the route (older ones answer 404 naming it); `wrapper`, on a
-     * create or update route, is the key its body may be wrapped in (`{"product": {...}}`).
+     * create or update route, is the key its body may be wrapped in (`{"product": {...}}`); `list`,
+     * on a list route, the resource listed (its page may be read with the token: admission.ts).
      */
-    api?: { resource?: ScopeResource; access?: Access; since?: ApiVersion; wrapper?: string };
+    api?: { resource?: ScopeResource; access?: Access; since?: ApiVersion; wrapper?: string; list?: ResourceDef };
   }
 }
 
@@ -94,6 +91,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     api.decorateRequest('apiVersion', undefined);
     api.decorateRequest('listQuery', undefined);
     api.decorateRequest('countFilters', undefined);
+    api.decorateRequest('readPage', undefined);
 
     // Callback style, and no promise at all when the token is known and the limiter counts in
     // memory: this runs before every Admin API call.
@@ -141,94 +139,6 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
 }
 
 /**
- * Version (404), Access-Token (401), rate limit (429), scope (403), in that order. Returns a
- * promise only when the token must be read from the database or the limiter is remote.
- */
-function admit(services: Services, req: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
-  reply.header('X-Content-Type-Options', 'nosniff');
-  const version = (req.params as { version?: string }).version ?? '';
-  if (!isApiVersion(version))
-    throw new NotFoundError(`Unknown API version "${version.slice(0, 20)}"; supported versions: ${SUPPORTED_VERSIONS.join(', ')}`);
-  req.apiVersion = version;
-  const since = req.routeOptions.config?.api?.since;
-  if (since && !versionAtLeast(version, since))
-    throw new NotFoundError(
-      `${req.routeOptions.url?.replace(':version', since) ?? 'This path'} exists from API version ${since} on; not in ${version}`,
-    );
-  const principal = services.apiAuth.authenticate(presentedToken(req), req.store!.id);
-  if (principal instanceof Promise) return principal.then((p) => admitPrincipal(services, req, reply, p));
-  return admitPrincipal(services, req, reply, principal);
-}
-
-function admitPrincipal(
-  services: Services,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  principal: ApiPrincipal | undefined,
-): Promise<void> | undefined {
-  if (!principal) throw new UnauthorizedError();
-  req.principal = principal;
-  const version = req.apiVersion!;
-  // Only a deprecated version pays for API health: its calls are counted, and it may be browned out.
-  if (Object.hasOwn(services.config.apiDeprecations, version)) {
-    services.apiUsage.record(
-      principal.kind,
-      principal.id,
-      principal.storeId,
-      version,
-      routePattern(req.method, req.routeOptions.url ?? req.url),
-    );
-    const gone = services.brownouts.active(version);
-    if (gone instanceof Promise) return gone.then((w) => admitLimit(services, req, reply, principal, w));
-    return admitLimit(services, req, reply, principal, gone);
-  }
-  return admitLimit(services, req, reply, principal, undefined);
-}
-
-function admitLimit(
-  services: Services,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  principal: ApiPrincipal,
-  brownout: { endsAt: number } | undefined,
-): Promise<void> | undefined {
-  if (brownout) throw brownoutError(services, req.apiVersion!, brownout.endsAt);
-  const limiter = services.rateLimiter;
-  if (!limiter) return checkScope(req, principal);
-  const decision = limiter.take(`${principal.storeId}:${principal.owner}`);
-  if (decision instanceof Promise) return decision.then((d) => admitRate(services, limiter, req, reply, principal, d));
-  return admitRate(services, limiter, req, reply, principal, decision);
-}
-
-function admitRate(
-  services: Services,
-  limiter: RateLimiter,
-  req: FastifyRequest,
-  reply: FastifyReply,
-  principal: ApiPrincipal,
-  decision: BucketDecision,
-): undefined {
-  setRateLimitHeaders(reply, limiter, decision);
-  if (!decision.allowed) {
-    services.metrics.rateLimited('admin_api');
-    reply.header('Retry-After', String(decision.retryAfterSeconds));
-    throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
-  }
-  return checkScope(req, principal);
-}
-
-function checkScope(req: FastifyRequest, principal: ApiPrincipal): undefined {
-  const need = req.routeOptions.config?.api;
-  if (need?.resource && need.access && !allows(principal.scopes, need.access, need.resource)) {
-    throw new ForbiddenError(
-      `This request needs the ${need.access}_${need.resource} scope${need.access === 'read' ? ` (or write_${need.resource})` : ''}`,
-      `${need.access}_${need.resource}`,
-    );
-  }
-  return undefined;
-}
-
-/**
  * Clients of this platform family send `{"product": {...}}`: every create and update route takes
  * the body wrapped in its `wrapper` key as well as the bare object. Only a body whose one key is the
  * wrapper is unwrapped, so a bare object is never mistaken for a wrapped one.
@@ -260,7 +170,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   api.get(
     base,
     {
-      config: read,
+      config: { ...read, api: { ...read.api, list: def } },
       preValidation: listQueryHook(fieldNames, def.matches),
       schema: {
         tags,
@@ -271,7 +181,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
       },
     },
     async (req, reply) => {
-      const page = await services.resources.listPage(def, req.store!.id, pageRequest(req), req.listQuery?.fields);
+      const page = req.readPage ?? (await services.resources.listPage(def, req.store!.id, pageRequest(req), req.listQuery?.fields));
       setLinkHeader(req, reply, services.config, page);
       return reply.type('application/json; charset=utf-8').send(page.body);
     },

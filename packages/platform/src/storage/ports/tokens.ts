@@ -1,5 +1,7 @@
 // The ports of the token endpoint and of Admin API authentication: one grant's queries, the store
 // that runs a grant atomically, and the token lookups. Every method names the store of the request.
+import type { ResourceName } from '../../domain/resources.ts';
+import type { JsonPage, JsonPageQuery } from './json-page.ts';
 import type { AccessTokenRow, AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from './rows.ts';
 
 /**
@@ -116,7 +118,30 @@ export interface TokenRepository {
   findPrivateToken(storeId: number, hash: string): Promise<Issued<PrivateTokenRow> | undefined>;
   /** A refresh token as a grant reads it (revoked when its family is); token introspection. */
   findRefreshToken(storeId: number, hash: string): Promise<RefreshRow | undefined>;
+  /**
+   * The token's row (as findAccessToken or findPrivateToken reads it) and a list page written by
+   * the database, read by one statement, where that saves a round trip to the database (PostgreSQL);
+   * undefined where reading them apart costs no more (SQLite: no round trips, and the token row
+   * is reused while the change stamp stands).
+   */
+  readonly pageWithToken: PageWithToken | undefined;
 }
+
+/** An Access-Token as storage looks it up: which kind of token (its table), and its hash. */
+export interface TokenKey {
+  kind: 'access' | 'private';
+  hash: string;
+}
+
+/** A token's row (undefined when there is none in the store) and a page, as one statement read them. */
+export interface TokenAndPage {
+  token: AccessTokenLookup | Issued<PrivateTokenRow> | undefined;
+  /** Undefined when there is no token row, or the database cannot write this page (see ResourceRepository.jsonPage). */
+  page: JsonPage | undefined;
+}
+
+/** Reads the token of `key` in the store of `q` and the page `q` of `resource` in one statement. */
+export type PageWithToken = (key: TokenKey, resource: ResourceName, q: JsonPageQuery) => Promise<TokenAndPage>;
 
 export interface NewCode {
   codeHash: string;

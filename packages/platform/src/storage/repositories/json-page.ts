@@ -12,16 +12,16 @@
 //
 // The store condition and the order are the keyset reads' (keyset.ts explains both), so the plans
 // are the same range scans; the probes either side are one index step each.
-import { type Kysely, sql } from 'kysely';
+import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { type JsonField, RESOURCE_DEFS, type ResourceName } from '../../domain/resources.ts';
-import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
+import { defineQuery, type ParamRef, type Params, type PreparedQuery } from '../prepared-query.ts';
 import type { JsonPage, JsonPageQuery } from '../ports.ts';
 import type { Executor } from './executor.ts';
 
 /** The last millisecond toISOString writes with a four-digit year. */
 const LAST_PLAIN_TIME = 253402300799999;
 
-interface PageRow {
+export interface PageRow {
   objects: string | null;
   n: number;
   lo: number | null;
@@ -81,6 +81,11 @@ export async function jsonPage(
   const store = x.dialect === 'postgres' ? [q.storeId] : q.storeId;
   const row = await x.runner.first(statement, { store, from: q.from, limit: q.limit });
   if (row === undefined) throw new Error('an aggregate answered no row');
+  return pageOf(row);
+}
+
+/** The page an aggregate row describes, or undefined when the database could not write it as toJson would. */
+export function pageOf(row: PageRow): JsonPage | undefined {
   if (row.ok === 0 || row.ok === false) return undefined;
   return {
     objects: row.objects ?? '',
@@ -115,42 +120,59 @@ function pageStatement(
   side: 'after' | 'before',
   from: boolean,
 ): PreparedQuery<PageRow> {
+  return defineQuery<PageRow>((p) => {
+    const { page, aggregate } = pageParts(dialect, table, fields, side, from, p);
+    const query = sql<PageRow>`with page as (${page}) ${aggregate}`;
+    return { compile: () => query.compile(k) };
+  });
+}
+
+/**
+ * The two parts of a page statement: `page`, the rows of the page (to be named `page` in a WITH),
+ * and `aggregate`, the one row written from them. `only` narrows the page further: a condition
+ * the statement around it holds (PostgreSQL evaluates one without columns once, before the scan).
+ */
+export function pageParts(
+  dialect: 'sqlite' | 'postgres',
+  table: string,
+  fields: readonly JsonField[],
+  side: 'after' | 'before',
+  from: boolean,
+  p: ParamRef<Params>,
+  only: RawBuilder<unknown> = sql``,
+): { page: RawBuilder<unknown>; aggregate: RawBuilder<PageRow> } {
   const t = sql.raw(identifier(table));
   const pg = dialect === 'postgres';
   const forward = side === 'after';
   const dir = sql.raw(forward ? 'asc' : 'desc');
   const times = fields.filter((f) => f.as === 'time').map((f) => `p.${identifier(f.column)} between 0 and ${LAST_PLAIN_TIME}`);
   const plain = sql.raw(times.length === 0 ? 'true' : times.join(' and '));
-  return defineQuery<PageRow>((p) => {
-    const inStore = pg ? sql`store_id = any(${p('store')}::bigint[])` : sql`likelihood(store_id = ${p('store')}, 0.000001)`;
-    const bound = from ? sql`and id ${sql.raw(forward ? '>' : '<')} ${p('from')}` : sql``;
-    // Rows past the page's far end exist exactly when one lies past its last row on its side.
-    const edge = sql.raw(forward ? '(select max(id) from page)' : '(select min(id) from page)');
-    // Each probe is the first id past a bound, ordered as a page is, so that it is the same
-    // bounded range scan (keyset.ts); a scalar subquery, since PostgreSQL drops the order and the
-    // limit of an EXISTS and may then read the table from its start.
-    const probe = (op: string, bound: unknown, order: 'asc' | 'desc') =>
-      sql`(select id from ${t} where ${inStore} and id ${sql.raw(op)} ${bound}
-        order by store_id ${sql.raw(order)}, id ${sql.raw(order)} limit 1) is not null`;
-    const more = probe(forward ? '>' : '<', edge, forward ? 'asc' : 'desc');
-    // Rows behind the cursor: at or before it on the other side (none lies between it and the page).
-    const behind = from ? probe(forward ? '<=' : '>=', p('from'), forward ? 'desc' : 'asc') : sql`${sql.lit(false)}`;
-    const objects = pg
-      ? sql.raw(`string_agg(row_to_json(r)::text, ',' order by p.id)`)
-      : sql.raw(
-          `group_concat(json_object(${fields.map((f) => `'${identifier(f.key)}', ${fieldSql(dialect, f)}`).join(', ')}), ',' ` +
-            'order by p.id)',
-        );
-    const object = pg
-      ? sql.raw(` cross join lateral (select ${fields.map((f) => `${fieldSql(dialect, f)} as ${identifier(f.key)}`).join(', ')}) r`)
-      : sql``;
-    const ok = pg ? sql`bool_and(${plain})` : sql`min(${plain})`;
-    const query = sql<PageRow>`with page as (
-        select * from ${t} where ${inStore} ${bound} order by store_id ${dir}, id ${dir} limit ${p('limit')}
-      )
-      select ${objects} as objects, count(*) as n, min(p.id) as lo, max(p.id) as hi, ${ok} as ok,
-        ${more} as more, ${behind} as behind
-      from page p${object}`;
-    return { compile: () => query.compile(k) };
-  });
+  const inStore = pg ? sql`store_id = any(${p('store')}::bigint[])` : sql`likelihood(store_id = ${p('store')}, 0.000001)`;
+  const bound = from ? sql`and id ${sql.raw(forward ? '>' : '<')} ${p('from')}` : sql``;
+  // Rows past the page's far end exist exactly when one lies past its last row on its side.
+  const edge = sql.raw(forward ? '(select max(id) from page)' : '(select min(id) from page)');
+  // Each probe is the first id past a bound, ordered as a page is, so that it is the same
+  // bounded range scan (keyset.ts); a scalar subquery, since PostgreSQL drops the order and the
+  // limit of an EXISTS and may then read the table from its start.
+  const probe = (op: string, bound: unknown, order: 'asc' | 'desc') =>
+    sql`(select id from ${t} where ${inStore} and id ${sql.raw(op)} ${bound}
+      order by store_id ${sql.raw(order)}, id ${sql.raw(order)} limit 1) is not null`;
+  const more = probe(forward ? '>' : '<', edge, forward ? 'asc' : 'desc');
+  // Rows behind the cursor: at or before it on the other side (none lies between it and the page).
+  const behind = from ? probe(forward ? '<=' : '>=', p('from'), forward ? 'desc' : 'asc') : sql`${sql.lit(false)}`;
+  const objects = pg
+    ? sql.raw(`string_agg(row_to_json(r)::text, ',' order by p.id)`)
+    : sql.raw(
+        `group_concat(json_object(${fields.map((f) => `'${identifier(f.key)}', ${fieldSql(dialect, f)}`).join(', ')}), ',' ` +
+          'order by p.id)',
+      );
+  const object = pg
+    ? sql.raw(` cross join lateral (select ${fields.map((f) => `${fieldSql(dialect, f)} as ${identifier(f.key)}`).join(', ')}) r`)
+    : sql``;
+  const ok = pg ? sql`bool_and(${plain})` : sql`min(${plain})`;
+  const page = sql`select * from ${t} where ${inStore} ${bound} ${only} order by store_id ${dir}, id ${dir} limit ${p('limit')}`;
+  const aggregate = sql<PageRow>`select ${objects} as objects, count(*) as n, min(p.id) as lo, max(p.id) as hi, ${ok} as ok,
+      ${more} as more, ${behind} as behind
+    from page p${object}`;
+  return { page, aggregate };
 }

@@ -27,6 +27,30 @@ export const APP_COLUMNS = [
 
 export type PreparedStatements = ReturnType<typeof preparedStatements>;
 
+/**
+ * An Access-Token's row as the Admin API judges it, by store and hash: alone, and inside the
+ * statement that reads a list page with it (token-page.ts), so both read exactly the same row.
+ * An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
+ */
+export function accessTokenQuery(k: Kysely<Database>, store: number, hash: string) {
+  return k
+    .selectFrom('access_tokens as a')
+    .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'a.store_id').onRef('f.id', '=', 'a.family_id'))
+    .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at', 'a.created_at', 'f.merchant_id'])
+    .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
+    .where('a.store_id', '=', store)
+    .where('a.token_hash', '=', hash);
+}
+
+/** A private app's token row, by store and hash (read alone, or with a list page as above). */
+export function privateTokenQuery(k: Kysely<Database>, store: number, hash: string) {
+  return k
+    .selectFrom('private_apps')
+    .select(['id', 'store_id', 'scopes', 'revoked_at', 'created_at'])
+    .where('store_id', '=', store)
+    .where('token_hash', '=', hash);
+}
+
 export function preparedStatements(k: Kysely<Database>) {
   return {
     appByClientId: defineQuery<AppRow, { id: string }>((p) =>
@@ -35,23 +59,8 @@ export function preparedStatements(k: Kysely<Database>) {
         .select([...APP_COLUMNS])
         .where('client_id', '=', p('id')),
     ),
-    // An access token counts as revoked when it or its family is (uninstall, scope change, reuse).
-    accessToken: defineQuery<AccessTokenLookup, { store: number; hash: string }>((p) =>
-      k
-        .selectFrom('access_tokens as a')
-        .innerJoin('token_families as f', (j) => j.onRef('f.store_id', '=', 'a.store_id').onRef('f.id', '=', 'a.family_id'))
-        .select(['a.app_id', 'a.store_id', 'a.scopes', 'a.expires_at', 'a.used_at', 'a.created_at', 'f.merchant_id'])
-        .select((eb) => eb.fn.coalesce('a.revoked_at', 'f.revoked_at').as('revoked_at'))
-        .where('a.store_id', '=', p('store'))
-        .where('a.token_hash', '=', p('hash')),
-    ),
-    privateToken: defineQuery<Issued<PrivateTokenRow>, { store: number; hash: string }>((p) =>
-      k
-        .selectFrom('private_apps')
-        .select(['id', 'store_id', 'scopes', 'revoked_at', 'created_at'])
-        .where('store_id', '=', p('store'))
-        .where('token_hash', '=', p('hash')),
-    ),
+    accessToken: defineQuery<AccessTokenLookup, { store: number; hash: string }>((p) => accessTokenQuery(k, p('store'), p('hash'))),
+    privateToken: defineQuery<Issued<PrivateTokenRow>, { store: number; hash: string }>((p) => privateTokenQuery(k, p('store'), p('hash'))),
     codeByHash: defineQuery<CodeRow, { store: number; hash: string }>((p) =>
       k
         .selectFrom('authorization_codes')

@@ -1,10 +1,19 @@
 // Authorization codes as they are issued (and ended early), token lookups of the Admin API, and
 // ending every token of an installation. (Grants themselves run through the GrantStore.)
 import type { AccessTokenLookup, Issued, NewCode, PrivateTokenRow, RefreshRow, TokenRepository } from '../ports.ts';
+import type { PageWithToken } from '../ports/tokens.ts';
 import type { Executor } from './executor.ts';
+import { pageWithToken } from './token-page.ts';
 
 export class SqlTokenRepository implements TokenRepository {
-  constructor(private readonly x: Executor) {}
+  // PostgreSQL only: there the token's own read is a round trip, which reading it with the page
+  // saves. On SQLite statements are synchronous calls and the service reuses token rows while the
+  // change stamp stands, so a page read with its token would only add work.
+  readonly pageWithToken: PageWithToken | undefined;
+
+  constructor(private readonly x: Executor) {
+    this.pageWithToken = x.dialect === 'postgres' ? (key, resource, q) => pageWithToken(x, key, resource, q) : undefined;
+  }
 
   async insertCode(c: NewCode): Promise<void> {
     await this.x.k
