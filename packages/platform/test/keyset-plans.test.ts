@@ -25,6 +25,7 @@ const SMALL = 37;
 interface PlanNode {
   'Node Type': string;
   'Index Name'?: string;
+  'Relation Name'?: string;
   Plans?: PlanNode[];
 }
 

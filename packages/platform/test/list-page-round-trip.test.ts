@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
+import { products } from '../src/domain/resources.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
 import {
   appToken,
@@ -208,6 +209,29 @@ describe.skipIf(PG_DIALECTS.length === 0).each(PG_DIALECTS)('a list page and its
     await same(empty.host, token, `${OLD}/products?limit=3`);
   });
 
+  it('a page the database cannot write is read as rows after the token is judged, in the same bytes', async () => {
+    const far = await createFixture(t, { scopes: 'read_customers' });
+    const farStore = (await t.services.accounts.findStoreByName(far.storeName))!.id;
+    const token = await privateToken(t, far.storeName, 'read_customers');
+    await t.db.kysely
+      .insertInto('customers')
+      .values({
+        store_id: farStore,
+        email: 'far@example.test',
+        first_name: 'F',
+        last_name: 'L',
+        phone: null,
+        created_at: 253402300800000,
+        updated_at: 1,
+      })
+      .execute();
+    const one = await p.combined(far.host, token, `${NEW}/customers`);
+    expect(one.statements[0]).toMatch(/^with token as/);
+    expect(one.statements.length).toBeGreaterThan(1);
+    expect(JSON.parse(one.res.body).data[0].created_at).toBe('+010000-01-01T00:00:00.000Z');
+    expect(answer(one.res)).toEqual(answer((await p.twoStep(far.host, token, `${NEW}/customers`)).res));
+  });
+
   it('every refusal is the two-step answer, in the same order, and bad input changes nothing', async () => {
     const narrow = await privateToken(t, f.storeName, 'read_customers');
     const gone = await t.services.apps.createPrivateApp({ storeId, name: 'Gone', scopes: 'read_products' });
@@ -263,7 +287,9 @@ describe.skipIf(PG_DIALECTS.length === 0).each(PG_DIALECTS)('a list page and its
     const now = t.clock.now;
     try {
       t.clock.advance(t.config.accessTokenTtlSeconds * 1000 + 1);
-      expect((await same(f.host, token, `${NEW}/products`, 1)).statusCode).toBe(401);
+      const one = await p.combined(f.host, token, `${NEW}/products`);
+      expect(one.statements).toEqual([expect.stringMatching(/^with token as/)]);
+      expect((await same(f.host, token, `${NEW}/products`)).statusCode).toBe(401);
     } finally {
       t.clock.now = now;
     }
@@ -287,6 +313,7 @@ describe.skipIf(PG_DIALECTS.length === 0).each(PG_DIALECTS)('a list page and its
       const one = await p.combined(f.host, token, url);
       // Answered by the one statement: its token row was read with the page.
       expect(one.statements).toHaveLength(1);
+      expect(one.statements[0]).toMatch(/^with token as/);
       expect(one.res.statusCode).toBe(401);
       expect(answer(one.res)).toEqual(answer((await p.twoStep(f.host, token, url)).res));
     };
@@ -348,4 +375,16 @@ describe.skipIf(PG_DIALECTS.length === 0).each(PG_DIALECTS)('rate limits on the 
       }
     });
   }
+});
+
+describe('SQLite keeps its own path', () => {
+  it('storage reads no page with its token there: the token comes from the cache while the change stamp stands', async () => {
+    const t = await createTestPlatform('sqlite', { rateLimit: 'off' });
+    try {
+      expect(t.platform.storage.tokens.pageWithToken).toBeUndefined();
+      expect(t.services.authenticatedPages.serves(products)).toBe(false);
+    } finally {
+      await t.close();
+    }
+  });
 });

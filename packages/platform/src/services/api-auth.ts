@@ -2,8 +2,9 @@
 // public-app access tokens and private-app tokens alike. Every failure looks the same to the
 // caller. The first call an access token authenticates is recorded in the database (a rotated
 // refresh token presented again may get the same pair only while neither token has been used);
-// every later call only reads. Token introspection asks the same question through `inspect`, so
-// the rules of a live token are written once, and records no use.
+// every later call only reads. Token introspection asks the same question through `inspect`, and
+// a list page read with its token in one statement through `authenticateRow`, so the rules of a
+// live token are written once (`live`, `admit`); introspection records no use.
 //
 // Looked-up rows are reused only while storage's change stamp is unchanged (SQLite: any write, on
 // this connection or by another process, changes it; a revocation is a write), so a revoked,

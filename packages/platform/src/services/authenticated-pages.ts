@@ -28,6 +28,11 @@ export class AuthenticatedPages {
     private readonly cursors: CursorCodec,
   ) {}
 
+  /** Whether pages of `def` may be read with their token at all (storage can, and the database writes them). */
+  serves(def: ResourceDef): boolean {
+    return this.tokens.pageWithToken !== undefined && def.jsonFields !== undefined;
+  }
+
   /**
    * The token's judgement and the page `req` of `def`, by one read; undefined where this does not
    * apply (then authenticate and list apart, as every other request does).

@@ -61,6 +61,8 @@ function admitWithPage(
   def: ResourceDef,
   token: string | undefined,
 ): Promise<void> | undefined {
+  // Where storage reads no page with its token (SQLite), nothing here costs more than this call.
+  if (!services.authenticatedPages.serves(def)) return undefined;
   const page = plainPageRequest(req.query, req.apiVersion!);
   const read = page && services.authenticatedPages.read(def, req.store!.id, token, page);
   if (read === undefined) return undefined;
