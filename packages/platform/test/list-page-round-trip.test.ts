@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { products } from '../src/domain/resources.ts';
+import { plainPageRequest } from '../src/http/admin-api/page-query.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
 import {
   appToken,
@@ -394,5 +395,31 @@ describe('SQLite keeps its own path', () => {
     } finally {
       await t.close();
     }
+  });
+});
+
+describe('a list query read by hand, before validation', () => {
+  it('reads page parameters as validation and pageRequest would, and leaves anything else to them', () => {
+    const plain = (q: Record<string, unknown>, version: '2022-01' | '2026-01' = '2026-01') => plainPageRequest(q, version);
+    expect(plain({})).toEqual({ limit: 50, cursor: undefined, preCursor: undefined, convention: 'newer' });
+    expect(plain({ per_page: '7', page_size: '8' })?.limit).toBe(8);
+    expect(plain({ per_page: '1', limit: '250' })?.limit).toBe(250);
+    expect(plain({ limit: '007', cursor: '' })).toMatchObject({ limit: 7, cursor: '' });
+    expect(plain({ pre_cursor: 'abc' }, '2022-01')).toMatchObject({ preCursor: 'abc', convention: 'older' });
+    for (const q of [
+      { limit: '0' },
+      { limit: '251' },
+      { limit: ' 5' },
+      { limit: '5.0' },
+      { limit: '1e2' },
+      { limit: ['5', '6'] },
+      { cursor: 'c'.repeat(201) },
+      { cursor: ['a', 'b'] },
+      { pre_cursor: 'abc' },
+      { fields: 'id' },
+      { since_id: '3' },
+      { limit: '5', status: 'active' },
+    ])
+      expect(plain(q), JSON.stringify(q)).toBeUndefined();
   });
 });

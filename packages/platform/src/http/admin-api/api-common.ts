@@ -36,6 +36,9 @@ export const ERROR_BODY = {
   required: ['code', 'message', 'request_id'],
 };
 
+/** The page size of a list asked for without `limit` (or its aliases). */
+export const DEFAULT_PAGE_SIZE = 50;
+
 export const LIST_QUERY = {
   type: 'object',
   properties: {
@@ -237,7 +240,7 @@ export function pageRequest(req: FastifyRequest) {
     });
   }
   return {
-    limit: q.limit ?? q.page_size ?? q.per_page ?? 50,
+    limit: q.limit ?? q.page_size ?? q.per_page ?? DEFAULT_PAGE_SIZE,
     cursor: q.cursor,
     preCursor: q.pre_cursor,
     convention,
@@ -258,7 +261,7 @@ export function setLinkHeader(
   filters: [string, string][] = req.listQuery?.params ?? [],
 ): void {
   const q = req.query as { limit?: number; page_size?: number; per_page?: number };
-  const limit = q.limit ?? q.page_size ?? q.per_page ?? 50;
+  const limit = q.limit ?? q.page_size ?? q.per_page ?? DEFAULT_PAGE_SIZE;
   const path = req.url.split('?')[0]!;
   const base = `${storeBaseUrl(config, req.store!.name)}${path}`;
   const links: string[] = [];

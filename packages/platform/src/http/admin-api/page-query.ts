@@ -7,7 +7,7 @@
 // request is checked and read the usual way.
 import { API_VERSIONS, type ApiVersion } from '../../domain/api-versions.ts';
 import type { PageRequest } from '../../services/pagination.ts';
-import { LIST_QUERY } from './api-common.ts';
+import { DEFAULT_PAGE_SIZE, LIST_QUERY } from './api-common.ts';
 
 const { limit: SIZE, cursor: CURSOR } = LIST_QUERY.properties;
 const DIGITS = /^[0-9]{1,9}$/;
@@ -43,5 +43,5 @@ export function plainPageRequest(query: unknown, version: ApiVersion): PageReque
         return undefined;
     }
   }
-  return { limit: sizes.limit ?? sizes.page_size ?? sizes.per_page ?? 50, cursor, preCursor, convention };
+  return { limit: sizes.limit ?? sizes.page_size ?? sizes.per_page ?? DEFAULT_PAGE_SIZE, cursor, preCursor, convention };
 }
