@@ -176,7 +176,14 @@ describe('storegate serve stopped with SIGTERM', () => {
       try {
         // The slow creations committed during the shutdown: their deliveries wait, unclaimed, for the
         // next worker (this one had stopped claiming).
-        expect(db.prepare('select status, attempts, claimed_by from webhook_deliveries order by id').all()).toEqual([
+        expect(
+          db
+            .prepare(
+              `select d.status, d.attempts, l.worker as claimed_by
+             from webhook_deliveries d left join webhook_delivery_leases l on l.delivery_id = d.id order by d.id`,
+            )
+            .all(),
+        ).toEqual([
           { status: 'delivered', attempts: 1, claimed_by: null },
           { status: 'pending', attempts: 0, claimed_by: null },
           { status: 'pending', attempts: 0, claimed_by: null },

@@ -77,7 +77,11 @@ describe.runIf(!!process.env.TEST_PG_URL)('a worker killed mid-delivery (Postgre
   it('the other worker delivers within the lease; the delivery is delivered and recorded once', async () => {
     const db = openDatabase(loadConfig({ database: pg.url, masterKey }).database, { poolSize: 1 });
     const row = () =>
-      db.kysely.selectFrom('webhook_deliveries').select(['status', 'attempts', 'claimed_by', 'claimed_until']).executeTakeFirstOrThrow();
+      db.kysely
+        .selectFrom('webhook_deliveries as d')
+        .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+        .select(['d.status', 'd.attempts', 'l.worker as claimed_by', 'l.leased_until as claimed_until'])
+        .executeTakeFirstOrThrow();
     try {
       server = await startServer({ database: pg.url, args: ['--no-worker', '--master-key', masterKey] });
       // Three of a worker's polls: an embedded worker would have claimed the due delivery by now.

@@ -31,10 +31,10 @@ const INPUT = { storeId: STORE, subscriptionIds: [701, 702, 703], breakerMadeAt:
  */
 const insertDeliveries = (count: number, columns: string) =>
   `insert into webhook_deliveries (webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status,
-     attempts, next_attempt_at, claimed_by, claimed_until, created_at, updated_at)
+     attempts, next_attempt_at, created_at, updated_at)
    with recursive g(x) as (select 1 union all select x + 1 from g where x < ${count}),
      v as (select ${columns} from g)
-   select w, 'evt', sub, store, store, null, 'products/create', status, 0, due, null, null, 1, 1 from v`;
+   select w, 'evt', sub, store, store, null, 'products/create', status, 0, due, 1, 1 from v`;
 
 const SEED = [
   // Every store's log: one in eight still pending, the rest delivered.

@@ -37,15 +37,15 @@ const SEED = [
   generate(
     BACKLOG,
     `insert into webhook_deliveries (webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status,
-       attempts, next_attempt_at, claimed_by, claimed_until, created_at, updated_at)`,
-    `'b' || x, 'evt', 1 + x % 3, ${STORE}, ${APP}, cast(null as bigint), 'products/create', 'pending', 1, 1000 + x, null, cast(null as bigint), 1, 1`,
+       attempts, next_attempt_at, created_at, updated_at)`,
+    `'b' || x, 'evt', 1 + x % 3, ${STORE}, ${APP}, cast(null as bigint), 'products/create', 'pending', 1, 1000 + x, 1, 1`,
   ),
   generate(
     OTHERS,
     `insert into webhook_deliveries (webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status,
-       attempts, next_attempt_at, claimed_by, claimed_until, created_at, updated_at)`,
+       attempts, next_attempt_at, created_at, updated_at)`,
     `'o' || x, 'evt', 4 + x % 2000, 100 + x % 200, 100 + x % 2000, cast(null as bigint), 'products/create',
-     case when x % 8 = 0 then 'pending' else 'delivered' end, 1, x, null, cast(null as bigint), 1, 1`,
+     case when x % 8 = 0 then 'pending' else 'delivered' end, 1, x, 1, 1`,
   ),
 ];
 

@@ -83,9 +83,10 @@ describe.each(DIALECTS)('endpoint health on %s', (dialect) => {
 
   const settled = (storeId: number) => async () => {
     const rows = await t.db.kysely
-      .selectFrom('webhook_deliveries')
-      .select(['attempts', 'claimed_by'])
-      .where('store_id', '=', storeId)
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+      .select(['d.attempts', 'l.worker as claimed_by'])
+      .where('d.store_id', '=', storeId)
       .execute();
     return rows.length > 0 && rows.every((r) => Number(r.attempts) >= 1 && r.claimed_by === null);
   };

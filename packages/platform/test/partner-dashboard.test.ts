@@ -284,8 +284,6 @@ describe.each(DIALECTS)('partner dashboard (%s)', (dialect) => {
         status: 'dead',
         attempts: 2,
         next_attempt_at: now,
-        claimed_by: null,
-        claimed_until: null,
         last_status: 500,
         last_error: 'HTTP 500',
         created_at: now,

@@ -309,10 +309,11 @@ describe.each(DIALECTS)('privacy and lifecycle webhooks on %s', (dialect) => {
       await until(() => rx.on('/sentinel').length === 1, 5000, 'the sentinel');
       expect(rx.on('/shop-redact')).toHaveLength(0);
       const waiting = await t.db.kysely
-        .selectFrom('webhook_deliveries')
-        .select(['status', 'claimed_by'])
-        .where('app_id', '=', appId)
-        .where('topic', '=', 'shop/redact')
+        .selectFrom('webhook_deliveries as d')
+        .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+        .select(['d.status', 'l.worker as claimed_by'])
+        .where('d.app_id', '=', appId)
+        .where('d.topic', '=', 'shop/redact')
         .executeTakeFirstOrThrow();
       expect(waiting).toEqual({ status: 'pending', claimed_by: null });
       t.clock.advance(1);

@@ -62,10 +62,11 @@ describe.each(DIALECTS)('endpoint fairness on %s', (dialect) => {
     expect(hangingIds).toHaveLength(EVENTS);
     const hangingRows = () =>
       t.db.kysely
-        .selectFrom('webhook_deliveries')
-        .select(['id', 'status', 'attempts', 'claimed_by', 'next_attempt_at'])
-        .where('id', 'in', hangingIds)
-        .orderBy('id')
+        .selectFrom('webhook_deliveries as d')
+        .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+        .select(['d.id', 'd.status', 'd.attempts', 'l.worker as claimed_by', 'd.next_attempt_at'])
+        .where('d.id', 'in', hangingIds)
+        .orderBy('d.id')
         .execute();
     const lines: { msg: string; obj: Record<string, unknown> }[] = [];
     const log = (obj: object, msg: string) => void lines.push({ msg, obj: obj as Record<string, unknown> });

@@ -74,10 +74,11 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
 
   const deliveriesOf = (storeId: number) =>
     t.db.kysely
-      .selectFrom('webhook_deliveries')
-      .select(['id', 'status', 'attempts', 'claimed_by', 'next_attempt_at'])
-      .where('store_id', '=', storeId)
-      .orderBy('id')
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+      .select(['d.id', 'd.status', 'd.attempts', 'l.worker as claimed_by', 'd.next_attempt_at'])
+      .where('d.store_id', '=', storeId)
+      .orderBy('d.id')
       .execute();
 
   it("a private app's failing path opens its own breaker; another store's app on a healthy path of the same origin is delivered at once", async () => {

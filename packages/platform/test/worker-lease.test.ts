@@ -21,7 +21,12 @@ describe.each(DIALECTS)('webhook claim lease on %s', (dialect) => {
     for (const res of held.splice(0)) res.end('ok');
   };
   const rows = () =>
-    t.db.kysely.selectFrom('webhook_deliveries').select(['id', 'status', 'claimed_by', 'claimed_until']).orderBy('id').execute();
+    t.db.kysely
+      .selectFrom('webhook_deliveries as d')
+      .leftJoin('webhook_delivery_leases as l', 'l.delivery_id', 'd.id')
+      .select(['d.id', 'd.status', 'l.worker as claimed_by', 'l.leased_until as claimed_until'])
+      .orderBy('d.id')
+      .execute();
   const attemptRows = async () => (await t.db.kysely.selectFrom('webhook_attempts').select('delivery_id').execute()).length;
 
   beforeAll(async () => {

@@ -37,6 +37,7 @@ import * as appWebhookSubscriptions from './migrations/2026-11-29T01-app-webhook
 import * as webhookRecovery from './migrations/2026-11-29T02-webhook-recovery.ts';
 import * as endpointHealth from './migrations/2026-11-29T03-endpoint-health.ts';
 import * as webhookSigningKeys from './migrations/2026-11-29T04-webhook-signing-keys.ts';
+import * as deliveryLeases from './migrations/2026-11-30T03-delivery-leases.ts';
 
 /** Every migration by name, in the order they run. */
 export const MIGRATIONS: Record<string, Migration> = {
@@ -73,6 +74,7 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-29T02-webhook-recovery': webhookRecovery,
   '2026-11-29T03-endpoint-health': endpointHealth,
   '2026-11-29T04-webhook-signing-keys': webhookSigningKeys,
+  '2026-11-30T03-delivery-leases': deliveryLeases,
 };
 
 class StaticProvider implements MigrationProvider {

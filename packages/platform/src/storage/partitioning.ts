@@ -41,6 +41,7 @@ export const STORE_TABLES = [
   'webhook_events',
   'webhook_deliveries',
   'webhook_attempts',
+  'webhook_delivery_leases',
 ] as const;
 
 const LAYOUT_TABLE = 'storegate_layout';

@@ -201,8 +201,6 @@ export interface Database {
     status: 'pending' | 'delivered' | 'dead' | 'cancelled';
     attempts: number;
     next_attempt_at: number;
-    claimed_by: string | null;
-    claimed_until: number | null;
     last_status: number | null;
     last_error: string | null;
     created_at: number;
@@ -211,6 +209,8 @@ export interface Database {
     /** When a replay queued it again; null for every other send. */
     replayed_at: number | null;
   };
+  /** A worker's hold on a pending delivery: claimed until `leased_until`, free again after it. */
+  webhook_delivery_leases: { delivery_id: number; store_id: number; worker: string; leased_until: number };
   webhook_attempts: {
     id: Generated<number>;
     store_id: number;

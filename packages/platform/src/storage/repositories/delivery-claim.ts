@@ -1,7 +1,8 @@
-// The statements of a claim: the claim itself, which returns the claimed delivery rows, then one
-// read of their events (one row per event, however many subscriptions it goes to) and one read of
-// their owners (subscription, app or private app, installation, store: one row per distinct
-// subscription and owner). Joining all of it per delivery would read the same event payload and
+// The statements of a claim: the claim itself, which inserts a lease (webhook_delivery_leases) for
+// each delivery it takes, leaving the delivery row as it is, and returns the claimed delivery rows
+// (on SQLite read by a second statement); then one read of their events (one row per event,
+// however many subscriptions it goes to) and one read of their owners (subscription, app or
+// private app, installation, store: one row per distinct subscription and owner). Joining all of it per delivery would read the same event payload and
 // the same owner once for every delivery; a batch of deliveries mostly shares a few of each.
 // Each SQL text is the same for every claim (lists go in as one JSON array on SQLite, as arrays on
 // PostgreSQL), so it is compiled and planned once. On PostgreSQL the events read also names its ids
@@ -90,22 +91,32 @@ export type LoadQueryParams = {
 export function claimQueries(k: Kysely<Database>, dialect: Dialect) {
   if (dialect === 'sqlite') {
     return {
-      // `status = 'pending'` is written out so that SQLite can use the partial index. One process
-      // runs its statements one at a time, so the picked rows cannot change under the update.
-      claim: defineQuery<ClaimedRow>((p) =>
+      // Two statements: the lease taken (one statement, so nothing comes between the pick and the
+      // take), then the rows read. `status = 'pending'` is written out so that SQLite can use the
+      // partial index. A lapsed lease is the only one the pick can meet, so a conflict takes it over.
+      take: defineQuery<{ id: number }>((p) =>
         rawQuery(
           k,
-          sql<ClaimedRow>`update webhook_deliveries set claimed_by = ${p('worker')}, claimed_until = ${p('leaseUntil')}
-            where id in (
-              select id from webhook_deliveries
-              where status = 'pending' and next_attempt_at <= ${p('now')} and (claimed_until is null or claimed_until < ${p('now')})
-                and subscription_id not in (select value from json_each(${p('exclude')}))
-              order by next_attempt_at, id
-              limit ${p('limit')}
-            )
-            returning ${RETURNED} ${fleetWide('webhook-claim')}`,
+          sql<{ id: number }>`insert into webhook_delivery_leases (delivery_id, store_id, worker, leased_until)
+            select id, store_id, ${p('worker')}, ${p('leaseUntil')} from webhook_deliveries
+            where status = 'pending' and next_attempt_at <= ${p('now')}
+              and not exists (select 1 from webhook_delivery_leases l
+                where l.delivery_id = webhook_deliveries.id and l.leased_until >= ${p('now')})
+              and subscription_id not in (select value from json_each(${p('exclude')}))
+            order by next_attempt_at, id
+            limit ${p('limit')}
+            on conflict (delivery_id) do update set worker = excluded.worker, leased_until = excluded.leased_until
+            returning delivery_id as id ${fleetWide('webhook-claim')}`,
         ),
       ),
+      taken: defineQuery<ClaimedRow>((p) =>
+        rawQuery(
+          k,
+          sql<ClaimedRow>`select ${RETURNED} from webhook_deliveries where id in (select value from json_each(${p('ids')}))
+            ${fleetWide('webhook-claim')}`,
+        ),
+      ),
+      claim: undefined,
       events: defineQuery<EventRow>((p) =>
         rawQuery(
           k,
@@ -126,26 +137,36 @@ export function claimQueries(k: Kysely<Database>, dialect: Dialect) {
     };
   }
   return {
-    // The rows are picked once, in a materialized CTE, then named as `id = any(array)`. As an
-    // `id in (… limit … for update skip locked)` subquery the planner is free to run the pick again
-    // for another row of the outer side (a nested loop over it): each run skips the rows a
-    // concurrent claim locked meanwhile and may pick others, so one claim could take more than its
-    // limit. Named by array, the rows are looked up by primary key whatever the statistics say.
+    take: undefined,
+    taken: undefined,
+    // One statement: the rows picked and locked once, in a materialized CTE (as a subquery the
+    // planner is free to run the pick again for another outer row, and each run skips what a
+    // concurrent claim locked meanwhile), then their leases inserted, a lapsed lease taken over.
+    // The delivery rows are locked, never updated. The lock keeps two claims from picking the same
+    // row at once; the lease's key settles what the lock cannot see: a claim whose snapshot missed
+    // a lease committed just before meets it on insert, where only a lapsed lease is taken over.
     claim: defineQuery<ClaimedRow>((p) =>
       rawQuery(
         k,
         sql<ClaimedRow>`with picked as materialized (
-            select id from webhook_deliveries
-            where status = 'pending' and next_attempt_at <= ${p('now')}
-              and (claimed_until is null or claimed_until < ${p('now')})
-              and not (subscription_id = any(${p('exclude')}::bigint[]))
-            order by next_attempt_at, id
+            select ${RETURNED} from webhook_deliveries d
+            where d.status = 'pending' and d.next_attempt_at <= ${p('now')}
+              and not exists (select 1 from webhook_delivery_leases l
+                where l.delivery_id = d.id and l.store_id = d.store_id and l.leased_until >= ${p('now')})
+              and not (d.subscription_id = any(${p('exclude')}::bigint[]))
+            order by d.next_attempt_at, d.id
             limit ${p('limit')}
-            for update skip locked
+            for update of d skip locked
+          ),
+          leased as (
+            insert into webhook_delivery_leases (delivery_id, store_id, worker, leased_until)
+            select id, store_id, ${p('worker')}::text, ${p('leaseUntil')}::bigint from picked
+            on conflict on constraint webhook_delivery_leases_pkey
+              do update set worker = excluded.worker, leased_until = excluded.leased_until
+              where webhook_delivery_leases.leased_until < ${p('now')}
+            returning delivery_id
           )
-          update webhook_deliveries set claimed_by = ${p('worker')}, claimed_until = ${p('leaseUntil')}
-          where id = any(array(select id from picked))
-          returning ${RETURNED} ${fleetWide('webhook-claim')}`,
+          select ${RETURNED} from picked where id in (select delivery_id from leased) ${fleetWide('webhook-claim')}`,
       ),
     ),
     events: defineQuery<EventRow>((p) =>

@@ -1,41 +1,68 @@
-// The statements that move a worker's leases on delivery rows without recording an attempt: all
-// claims freed at start-up (one process), one worker's freed as it stops, deferred (handed back
-// until an endpoint's breaker reopens) and renewed by its heartbeat. A list of ids is one
-// parameter (a JSON array on SQLite, an array on PostgreSQL), so each text is fixed whatever the
-// number of rows and is prepared once.
+// The statements that move a worker's leases (webhook_delivery_leases) without recording an
+// attempt: all of them ended at start-up (one process), one worker's ended as it stops, some handed
+// back (due again when an endpoint's breaker reopens) and some renewed by its heartbeat. A list of
+// ids is one parameter (a JSON array on SQLite, an array on PostgreSQL), so each text is fixed
+// whatever the number of rows and is prepared once.
+//
+// Ending or renewing a lease writes the lease alone. A hand-back also moves the delivery's due time,
+// so it writes the delivery row as well: on PostgreSQL in one statement that locks the delivery rows
+// before it touches their leases, the order a claim takes them in (so the two never wait for each
+// other in a cycle), and that changes a delivery only where the worker's lease was still there to
+// delete; on SQLite in two statements the caller runs in one transaction (`deferLeases`).
 import { type Kysely, sql } from 'kysely';
 import { fleetWide } from '../fleet-wide.ts';
 import { defineQuery } from '../prepared-query.ts';
 import type { Database } from '../schema.ts';
 import { type Dialect, rawQuery } from './raw-query.ts';
 
+type Ref = (name: string) => string;
+
 export function leaseQueries(k: Kysely<Database>, dialect: Dialect) {
-  const ids = (p: (name: string) => string) =>
-    dialect === 'sqlite' ? sql`id in (select value from json_each(${p('ids')}))` : sql`id = any(${p('ids')}::bigint[])`;
-  const q = (build: (p: (name: string) => string) => ReturnType<typeof sql>) =>
+  const ids = (p: Ref, column: string) =>
+    dialect === 'sqlite'
+      ? sql`${sql.ref(column)} in (select value from json_each(${p('ids')}))`
+      : sql`${sql.ref(column)} = any(${p('ids')}::bigint[])`;
+  const q = (build: (p: Ref) => ReturnType<typeof sql>) =>
     defineQuery((p) =>
       rawQuery(
         k,
         build((name) => p(name)),
       ),
     );
+  const defer =
+    dialect === 'sqlite'
+      ? q(
+          (p) => sql`update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
+            where id in (select delivery_id from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')})
+              and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
+        )
+      : q(
+          (p) => sql`with locked as materialized (
+              select id from webhook_deliveries where ${ids(p, 'id')} for update
+            ),
+            released as (
+              delete from webhook_delivery_leases
+              where delivery_id = any(array(select id from locked)) and worker = ${p('worker')}
+              returning delivery_id
+            )
+            update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
+            where id = any(array(select delivery_id from released)) and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
+        );
   return {
-    releaseAll: q(
-      () => sql`update webhook_deliveries set claimed_by = null, claimed_until = null
-        where status = 'pending' and claimed_until is not null ${fleetWide('webhook-claims-release')}`,
-    ),
-    release: q(
-      (p) => sql`update webhook_deliveries set claimed_by = null, claimed_until = null
-        where claimed_by = ${p('worker')} and status = 'pending' ${fleetWide('webhook-claims-release')}`,
-    ),
-    defer: q(
-      (p) => sql`update webhook_deliveries set claimed_by = null, claimed_until = null, next_attempt_at = ${p('until')},
-          updated_at = ${p('now')}
-        where ${ids(p)} and claimed_by = ${p('worker')} and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
-    ),
+    releaseAll: q(() => sql`delete from webhook_delivery_leases ${fleetWide('webhook-claims-release')}`),
+    release: q((p) => sql`delete from webhook_delivery_leases where worker = ${p('worker')} ${fleetWide('webhook-claims-release')}`),
+    defer,
+    /** SQLite: the leases a hand-back ended, deleted after its update (PostgreSQL deletes them in it). */
+    deferRelease:
+      dialect === 'sqlite'
+        ? q(
+            (p) => sql`delete from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')}
+              ${fleetWide('webhook-claims-defer')}`,
+          )
+        : undefined,
     renew: q(
-      (p) => sql`update webhook_deliveries set claimed_until = ${p('leaseUntil')}
-        where ${ids(p)} and claimed_by = ${p('worker')} and status = 'pending' ${fleetWide('webhook-claims-renew')}`,
+      (p) => sql`update webhook_delivery_leases set leased_until = ${p('leaseUntil')}
+        where ${ids(p, 'delivery_id')} and worker = ${p('worker')} ${fleetWide('webhook-claims-renew')}`,
     ),
   };
 }

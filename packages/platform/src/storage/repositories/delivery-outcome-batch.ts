@@ -1,7 +1,8 @@
 // A batch of outcomes recorded by one statement on PostgreSQL, in the common case: the batch's
 // deliveries belong to one store and none of them died. Its attempts are inserted, its delivery
-// rows updated (where the worker still holds them), the dead streaks of the subscriptions that
-// delivered ended and the hourly endpoint rollup added to, each in a WITH clause of one statement:
+// rows updated and their leases deleted (where the worker still holds them), the dead streaks of
+// the subscriptions that delivered ended and the hourly endpoint rollup added to, each in a WITH
+// clause of one statement:
 // one round trip and one implicit transaction instead of a BEGIN, four statements and a COMMIT,
 // during which a pooled connection was held and the rows' locks taken. The answer is the same as
 // the statements of delivery-outcomes.ts (which still record every other batch): the streaks end
@@ -15,6 +16,7 @@ import {
   deliveryRow,
   postgresAttemptsInsert,
   postgresDeliveriesUpdate,
+  postgresLeaseRelease,
   rowsParams,
   type Statement,
   type WriteContext,
@@ -27,6 +29,7 @@ export function outcomeBatchQuery(k: Kysely<Database>) {
     rawQuery(
       k,
       sql`with attempted as (${postgresAttemptsInsert(p, 'a')}),
+        ${postgresLeaseRelease(p, 'c')},
         recorded as (${postgresDeliveriesUpdate(p, 'c')} returning d.id, d.subscription_id, d.status),
         healthy as (
           update webhook_subscriptions set dead_streak = 0

@@ -1,8 +1,9 @@
 // The statements that record a batch of delivery outcomes, set-based: one insert for every attempt
 // of the batch, one update per store for the delivery rows (each row matched by store and id, so
-// on the partitioned layout each statement reads one partition), one update per store that ends
-// the dead streaks of the subscriptions that delivered. Only a dead delivery, which is rare, costs
-// statements of its own. SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
+// on the partitioned layout each statement reads one partition) where the worker's lease is still
+// there, which ends the lease (on PostgreSQL in the same statement, on SQLite by one delete for the
+// batch in the same transaction), one update per store that ends the dead streaks of the
+// subscriptions that delivered. Only a dead delivery, which is rare, costs statements of its own. SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
 import { type Kysely, sql } from 'kysely';
 import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
 import type { DeliveryOutcome } from '../ports.ts';
@@ -63,12 +64,17 @@ function setQueries(k: Kysely<Database>, dialect: Dialect) {
           )
           update webhook_deliveries set status = v_status, attempts = coalesce(v_attempts, attempts),
             last_status = case when v_status = 'cancelled' then last_status else v_last_status end,
-            last_error = v_error, next_attempt_at = coalesce(v_next, next_attempt_at),
-            claimed_by = null, claimed_until = null, updated_at = ${p('now')}
+            last_error = v_error, next_attempt_at = coalesce(v_next, next_attempt_at), updated_at = ${p('now')}
           from v
-          where +webhook_deliveries.store_id = ${p('store')} and webhook_deliveries.id = v_id and claimed_by = ${p('worker')}
-            and +status = 'pending'
+          where +webhook_deliveries.store_id = ${p('store')} and webhook_deliveries.id = v_id and +status = 'pending'
+            and exists (select 1 from webhook_delivery_leases l where l.delivery_id = v_id and l.worker = ${p('worker')})
           returning webhook_deliveries.id`,
+      ),
+      // The batch's leases of this worker, after the updates that read them (PostgreSQL deletes them
+      // in its update statement). A lease whose delivery ended meanwhile (cancelled) goes as well.
+      release: q(
+        (p) => sql`delete from webhook_delivery_leases
+          where delivery_id in (select value from json_each(${p('ids')})) and worker = ${p('worker')}`,
       ),
       healthy: q(
         (p) => sql`update webhook_subscriptions set dead_streak = 0
@@ -78,7 +84,8 @@ function setQueries(k: Kysely<Database>, dialect: Dialect) {
   }
   return {
     attempts: q((p) => sql<Row>`${postgresAttemptsInsert(p, 'c')}`),
-    deliveries: q((p) => sql`${postgresDeliveriesUpdate(p, 'c')} returning d.id`),
+    deliveries: q((p) => sql`with ${postgresLeaseRelease(p, 'c')} ${postgresDeliveriesUpdate(p, 'c')} returning d.id`),
+    release: undefined,
     healthy: q(
       (p) => sql`update webhook_subscriptions set dead_streak = 0
         where store_id = ${p('store')} and id = any(${p('subscriptions')}::bigint[]) and dead_streak > 0`,
@@ -94,19 +101,38 @@ export function postgresAttemptsInsert(p: (name: string) => string, prefix: stri
 }
 
 /**
+ * PostgreSQL's CTEs `locked` and `released` (for a WITH clause): one store's delivery rows named in
+ * `${prefix}0` locked, then the worker's leases on them deleted, returning the ids whose lease it
+ * still held. The rows are locked first, the order a claim takes them in: a claim taking over a
+ * lapsed lease locks the row, then writes the lease, so the reverse order here could leave each
+ * waiting for the other. Once the row is locked, a lease taken over meanwhile is no longer this
+ * worker's and is not deleted.
+ */
+export function postgresLeaseRelease(p: (name: string) => string, prefix: string) {
+  return sql`locked as materialized (
+      select id from webhook_deliveries where store_id = ${p('store')} and id = any(${p(`${prefix}0`)}::bigint[]) for update
+    ),
+    released as (
+      delete from webhook_delivery_leases
+      where store_id = ${p('store')} and delivery_id = any(array(select id from locked)) and worker = ${p('worker')}
+      returning delivery_id
+    )`;
+}
+
+/**
  * PostgreSQL's update of one store's delivery rows (RETURNING left to the caller), their new states
- * as arrays named `${prefix}0`…, with `now`, `store` and `worker`.
+ * as arrays named `${prefix}0`…, with `now` and `store`: only the rows whose lease the CTE
+ * `released` (postgresLeaseRelease) deleted.
  */
 export function postgresDeliveriesUpdate(p: (name: string) => string, prefix: string) {
   const c = (i: number, type: string) => sql`${p(`${prefix}${i}`)}::${sql.raw(type)}[]`;
   return sql`update webhook_deliveries as d set status = v.status, attempts = coalesce(v.attempts, d.attempts),
       last_status = case when v.status = 'cancelled' then d.last_status else v.last_status end,
-      last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at),
-      claimed_by = null, claimed_until = null, updated_at = ${p('now')}
+      last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at), updated_at = ${p('now')}
     from unnest(${c(0, 'bigint')}, ${c(1, 'text')}, ${c(2, 'int')}, ${c(3, 'int')}, ${c(4, 'text')}, ${c(5, 'bigint')})
       as v (id, status, attempts, last_status, error, next)
-    where d.store_id = ${p('store')} and d.id = any(${c(0, 'bigint')}) and d.id = v.id and d.claimed_by = ${p('worker')}
-      and d.status = 'pending'`;
+    where d.store_id = ${p('store')} and d.id = any(${c(0, 'bigint')}) and d.id = v.id
+      and d.id = any(array(select delivery_id from released)) and d.status = 'pending'`;
 }
 
 /** The statements of a dead delivery: the subscription disabled, its dead streak grown. */
@@ -188,6 +214,17 @@ export function* outcomeWrites(
     const result = yield { query: q.deliveries, params, reads: true };
     for (const id of result.ids) changed.add(id);
   }
+  if (q.release)
+    yield {
+      query: q.release,
+      params: {
+        ids: listParam(
+          dialect,
+          batch.map((o) => o.id),
+        ),
+        worker: ctx.worker,
+      },
+    };
 
   // Subscription health, in the batch's order: a success earlier in the batch ends the streak
   // before a later failure counts.

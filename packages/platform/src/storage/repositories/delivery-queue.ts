@@ -15,8 +15,16 @@ import type { Durability } from '../durability.ts';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
 import type { Db } from '../database.ts';
 import { type QueryRunner, queryRunner } from '../prepared-query.ts';
-import { type BacklogParams, backlogParams, backlogQuery } from './delivery-backlog.ts';
-import { assemble, type ClaimParams, claimParams, claimQueries, loadParams } from './delivery-claim.ts';
+import { type BacklogParams, backlogParams, backlogQuery, backlogReleaseQuery } from './delivery-backlog.ts';
+import {
+  assemble,
+  type ClaimedRow,
+  type ClaimParams,
+  type ClaimQueryParams,
+  claimParams,
+  claimQueries,
+  loadParams,
+} from './delivery-claim.ts';
 import { leaseQueries } from './delivery-leases.ts';
 import { outcomeBatch, outcomeBatchQuery } from './delivery-outcome-batch.ts';
 import { outcomeQueries, outcomeWrites, type Statement, type StatementResult, type WriteContext } from './delivery-outcomes.ts';
@@ -28,6 +36,7 @@ export function deliveryQueries(db: Pick<Db, 'kysely' | 'dialect'>) {
     ...claimQueries(db.kysely, db.dialect),
     ...leaseQueries(db.kysely, db.dialect),
     backlog: backlogQuery(db.kysely, db.dialect),
+    backlogRelease: db.dialect === 'sqlite' ? backlogReleaseQuery(db.kysely) : undefined,
     outcomes: outcomeQueries(db.kysely, db.dialect),
     // PostgreSQL's one-statement batch; SQLite records a batch in one synchronous transaction instead.
     outcomeBatch: db.dialect === 'postgres' ? outcomeBatchQuery(db.kysely) : undefined,
@@ -55,8 +64,8 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     this.queued = queryRunner(db, { scope: 'when-idle' });
     this.bookkeeping = queryRunner(db, { scope: 'when-idle', around: (work) => durability.relaxed(work) });
     const { outcomes, outcomeBatch, ...rest } = this.q;
-    const all = [...Object.values(rest), ...Object.values(outcomes), ...(outcomeBatch ? [outcomeBatch] : [])];
-    db.prepareStatements(all.map((q) => q.compiled.sql));
+    const all = [...Object.values(rest), ...Object.values(outcomes), outcomeBatch];
+    db.prepareStatements(all.flatMap((q) => (q ? [q.compiled.sql] : [])));
   }
 
   async releaseAllClaims(): Promise<void> {
@@ -70,13 +79,30 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   async deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number> {
     if (input.ids.length === 0) return 0;
     const params = { ids: listParam(this.db.dialect, input.ids), worker: input.worker, until: input.until, now: input.now };
-    return this.bookkeeping.run(this.q.defer, params);
+    const { defer, deferRelease } = this.q;
+    if (!deferRelease) return this.bookkeeping.run(defer, params);
+    // SQLite: the delivery rows moved, then the leases deleted, in one transaction.
+    const steps = function* (): Steps<number> {
+      const moved = yield { query: defer as Statement['query'], params };
+      yield { query: deferRelease as Statement['query'], params };
+      return moved.changes;
+    };
+    return this.inTransaction(steps());
   }
 
   async deferBacklog(input: BacklogParams): Promise<number> {
     if (input.subscriptionIds.length === 0 || input.limit <= 0) return 0;
     const params = backlogParams(this.db.dialect, input);
-    return this.bookkeeping.run(this.q.backlog, params);
+    const { backlog, backlogRelease } = this.q;
+    if (!backlogRelease) return this.bookkeeping.run(backlog, params);
+    // SQLite: the rows moved, then the lapsed leases on them deleted, in one transaction.
+    const steps = function* (): Steps<number> {
+      const moved = yield { query: backlog as Statement['query'], params, reads: true };
+      if (moved.ids.length > 0)
+        yield { query: backlogRelease as Statement['query'], params: { ids: JSON.stringify(moved.ids), now: input.now } };
+      return moved.ids.length;
+    };
+    return this.inTransaction(steps());
   }
 
   async renewClaims(input: { worker: string; ids: readonly number[]; leaseUntil: number }): Promise<number> {
@@ -93,14 +119,16 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     const params = claimParams(dialect, input);
     const sync = this.bookkeeping.sync();
     const reads = this.queued.sync();
-    if (sync && reads) {
+    const { take, taken } = this.q;
+    if (sync && reads && take && taken) {
       // In one synchronous stretch: nothing changes the claimed rows between the claim and their load.
-      const claimed = sync.allSync(this.q.claim, params);
-      if (claimed.length === 0) return [];
+      const ids = sync.allSync(take, params).map((r) => r.id);
+      if (ids.length === 0) return [];
+      const claimed = reads.allSync(taken, { ids: JSON.stringify(ids) });
       const load = loadParams(dialect, claimed);
       return assemble(claimed, reads.allSync(this.q.events, load.events), reads.allSync(this.q.owners, load.owners));
     }
-    const claimed = await this.queued.all(this.q.claim, params);
+    const claimed = await this.claimed(params);
     if (claimed.length === 0) return [];
     const load = loadParams(dialect, claimed);
     const events = await this.queued.all(this.q.events, load.events);
@@ -108,30 +136,46 @@ export class SqlDeliveryQueue implements DeliveryQueue {
     return assemble(claimed, events, owners);
   }
 
+  /** The claim's delivery rows: one statement on PostgreSQL; on SQLite the leases taken, then the rows read. */
+  private async claimed(params: ClaimQueryParams): Promise<ClaimedRow[]> {
+    const { claim, take, taken } = this.q;
+    if (claim) return this.queued.all(claim, params);
+    if (!take || !taken) return [];
+    const ids = (await this.queued.all(take, params)).map((r) => r.id);
+    return ids.length === 0 ? [] : this.queued.all(taken, { ids: JSON.stringify(ids) });
+  }
+
   async recordOutcomes(outcomes: readonly DeliveryOutcome[], ctx: WriteContext): Promise<void> {
     if (outcomes.length === 0) return;
-    const sqlite = this.db.sqlite;
-    const sync = this.queued.sync();
-    if (sqlite && sync) {
-      // One synchronous transaction: one commit for the whole batch.
-      this.durability.relaxed(() =>
-        sqlite.transaction(() => {
-          const steps = outcomeWrites(this.q.outcomes, 'sqlite', outcomes, ctx);
-          let step = steps.next(NOTHING);
-          while (!step.done) step = steps.next(resultOf(step.value, sync.allSync.bind(sync), sync.runSync.bind(sync)));
-        })(),
-      );
-      return;
-    }
     // PostgreSQL, most batches: one statement (see delivery-outcome-batch.ts).
     const one = this.q.outcomeBatch && outcomeBatch(this.q.outcomeBatch, outcomes, ctx);
     if (one) {
       await this.queued.all(one.query, one.params);
       return;
     }
-    await this.db.kysely.transaction().execute(async (trx) => {
+    // SQLite: one synchronous transaction when it may, one commit for the whole batch.
+    await this.inTransaction(outcomeWrites(this.q.outcomes, this.db.dialect, outcomes, ctx));
+  }
+
+  /**
+   * Runs the statements of `steps` in one transaction, each given what the previous one did: on
+   * SQLite synchronously while no transaction is open (without waiting for a sync to disk), else
+   * through a Kysely transaction.
+   */
+  private async inTransaction<T>(steps: Steps<T>): Promise<T> {
+    const sqlite = this.db.sqlite;
+    const sync = this.queued.sync();
+    if (sqlite && sync) {
+      return this.durability.relaxed(() =>
+        sqlite.transaction(() => {
+          let step = steps.next(NOTHING);
+          while (!step.done) step = steps.next(resultOf(step.value, sync.allSync.bind(sync), sync.runSync.bind(sync)));
+          return step.value;
+        })(),
+      );
+    }
+    return this.db.kysely.transaction().execute(async (trx) => {
       const runner = queryRunner(this.db, { scope: trx });
-      const steps = outcomeWrites(this.q.outcomes, this.db.dialect, outcomes, ctx);
       let step = steps.next(NOTHING);
       while (!step.done) {
         const s = step.value;
@@ -139,9 +183,13 @@ export class SqlDeliveryQueue implements DeliveryQueue {
           s.reads ? rowsResult(await runner.all(s.query, s.params)) : { ...NOTHING, changes: await runner.run(s.query, s.params) },
         );
       }
+      return step.value;
     });
   }
 }
+
+/** Statements run one after another, each given what the previous one did; the last returns T. */
+type Steps<T> = Generator<Statement, T, StatementResult>;
 
 const NOTHING: StatementResult = { ids: [], changes: 0, rows: [] };
 

@@ -1,5 +1,7 @@
 // The hourly pruning of the webhook log: attempts, finished deliveries and their events past the
-// retention, by age, whichever store they belong to (so each statement is marked fleet-wide).
+// retention, by age, whichever store they belong to (so each statement is marked fleet-wide); and
+// the leases nobody will end: those of deliveries gone, and those lapsed before the cutoff (a
+// lapsed lease holds nothing, and its worker stopped long ago).
 import type { Kysely } from 'kysely';
 import { fleetWide } from '../fleet-wide.ts';
 import type { Database } from '../schema.ts';
@@ -18,6 +20,24 @@ export async function pruneWebhookLog(
     .where('updated_at', '<', cutoff)
     .modifyEnd(prune)
     .executeTakeFirst();
+  await k
+    .deleteFrom('webhook_delivery_leases as l')
+    .where((eb) =>
+      eb.or([
+        eb('l.leased_until', '<', cutoff),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('webhook_deliveries as d')
+              .select('d.id')
+              .whereRef('d.store_id', '=', 'l.store_id')
+              .whereRef('d.id', '=', 'l.delivery_id'),
+          ),
+        ),
+      ]),
+    )
+    .modifyEnd(prune)
+    .execute();
   const e = await k
     .deleteFrom('webhook_events')
     .where('created_at', '<', cutoff)

@@ -4,7 +4,8 @@
 // what the window holds of that subscription, whatever the store's log holds besides; and it
 // changes a row only while its status is still one a replay takes, so two replays at once queue
 // each delivery once.
-import { sql } from 'kysely';
+import { type Kysely, sql } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { RecoverableSubscription, ReplayRequest, ReplayResult, WebhookRecoveryRepository } from '../ports/webhook-recovery.ts';
 import type { SubscriptionRow } from '../ports/rows.ts';
 import { fleetWide } from '../fleet-wide.ts';
@@ -15,15 +16,18 @@ export const FRESH_START = { disabled_at: null, disabled_reason: null, dead_stre
 
 /** A finished delivery queued to be sent again now, with a fresh retry schedule. */
 export function requeued(now: number, replayedAt: number | null) {
-  return {
-    status: 'pending' as const,
-    attempts: 0,
-    next_attempt_at: now,
-    claimed_by: null,
-    claimed_until: null,
-    updated_at: now,
-    replayed_at: replayedAt,
-  };
+  return { status: 'pending' as const, attempts: 0, next_attempt_at: now, updated_at: now, replayed_at: replayedAt };
+}
+
+/**
+ * The leases still on deliveries just queued again (in `storeId` when given), deleted after the
+ * deliveries' update (the order a claim takes them in). A worker that held one when it was
+ * cancelled has not recorded that outcome yet; its lease gone, that outcome no longer lands on the
+ * fresh send.
+ */
+export function releaseLeases(k: Kysely<Database>, ids: readonly number[], storeId?: number) {
+  const leases = k.deleteFrom('webhook_delivery_leases').where('delivery_id', 'in', [...ids]);
+  return storeId === undefined ? leases : leases.where('store_id', '=', storeId);
 }
 
 export class SqlWebhookRecoveryRepository implements WebhookRecoveryRepository {
@@ -103,14 +107,21 @@ export class SqlWebhookRecoveryRepository implements WebhookRecoveryRepository {
     const ids = picked.slice(0, input.limit).map((r) => Number(r.id));
     let queued = 0;
     for (let i = 0; i < ids.length; i += 500) {
-      const res = await this.x.k
+      const changed = await this.x.k
         .updateTable('webhook_deliveries')
         .set(requeued(input.now, input.now))
         .where('store_id', '=', input.storeId)
         .where('id', 'in', ids.slice(i, i + 500))
         .where('status', 'in', [...input.statuses])
-        .executeTakeFirst();
-      queued += Number(res.numUpdatedRows);
+        .returning('id')
+        .execute();
+      queued += changed.length;
+      if (changed.length > 0)
+        await releaseLeases(
+          this.x.k,
+          changed.map((r) => Number(r.id)),
+          input.storeId,
+        ).execute();
     }
     if (queued > 0) this.x.deliveriesQueued();
     const pending = await window

@@ -26,7 +26,7 @@ import { fleetWide } from '../fleet-wide.ts';
 import { pruneWebhookLog } from './webhook-prune.ts';
 import { guarded } from './write-guard.ts';
 import { addressOf, SUBSCRIPTION_COLUMNS, subscriptionOf } from './webhook-columns.ts';
-import { FRESH_START, requeued } from './webhook-recovery-repository.ts';
+import { FRESH_START, releaseLeases, requeued } from './webhook-recovery-repository.ts';
 
 // What the logs show of an attempt; the store is the delivery's, shown with it.
 const ATTEMPT_COLUMNS = ['id', 'delivery_id', 'attempted_at', 'status_code', 'latency_ms', 'response_body', 'error'] as const;
@@ -121,7 +121,7 @@ export class SqlWebhookRepository implements WebhookRepository {
     const topics = [...input.topics];
     await this.k
       .updateTable('webhook_deliveries')
-      .set({ status: 'cancelled', last_error: input.reason, claimed_by: null, claimed_until: null, updated_at: input.now })
+      .set({ status: 'cancelled', last_error: input.reason, updated_at: input.now })
       .where('store_id', '=', input.storeId)
       .where('app_id', '=', input.appId)
       .where('status', '=', 'pending')
@@ -186,7 +186,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   async cancelPendingTopic(input: { storeId: number; appId: number; topic: WebhookTopic; reason: string; now: number }): Promise<number> {
     const res = await this.k
       .updateTable('webhook_deliveries')
-      .set({ status: 'cancelled', last_error: input.reason, claimed_by: null, claimed_until: null, updated_at: input.now })
+      .set({ status: 'cancelled', last_error: input.reason, updated_at: input.now })
       .where('store_id', '=', input.storeId)
       .where('app_id', '=', input.appId)
       .where('status', '=', 'pending')
@@ -198,7 +198,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   async cancelPending(storeId: number, appId: number, reason: string, now: number): Promise<void> {
     await this.k
       .updateTable('webhook_deliveries')
-      .set({ status: 'cancelled', last_error: reason, claimed_by: null, claimed_until: null, updated_at: now })
+      .set({ status: 'cancelled', last_error: reason, updated_at: now })
       .where('store_id', '=', storeId)
       .where('app_id', '=', appId)
       .where('status', '=', 'pending')
@@ -288,6 +288,7 @@ export class SqlWebhookRepository implements WebhookRepository {
   async requeue(id: number, now: number): Promise<void> {
     const requeue = this.k.updateTable('webhook_deliveries').set(requeued(now, null)).where('id', '=', id);
     await requeue.modifyEnd(fleetWide('operator-redeliver')).execute();
+    await releaseLeases(this.k, [id]).modifyEnd(fleetWide('operator-redeliver')).execute();
     this.x.deliveriesQueued();
   }
 
