@@ -12,12 +12,12 @@ const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: (
 
 const DELIVERY_COLUMNS = sql.raw(
   `webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, include_fields, topic, status, attempts,
-  next_attempt_at, claimed_by, claimed_until, last_status, last_error, created_at, updated_at`,
+  next_attempt_at, last_status, last_error, created_at, updated_at`,
 );
 
 /** The part of a delivery row every delivery of one event shares, after its own five columns. */
 const shared = (cast: (name: string, type: 'text' | 'bigint') => RawBuilder<unknown>) =>
-  sql`${cast('topic', 'text')}, 'pending', 0, ${cast('due', 'bigint')}, null, null, null, null, ${cast('now', 'bigint')}, ${cast('now', 'bigint')}`;
+  sql`${cast('topic', 'text')}, 'pending', 0, ${cast('due', 'bigint')}, null, null, ${cast('now', 'bigint')}, ${cast('now', 'bigint')}`;
 
 function insertDeliveries(k: Kysely<Database>, dialect: 'sqlite' | 'postgres') {
   return defineQuery((p) => {
