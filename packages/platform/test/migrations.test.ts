@@ -4,13 +4,14 @@ import { describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
-import { DIALECTS, freshPostgresUrl } from './harness.ts';
+import { DIALECTS, DIALECTS_WITH_PARTITIONED, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
 
 const NOW = Date.UTC(2026, 10, 23);
 const UNIQUE_EMAIL = '2026-11-23T00-unique-customer-email';
 const REFRESH_SUCCESSORS = '2026-11-24T01-refresh-successors';
 const STORE_ROUTED_TOKENS = '2026-11-24T12-store-routed-tokens';
 const STORE_ROUTED_WEBHOOKS = '2026-11-24T13-store-routed-webhooks';
+const DELIVERY_LEASES = '2026-11-30T03-delivery-leases';
 
 async function database(dialect: string): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }> {
   if (dialect === 'sqlite') return { config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} };
@@ -174,6 +175,56 @@ describe.each(DIALECTS)('migrations on %s', (dialect) => {
         await expect(
           sql`insert into webhook_attempts (delivery_id, attempted_at, status_code, latency_ms) values (41, ${NOW}, 200, 1)`.execute(k),
         ).rejects.toThrow(/store_id/);
+    } finally {
+      await storage.close();
+      await cleanup();
+    }
+  });
+});
+
+describe.each(DIALECTS_WITH_PARTITIONED)('the delivery leases migration on %s', (dialect) => {
+  it(`${DELIVERY_LEASES} moves the claims held into leases and drops the delivery's claim columns`, async () => {
+    const { config, cleanup } = await database(dialect === 'sqlite' ? 'sqlite' : 'postgres');
+    const storage = openStorage(config);
+    try {
+      await storage.migrate(dialect === 'postgres-partitioned' ? { partitions: TEST_PARTITIONS } : {});
+      const k = storage.db.kysely;
+      const undone = Object.keys(MIGRATIONS).filter((name) => name >= DELIVERY_LEASES);
+      for (const name of [...undone].reverse()) {
+        await MIGRATIONS[name]!.down?.(k);
+        await sql`delete from kysely_migration where name = ${name}`.execute(k);
+      }
+      const merchant = await storage.accounts.insertMerchant({ email: 'leases@example.test', passwordHash: 'hash', now: NOW });
+      const store = await storage.accounts.insertStore({ name: 'leases', ownerMerchantId: merchant.id, now: NOW });
+      await sql`insert into webhook_events (id, store_id, topic, payload, created_at)
+        values ('ev-5', ${store.id}, 'products/create', '{}', ${NOW})`.execute(k);
+      // Held, free, and finished with a claim its worker never cleared.
+      const claims: [number, string, string | null, number | null][] = [
+        [51, 'pending', 'w-1', NOW + 60_000],
+        [52, 'pending', null, null],
+        [53, 'delivered', 'w-2', NOW + 60_000],
+      ];
+      for (const [id, status, by, until] of claims)
+        await sql`insert into webhook_deliveries (id, webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic,
+            status, attempts, next_attempt_at, claimed_by, claimed_until, last_status, last_error, created_at, updated_at)
+          values (${id}, ${`wh-${id}`}, 'ev-5', 1, ${store.id}, null, null, 'products/create', ${status}, 0, ${NOW}, ${by}, ${until},
+            null, null, ${NOW}, ${NOW})`.execute(k);
+      expect(await storage.migrate()).toEqual(undone);
+      const leases = await k.selectFrom('webhook_delivery_leases').select(['delivery_id', 'store_id', 'worker', 'leased_until']).execute();
+      expect(leases.map((l) => [Number(l.delivery_id), Number(l.store_id), l.worker, Number(l.leased_until)])).toEqual([
+        [51, store.id, 'w-1', NOW + 60_000],
+      ]);
+      await expect(sql`select claimed_by from webhook_deliveries`.execute(k)).rejects.toThrow(/claimed_by/);
+      // The held one stays held until its lease lapses.
+      const claim = (now: number) =>
+        storage.deliveryQueue.claim({ worker: 'w-3', now, leaseUntil: now + 3_600_000, limit: 10, excludeSubscriptions: [] });
+      expect((await claim(NOW + 1)).map((c) => c.id)).toEqual([52]);
+      expect((await claim(NOW + 60_001)).map((c) => c.id)).toEqual([51]);
+      if (dialect === 'postgres-partitioned') {
+        const parts = await sql<{ n: number }>`select count(*)::int as n from pg_inherits
+          where inhparent = 'webhook_delivery_leases'::regclass`.execute(k);
+        expect(parts.rows[0]?.n).toBe(TEST_PARTITIONS);
+      }
     } finally {
       await storage.close();
       await cleanup();
