@@ -6,8 +6,8 @@ export interface DeliveryQueue {
   /** Frees every claim at once (a single-process database whose previous worker died). */
   releaseAllClaims(): Promise<void>;
   /**
-   * Frees the pending deliveries `worker` still holds (a worker that stops hands them on at once
-   * instead of letting them wait for their lease); returns how many.
+   * Ends every lease `worker` still holds (a worker that stops hands its deliveries on at once
+   * instead of letting them wait for their lease to lapse); returns how many.
    */
   releaseClaims(worker: string): Promise<number>;
   /**

@@ -2,8 +2,9 @@
 // each delivery it takes, leaving the delivery row as it is, and returns the claimed delivery rows
 // (on SQLite read by a second statement); then one read of their events (one row per event,
 // however many subscriptions it goes to) and one read of their owners (subscription, app or
-// private app, installation, store: one row per distinct subscription and owner). Joining all of it per delivery would read the same event payload and
-// the same owner once for every delivery; a batch of deliveries mostly shares a few of each.
+// private app, installation, store: one row per distinct subscription and owner). Joining all of
+// it per delivery would read the same event payload and the same owner once for every delivery; a
+// batch of deliveries mostly shares a few of each.
 // Each SQL text is the same for every claim (lists go in as one JSON array on SQLite, as arrays on
 // PostgreSQL), so it is compiled and planned once. On PostgreSQL the events read also names its ids
 // as `id = any(array)`, for the planner's sake (see delivery-outcomes.ts).

@@ -8,7 +8,7 @@
 // so it writes the delivery row as well: on PostgreSQL in one statement that locks the delivery rows
 // before it touches their leases, the order a claim takes them in (so the two never wait for each
 // other in a cycle), and that changes a delivery only where the worker's lease was still there to
-// delete; on SQLite in two statements the caller runs in one transaction (`deferLeases`).
+// delete; on SQLite in two statements the queue runs in one transaction (`deferRelease` after `defer`).
 import { type Kysely, sql } from 'kysely';
 import { fleetWide } from '../fleet-wide.ts';
 import { defineQuery } from '../prepared-query.ts';

@@ -3,7 +3,8 @@
 // on the partitioned layout each statement reads one partition) where the worker's lease is still
 // there, which ends the lease (on PostgreSQL in the same statement, on SQLite by one delete for the
 // batch in the same transaction), one update per store that ends the dead streaks of the
-// subscriptions that delivered. Only a dead delivery, which is rare, costs statements of its own. SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
+// subscriptions that delivered. Only a dead delivery, which is rare, costs statements of its own.
+// SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
 import { type Kysely, sql } from 'kysely';
 import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
 import type { DeliveryOutcome } from '../ports.ts';

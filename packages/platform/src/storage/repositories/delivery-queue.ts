@@ -1,7 +1,9 @@
 // The webhook worker's side of the delivery table: claims under a lease, the load of what a
-// claimed delivery needs, and batched outcome writes.
+// claimed delivery needs, and batched outcome writes. A lease is a row of webhook_delivery_leases,
+// so holding a delivery never writes the delivery row: only its outcome (or a hand-back) does.
 //
-// PostgreSQL: several workers claim with FOR UPDATE SKIP LOCKED, so no two hold the same row.
+// PostgreSQL: several workers claim with FOR UPDATE SKIP LOCKED and the lease's key, so no two
+// hold the same row.
 // SQLite: one process; while no transaction is open on the shared connection, the claim and the
 // outcome writes run synchronously on it (nothing can interleave with synchronous statements, so
 // they never see or join an uncommitted change) and without waiting for a sync to disk (see
