@@ -155,7 +155,8 @@ export class SqlDeliveryQueue implements DeliveryQueue {
       await this.queued.all(one.query, one.params);
       return;
     }
-    // SQLite: one synchronous transaction when it may, one commit for the whole batch.
+    // Every other batch, and every batch on SQLite: the statements of delivery-outcomes.ts in one
+    // transaction (on SQLite synchronous when it may: one commit for the whole batch).
     await this.inTransaction(outcomeWrites(this.q.outcomes, this.db.dialect, outcomes, ctx));
   }
 
