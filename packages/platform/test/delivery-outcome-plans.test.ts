@@ -5,6 +5,7 @@
 // (seconds per batch of 500, so outcomes fell behind the sends); that plan fails here.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { claimParams } from '../src/storage/repositories/delivery-claim.ts';
 import { deliveryQueries } from '../src/storage/repositories/delivery-queue.ts';
 import { outcomeWrites } from '../src/storage/repositories/delivery-outcomes.ts';
 import { outcomeBatch } from '../src/storage/repositories/delivery-outcome-batch.ts';
@@ -152,8 +153,8 @@ describe.skipIf(!process.env.TEST_PG_URL)('delivery write plans on PostgreSQL wi
     const picks = nodes(plan).filter((n) => n['Node Type'] === 'LockRows');
     expect(picks.map((n) => n['Actual Loops'])).toEqual([1]);
     expect(plan['Actual Rows']).toBe(limit);
-    // With statistics refreshed it walks the due rows in order and stops at its limit, each checked
-    // for a live lease by key (stale, it may sort every pending row first, as the pick always could).
+    // With statistics refreshed it walks the due rows in order and stops at its limit (stale, it may
+    // sort every pending row first, as the pick always could), reading no more leases than that.
     await client.query('analyze webhook_deliveries, webhook_delivery_leases');
     const fresh = await explain(sql, params);
     expect(rowsRead(fresh, 'webhook_deliveries').every((n) => n <= limit)).toBe(true);
@@ -197,6 +198,23 @@ describe('delivery write plans on SQLite', () => {
       expect(plans).toHaveLength(1);
       const deliveries = plans[0]!.filter((d) => / webhook_deliveries /.test(`${d} `));
       expect(deliveries).toEqual(['SEARCH webhook_deliveries USING INTEGER PRIMARY KEY (rowid=?)']);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('a claim walks the due index in order and looks each lease up by its delivery', async () => {
+    const db = openDatabase({ dialect: 'sqlite', path: ':memory:' });
+    try {
+      await storageOn(db).migrate();
+      const take = deliveryQueries(db).take;
+      if (!take) throw new Error('SQLite takes its leases in a statement of their own');
+      const params = claimParams('sqlite', { worker: WORKER, now: 5, leaseUntil: 9, limit: 100, excludeSubscriptions: [1] });
+      const { sql, params: values } = bound(take, params);
+      const plan = (db.sqlite!.prepare(`explain query plan ${sql}`).all(...values) as { detail: string }[]).map((r) => r.detail);
+      expect(plan).toContain('SEARCH webhook_deliveries USING INDEX webhook_deliveries_due (next_attempt_at<?)');
+      expect(plan).toContain('SEARCH l USING INTEGER PRIMARY KEY (rowid=?)');
+      expect(plan.filter((d) => /TEMP B-TREE|^SCAN webhook_/.test(d))).toEqual([]);
     } finally {
       await db.close();
     }
