@@ -5,10 +5,10 @@
 // whatever the number of rows and is prepared once.
 //
 // Ending or renewing a lease writes the lease alone. A hand-back also moves the delivery's due time,
-// so it writes the delivery row as well: on PostgreSQL in one statement that locks the delivery rows
-// before it touches their leases, the order a claim takes them in (so the two never wait for each
-// other in a cycle), and that changes a delivery only where the worker's lease was still there to
-// delete; on SQLite in two statements the queue runs in one transaction (`deferRelease` after `defer`).
+// so it writes the delivery row as well, only where the worker still holds the lease, then deletes
+// the lease: on PostgreSQL in one statement (its count of moved rows as its answer), delivery rows
+// before leases as a claim takes them (so the two never wait for each other in a cycle); on SQLite
+// in two statements the queue runs in one transaction (`deferRelease` after `defer`).
 import { type Kysely, sql } from 'kysely';
 import { fleetWide } from '../fleet-wide.ts';
 import { defineQuery } from '../prepared-query.ts';
@@ -37,16 +37,17 @@ export function leaseQueries(k: Kysely<Database>, dialect: Dialect) {
               and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
         )
       : q(
-          (p) => sql`with locked as materialized (
-              select id from webhook_deliveries where ${ids(p, 'id')} for update
+          (p) => sql`with moved as (
+              update webhook_deliveries d set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
+              where ${ids(p, 'id')} and status = 'pending' and exists (select 1 from webhook_delivery_leases l
+                where l.delivery_id = d.id and l.store_id = d.store_id and l.worker = ${p('worker')})
+              returning id
             ),
             released as (
               delete from webhook_delivery_leases
-              where delivery_id = any(array(select id from locked)) and worker = ${p('worker')}
-              returning delivery_id
+              where ${ids(p, 'delivery_id')} and worker = ${p('worker')} and (select count(*) from moved) >= 0
             )
-            update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
-            where id = any(array(select delivery_id from released)) and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
+            select count(*)::int as n from moved ${fleetWide('webhook-claims-defer')}`,
         );
   return {
     releaseAll: q(() => sql`delete from webhook_delivery_leases ${fleetWide('webhook-claims-release')}`),

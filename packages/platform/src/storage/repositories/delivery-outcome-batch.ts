@@ -14,6 +14,7 @@ import type { Database } from '../schema.ts';
 import {
   attemptRows,
   deliveryRow,
+  idRange,
   postgresAttemptsInsert,
   postgresDeliveriesUpdate,
   postgresLeaseRelease,
@@ -29,8 +30,8 @@ export function outcomeBatchQuery(k: Kysely<Database>) {
     rawQuery(
       k,
       sql`with attempted as (${postgresAttemptsInsert(p, 'a')}),
-        ${postgresLeaseRelease(p, 'c')},
         recorded as (${postgresDeliveriesUpdate(p, 'c')} returning d.id, d.subscription_id, d.status),
+        ${postgresLeaseRelease(p, 'c')},
         healthy as (
           update webhook_subscriptions set dead_streak = 0
           where store_id = ${p('store')} and id in (select subscription_id from recorded where status = 'delivered') and dead_streak > 0
@@ -55,6 +56,7 @@ export function outcomeBatch(
     params: {
       ...rowsParams('postgres', attemptRows(batch), 7, 'a'),
       ...rowsParams('postgres', batch.map(deliveryRow), 6),
+      ...idRange(batch),
       ...postgresHourParams(endpointHourRows(batch), 'h'),
       now: ctx.now,
       store,

@@ -85,7 +85,10 @@ function setQueries(k: Kysely<Database>, dialect: Dialect) {
   }
   return {
     attempts: q((p) => sql<Row>`${postgresAttemptsInsert(p, 'c')}`),
-    deliveries: q((p) => sql`with ${postgresLeaseRelease(p, 'c')} ${postgresDeliveriesUpdate(p, 'c')} returning d.id`),
+    deliveries: q(
+      (p) => sql`with recorded as (${postgresDeliveriesUpdate(p, 'c')} returning d.id), ${postgresLeaseRelease(p, 'c')}
+        select id from recorded`,
+    ),
     release: undefined,
     healthy: q(
       (p) => sql`update webhook_subscriptions set dead_streak = 0
@@ -102,28 +105,12 @@ export function postgresAttemptsInsert(p: (name: string) => string, prefix: stri
 }
 
 /**
- * PostgreSQL's CTEs `locked` and `released` (for a WITH clause): one store's delivery rows named in
- * `${prefix}0` locked, then the worker's leases on them deleted, returning the ids whose lease it
- * still held. The rows are locked first, the order a claim takes them in: a claim taking over a
- * lapsed lease locks the row, then writes the lease, so the reverse order here could leave each
- * waiting for the other. Once the row is locked, a lease taken over meanwhile is no longer this
- * worker's and is not deleted.
- */
-export function postgresLeaseRelease(p: (name: string) => string, prefix: string) {
-  return sql`locked as materialized (
-      select id from webhook_deliveries where store_id = ${p('store')} and id = any(${p(`${prefix}0`)}::bigint[]) for update
-    ),
-    released as (
-      delete from webhook_delivery_leases
-      where store_id = ${p('store')} and delivery_id = any(array(select id from locked)) and worker = ${p('worker')}
-      returning delivery_id
-    )`;
-}
-
-/**
  * PostgreSQL's update of one store's delivery rows (RETURNING left to the caller), their new states
- * as arrays named `${prefix}0`…, with `now` and `store`: only the rows whose lease the CTE
- * `released` (postgresLeaseRelease) deleted.
+ * as arrays named `${prefix}0`…, with `now`, `store`, `worker` and the batch's id range `lo`…`hi`
+ * (idRange): only the rows whose lease `worker` still holds. Where the planner walks the store's
+ * pending rows instead of looking the ids up (statistics older than a backlog), the range turns most
+ * of them away at the cost of two comparisons, before the list's (a generic plan compares each row
+ * with every id of the list; the claim columns once did that job, the lease now lives elsewhere).
  */
 export function postgresDeliveriesUpdate(p: (name: string) => string, prefix: string) {
   const c = (i: number, type: string) => sql`${p(`${prefix}${i}`)}::${sql.raw(type)}[]`;
@@ -132,8 +119,25 @@ export function postgresDeliveriesUpdate(p: (name: string) => string, prefix: st
       last_error = v.error, next_attempt_at = coalesce(v.next, d.next_attempt_at), updated_at = ${p('now')}
     from unnest(${c(0, 'bigint')}, ${c(1, 'text')}, ${c(2, 'int')}, ${c(3, 'int')}, ${c(4, 'text')}, ${c(5, 'bigint')})
       as v (id, status, attempts, last_status, error, next)
-    where d.store_id = ${p('store')} and d.id = any(${c(0, 'bigint')}) and d.id = v.id
-      and d.id = any(array(select delivery_id from released)) and d.status = 'pending'`;
+    where d.store_id = ${p('store')} and d.id between ${p('lo')}::bigint and ${p('hi')}::bigint and d.id = any(${c(0, 'bigint')})
+      and d.id = v.id and d.status = 'pending' and exists (select 1 from webhook_delivery_leases l
+        where l.store_id = ${p('store')} and l.delivery_id = d.id and l.worker = ${p('worker')})`;
+}
+
+/**
+ * PostgreSQL's CTE `released` (for a WITH clause that has the update as `recorded`): the worker's
+ * leases on the batch's deliveries (named in `${prefix}0`), deleted once the update is done (its
+ * count, always true, gates the delete), whether or not the update changed the row (a delivery
+ * cancelled while held). Delivery row first, lease second is the order a claim takes them in: a
+ * claim taking over a lapsed lease locks the row, then writes the lease, so deleting the lease
+ * before updating the row could leave each waiting for the other.
+ */
+export function postgresLeaseRelease(p: (name: string) => string, prefix: string) {
+  return sql`released as (
+      delete from webhook_delivery_leases
+      where store_id = ${p('store')} and delivery_id = any(${p(`${prefix}0`)}::bigint[]) and worker = ${p('worker')}
+        and (select count(*) from recorded) >= 0
+    )`;
 }
 
 /** The statements of a dead delivery: the subscription disabled, its dead streak grown. */
@@ -167,6 +171,17 @@ export type OutcomeQueries = ReturnType<typeof outcomeQueries>;
 export function rowsParams(dialect: Dialect, rows: unknown[][], columns: number, prefix = 'c'): Record<string, unknown> {
   if (dialect === 'sqlite') return { rows: JSON.stringify(rows) };
   return Object.fromEntries(Array.from({ length: columns }, (_, c) => [`${prefix}${c}`, rows.map((r) => r[c])]));
+}
+
+/** The lowest and highest delivery id of a batch, as `lo` and `hi` (see postgresDeliveriesUpdate). */
+export function idRange(batch: readonly DeliveryOutcome[]): { lo: number; hi: number } {
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = Number.NEGATIVE_INFINITY;
+  for (const o of batch) {
+    lo = Math.min(lo, o.id);
+    hi = Math.max(hi, o.id);
+  }
+  return { lo, hi };
 }
 
 /** One delivery row's new state: id, status, attempts, last status, last error, next attempt. */
@@ -211,7 +226,7 @@ export function* outcomeWrites(
   }
   const changed = new Set<number>();
   for (const [store, outcomes] of byStore) {
-    const params = { ...rowsParams(dialect, outcomes.map(deliveryRow), 6), now: ctx.now, store, worker: ctx.worker };
+    const params = { ...rowsParams(dialect, outcomes.map(deliveryRow), 6), ...idRange(outcomes), now: ctx.now, store, worker: ctx.worker };
     const result = yield { query: q.deliveries, params, reads: true };
     for (const id of result.ids) changed.add(id);
   }
