@@ -1,8 +1,9 @@
 // The worker's hold on a delivery is a row of webhook_delivery_leases, not a write of the delivery:
 // a claim leaves the delivery row as it is (on PostgreSQL the same row version), its outcome writes
 // it once and ends the lease. And the lease behaves as a claim did: a lapsed one is taken over, only
-// the holder's outcome, hand-back, release or renewal counts, and on PostgreSQL claims running at
-// once never take the same delivery, whether it was free or its lease had lapsed.
+// the holder's outcome, hand-back, release or renewal counts, a cancelled, redelivered or pruned
+// delivery does not keep a lease that matters, and on PostgreSQL claims running at once never take
+// the same delivery, whether it was free or its lease had lapsed.
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
@@ -22,8 +23,13 @@ async function database(dialect: Dialect): Promise<{ config: DatabaseConfig; cle
   return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
 }
 
-/** A store with `count` deliveries due at NOW, of `subscriptions` subscriptions in turn; their ids. */
-async function queue(s: Storage, count: number, subscriptions = 1): Promise<{ storeId: number; ids: number[] }> {
+/** A store with `count` deliveries due at NOW, of `subscriptions` subscriptions in turn (of `appId`); their ids. */
+async function queue(
+  s: Storage,
+  count: number,
+  subscriptions = 1,
+  appId: number | null = null,
+): Promise<{ storeId: number; ids: number[] }> {
   const name = `lease-${++seq}`;
   const merchant = await s.accounts.insertMerchant({ email: `${name}@merchant.test`, passwordHash: 'hash', now: NOW });
   const store = await s.accounts.insertStore({ name, ownerMerchantId: merchant.id, now: NOW });
@@ -32,7 +38,7 @@ async function queue(s: Storage, count: number, subscriptions = 1): Promise<{ st
     { id: event, storeId: store.id, topic: 'products/create', payload: '{}', now: NOW },
     Array.from({ length: count }, (_, i) => ({
       subscriptionId: 1000 + (i % subscriptions),
-      appId: null,
+      appId,
       privateAppId: null,
       webhookId: `wh-${name}-${i}`,
     })),
@@ -244,6 +250,38 @@ describe.each(DIALECTS_WITH_PARTITIONED)('delivery leases on %s', (dialect) => {
       status: 'pending',
       next_attempt_at: at + 2 * HOUR,
     });
+  });
+
+  it("a grant that ends cancels held deliveries too; the holder's late outcome ends its lease, a redelivery or the pruning the rest", async () => {
+    const at = NOW + 60 * HOUR;
+    const {
+      storeId,
+      ids: [late, redelivered, abandoned],
+    } = await queue(s, 3, 1, 4242);
+    const held = await claim(s, 'w-held', at, 10, HOUR);
+    expect(held.map((c) => c.id)).toEqual([late, redelivered, abandoned]);
+    await s.webhooks.cancelPending(storeId, 4242, 'the app was uninstalled', at + 1);
+    const status = async (id: number) => (await s.webhooks.listDeliveries({ id, limit: 1 }))[0]?.status;
+    expect(await status(late!)).toBe('cancelled');
+
+    // The holder comes back with an outcome: the cancellation stands, the lease ends.
+    await s.deliveryQueue.recordOutcomes([delivered(held[0]!, at + 2)], { worker: 'w-held', now: at + 2, disableAfterDead: 5 });
+    expect(await status(late!)).toBe('cancelled');
+    expect(await writes([late!])).toEqual([1]);
+    expect((await leases([late!, redelivered!, abandoned!])).map((l) => l.id)).toEqual([redelivered, abandoned]);
+
+    // Redelivered by hand while the old lease runs: the lease goes with it, another worker takes it at once.
+    await s.webhooks.requeue(redelivered!, at + 3);
+    expect(await leases([redelivered!])).toEqual([]);
+    const [again] = await claim(s, 'w-next', at + 4);
+    expect(again?.id).toBe(redelivered);
+    await s.deliveryQueue.recordOutcomes([delivered(again!, at + 5)], { worker: 'w-next', now: at + 5, disableAfterDead: 5 });
+
+    // The holder of the last one never comes back: its lease goes when the pruning takes the delivery.
+    expect(await leases([abandoned!])).toEqual([{ id: abandoned, worker: 'w-held', until: at + HOUR }]);
+    await s.webhooks.prune(at + 10);
+    expect(await s.webhooks.listDeliveries({ id: abandoned!, limit: 1 })).toEqual([]);
+    expect(await leases([late!, redelivered!, abandoned!])).toEqual([]);
   });
 
   it.runIf(pg)('claims running at once never take the same delivery, free or with a lapsed lease', async () => {
