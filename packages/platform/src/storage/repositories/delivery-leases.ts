@@ -29,38 +29,42 @@ export function leaseQueries(k: Kysely<Database>, dialect: Dialect) {
         build((name) => p(name)),
       ),
     );
-  const defer =
-    dialect === 'sqlite'
-      ? q(
-          (p) => sql`update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
-            where id in (select delivery_id from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')})
-              and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
+  const sqlite = dialect === 'sqlite';
+  // SQLite: the rows moved (the queue deletes the leases next, in the same transaction).
+  const defer = q(
+    (p) => sql`update webhook_deliveries set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
+      where id in (select delivery_id from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')})
+        and status = 'pending' ${fleetWide('webhook-claims-defer')}`,
+  );
+  // PostgreSQL: the rows moved, then the leases deleted, answering how many rows moved.
+  const deferMoved = defineQuery<{ n: number }>((p) =>
+    rawQuery(
+      k,
+      sql<{ n: number }>`with moved as (
+          update webhook_deliveries d set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
+          where ${ids(p, 'id')} and status = 'pending' and exists (select 1 from webhook_delivery_leases l
+            where l.delivery_id = d.id and l.store_id = d.store_id and l.worker = ${p('worker')})
+          returning id
+        ),
+        released as (
+          delete from webhook_delivery_leases
+          where ${ids(p, 'delivery_id')} and worker = ${p('worker')} and (select count(*) from moved) >= 0
         )
-      : q(
-          (p) => sql`with moved as (
-              update webhook_deliveries d set next_attempt_at = ${p('until')}, updated_at = ${p('now')}
-              where ${ids(p, 'id')} and status = 'pending' and exists (select 1 from webhook_delivery_leases l
-                where l.delivery_id = d.id and l.store_id = d.store_id and l.worker = ${p('worker')})
-              returning id
-            ),
-            released as (
-              delete from webhook_delivery_leases
-              where ${ids(p, 'delivery_id')} and worker = ${p('worker')} and (select count(*) from moved) >= 0
-            )
-            select count(*)::int as n from moved ${fleetWide('webhook-claims-defer')}`,
-        );
+        select count(*)::int as n from moved ${fleetWide('webhook-claims-defer')}`,
+    ),
+  );
   return {
     releaseAll: q(() => sql`delete from webhook_delivery_leases ${fleetWide('webhook-claims-release')}`),
     release: q((p) => sql`delete from webhook_delivery_leases where worker = ${p('worker')} ${fleetWide('webhook-claims-release')}`),
-    defer,
+    defer: sqlite ? defer : undefined,
+    deferMoved: sqlite ? undefined : deferMoved,
     /** SQLite: the leases a hand-back ended, deleted after its update (PostgreSQL deletes them in it). */
-    deferRelease:
-      dialect === 'sqlite'
-        ? q(
-            (p) => sql`delete from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')}
+    deferRelease: sqlite
+      ? q(
+          (p) => sql`delete from webhook_delivery_leases where ${ids(p, 'delivery_id')} and worker = ${p('worker')}
               ${fleetWide('webhook-claims-defer')}`,
-          )
-        : undefined,
+        )
+      : undefined,
     renew: q(
       (p) => sql`update webhook_delivery_leases set leased_until = ${p('leaseUntil')}
         where ${ids(p, 'delivery_id')} and worker = ${p('worker')} ${fleetWide('webhook-claims-renew')}`,

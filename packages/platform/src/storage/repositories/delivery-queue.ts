@@ -16,7 +16,7 @@
 import type { Durability } from '../durability.ts';
 import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
 import type { Db } from '../database.ts';
-import { type PreparedQuery, type QueryRunner, queryRunner } from '../prepared-query.ts';
+import { type QueryRunner, queryRunner } from '../prepared-query.ts';
 import { type BacklogParams, backlogParams, backlogQuery, backlogReleaseQuery } from './delivery-backlog.ts';
 import {
   assemble,
@@ -81,8 +81,9 @@ export class SqlDeliveryQueue implements DeliveryQueue {
   async deferClaims(input: { worker: string; ids: readonly number[]; until: number; now: number }): Promise<number> {
     if (input.ids.length === 0) return 0;
     const params = { ids: listParam(this.db.dialect, input.ids), worker: input.worker, until: input.until, now: input.now };
-    const { defer, deferRelease } = this.q;
-    if (!deferRelease) return Number((await this.bookkeeping.first(defer as PreparedQuery<{ n: number }>, params))?.n ?? 0);
+    const { defer, deferMoved, deferRelease } = this.q;
+    if (deferMoved) return Number((await this.bookkeeping.first(deferMoved, params))?.n ?? 0);
+    if (!defer || !deferRelease) return 0;
     // SQLite: the delivery rows moved, then the leases deleted, in one transaction.
     const steps = function* (): Steps<number> {
       const moved = yield { query: defer as Statement['query'], params };
