@@ -43,6 +43,37 @@ export function pkceChallenge(verifier: string): string {
   return createHash('sha256').update(verifier).digest('base64url');
 }
 
+/**
+ * The challenge a presented verifier stands for, as a redemption in one step compares it with the
+ * code's: none when no verifier was given or it is not of a verifier's form (no code matches then).
+ */
+export function presentedChallenge(verifier: string | undefined): string | null {
+  return verifier !== undefined && isPkceVerifier(verifier) ? pkceChallenge(verifier) : null;
+}
+
+/** A code as its redemption in one step judges it: also its scopes and whether it is bound to a merchant. */
+export interface RedeemableCode extends CodeRow {
+  scopes: string;
+  merchant_id: number | null;
+}
+
+/**
+ * Whether a code is redeemed in one step, the token endpoint's usual case: checkCode accepts it,
+ * it issues the store's own access (a code bound to a merchant issues online access, which the
+ * service builds in full), and its installation is active and still holds exactly the code's
+ * scopes (any change of the grant sends the code down the full path, which judges it anew). The
+ * single statement that redeems such a code states the same rule in SQL; a property test feeds
+ * both the same rows and requires the same verdict.
+ */
+export function redeemsInOneStep(
+  row: RedeemableCode | undefined,
+  installation: { uninstalled_at: number | null; scopes: string } | undefined,
+  req: { appId: number; redirectUri: string | undefined; codeVerifier: string | undefined; now: number },
+): boolean {
+  if (!row || !checkCode(row, req).ok || row.merchant_id !== null) return false;
+  return installation !== undefined && installation.uninstalled_at === null && installation.scopes === row.scopes;
+}
+
 export interface RefreshRow {
   app_id: number;
   expires_at: number;
@@ -63,6 +94,15 @@ export function decideRefresh(row: RefreshRow | undefined, req: { appId: number;
   if (row.rotated_at !== null) return { action: 'check-successor' };
   if (row.expires_at <= req.now) return { action: 'reject', reason: 'refresh token has expired' };
   return { action: 'rotate' };
+}
+
+/**
+ * Whether a refresh is rotated in one step, the token endpoint's usual case: decideRefresh says
+ * rotate. The single statement that rotates such a token states the same rule in SQL; a property
+ * test feeds both the same rows and requires the same verdict.
+ */
+export function rotatesInOneStep(row: RefreshRow | undefined, req: { appId: number; now: number }): boolean {
+  return decideRefresh(row, req).action === 'rotate';
 }
 
 export interface SuccessorState {

@@ -2,7 +2,7 @@
 // token endpoint, each grant one atomic unit through the GrantStore.
 import type { Config } from '../config.ts';
 import type { Clock } from '../domain/clock.ts';
-import { checkCode, decideRefresh, decideReplay, isPkceVerifier, pkceChallenge } from '../domain/grants.ts';
+import { checkCode, decideRefresh, decideReplay, presentedChallenge } from '../domain/grants.ts';
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
@@ -151,13 +151,12 @@ export class OAuthService {
     const codeHash = hashToken(input.code);
     const now = this.clock();
     const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
-    const verifier = input.codeVerifier;
     const { app, redeemed } = await this.storage.grants.redeemCode(input.client, {
       ...this.pairRow(pair, input.storeId, now),
       codeHash,
       familyId: newFamilyId(now),
       redirectUri: input.redirectUri ?? null,
-      codeChallenge: verifier !== undefined && isPkceVerifier(verifier) ? pkceChallenge(verifier) : null,
+      codeChallenge: presentedChallenge(input.codeVerifier),
     });
     if (redeemed) return this.record(pair, now + this.config.accessTokenTtlSeconds * 1000, input, redeemed.scopes);
     // Anything but the usual redemption (a replay, an expiry, a wrong verifier, a changed grant, an

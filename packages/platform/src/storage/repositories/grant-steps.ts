@@ -17,9 +17,11 @@ import { APP_COLUMNS, type PreparedStatements } from './prepared-statements.ts';
 type Param = <T = string>(name: string) => T;
 const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: () => raw.compile(k) });
 
-// The claims' conditions, shared by both dialects: what decideRefresh and checkCode accept, and an
-// active installation holding exactly the code's scopes (a change of the grant ends its codes).
-// An online code (bound to a merchant) issues no refresh token: the service redeems it in full.
+// The claims' conditions, shared by both dialects: in SQL, the rules rotatesInOneStep and
+// redeemsInOneStep state in the domain (what decideRefresh and checkCode accept; for a code also
+// an active installation holding exactly its scopes, and no merchant: an online code issues no
+// refresh token, so the service redeems it in full). grant-rules-agree.test.ts feeds both the same
+// rows on every database and requires the same verdict: change one rule and the other with it.
 const liveRefresh = (p: Param) => sql`r.store_id = ${p<number>('store')} and r.token_hash = ${p('hash')}
     and r.app_id = ${p<number>('app')} and r.rotated_at is null and r.revoked_at is null and r.expires_at > ${p<number>('now')}
     and f.store_id = r.store_id and f.id = r.family_id and f.revoked_at is null`;
