@@ -11,7 +11,7 @@ import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { AppRow, ClientCheck, InstallationRow, InstalledApp, PrivateAppSummary, Repositories, Storage } from '../storage/ports.ts';
 import { checkAppUrl, checkPrivateApp } from './app-checks.ts';
 import { copiesOnGrant, copiesOnUninstall } from './app-webhook-copies.ts';
-import { ClientAuth } from './client-auth.ts';
+import { ClientAuth, type GrantRequest } from './client-auth.ts';
 import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
 import type { Sealer } from './master-keys.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
@@ -205,8 +205,8 @@ export class AppService {
   }
 
   /** The same authentication as a check a grant runs on the app it looks up (see ClientAuth). */
-  clientCheck(clientId: string | undefined, clientSecret: string | undefined, then?: (app: AppRow) => void): ClientCheck {
-    return this.clients.presented(clientId, clientSecret, then);
+  clientCheck(clientId: string | undefined, clientSecret: string | undefined, request?: GrantRequest): ClientCheck {
+    return this.clients.presented(clientId, clientSecret, request);
   }
 
   findInstallation(storeId: number, appId: number): Promise<InstallationRow | undefined> {

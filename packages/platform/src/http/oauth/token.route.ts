@@ -9,7 +9,7 @@ import type { Services } from '../../services/services.ts';
 import type { GrantAdmission, GrantLimitName } from '../../services/grant-limits.ts';
 import type { OnlineTokenRecord, TokenRecord } from '../../services/oauth-service.ts';
 import { storeBaseUrl } from '../../config.ts';
-import { InvalidClient, InvalidGrant, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
+import { InvalidClient, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 import { TOKEN_ROUTE_SCHEMA } from './token-schema.ts';
 
@@ -48,12 +48,6 @@ export function registerTokenRoute(app: FastifyInstance, services: Services): vo
   });
 }
 
-/**
- * Authenticates the client and runs the grant; every refusal is an OAuth error. The client is
- * judged first, then what depends on it (the redirect URI it registered) and the parameters the
- * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
- * on it before changing anything.
- */
 type Answer = TokenRecord | OnlineTokenRecord;
 
 /** RFC 8693's grant type, and the token types of its exchange here. */
@@ -63,20 +57,22 @@ export const OFFLINE_ACCESS_TOKEN = 'urn:storegate:params:oauth:token-type:offli
 export const ONLINE_ACCESS_TOKEN = 'urn:storegate:params:oauth:token-type:online-access-token';
 const GRANT_TYPES = ['authorization_code', 'refresh_token', TOKEN_EXCHANGE];
 
+/**
+ * Validates the request and runs the grant; every refusal is an OAuth error. The route only reads
+ * parameters: what they lack becomes the refusal the client check answers with. The client is
+ * judged first, then what depends on it (the redirect URI it registered), then the parameters the
+ * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
+ * on it before changing anything.
+ */
 async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<Answer> {
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required');
   if (!GRANT_TYPES.includes(grantType)) throw new UnsupportedGrantType(`grant_type must be one of ${GRANT_TYPES.join(', ')}`);
   const { clientId, clientSecret } = clientCredentials(req, params);
-  const client = services.apps.clientCheck(clientId, clientSecret, (app) => {
-    if (params.redirect_uri !== undefined && params.redirect_uri !== app.redirect_uri) {
-      throw new InvalidGrant('redirect_uri does not match the registered redirect URL');
-    }
-    if (grantType === 'authorization_code') {
-      if (!params.code) throw new InvalidRequest('code is required');
-      if (!params.redirect_uri) throw new InvalidRequest('redirect_uri is required');
-    } else if (grantType === TOKEN_EXCHANGE) checkExchange(params);
-    else if (!params.refresh_token) throw new InvalidRequest('refresh_token is required');
+  // Judged here, answered only once the client is authenticated (a stranger learns nothing).
+  const client = services.apps.clientCheck(clientId, clientSecret, {
+    redirectUri: params.redirect_uri,
+    refusal: missingParameter(grantType, params),
   });
   // clientCheck refused a missing client_id or secret: both are here.
   const admission = await admit(req, reply, services, clientId!, clientSecret!);
@@ -119,13 +115,25 @@ function didNothing(err: unknown): boolean {
   return !(err instanceof PlatformError) || err.statusCode >= 500;
 }
 
+/** What the grant's request lacks or gets wrong, as the refusal to answer; undefined when nothing. */
+function missingParameter(grantType: string, params: Record<string, string>): InvalidRequest | undefined {
+  if (grantType === 'authorization_code') {
+    if (!params.code) return new InvalidRequest('code is required');
+    if (!params.redirect_uri) return new InvalidRequest('redirect_uri is required');
+    return undefined;
+  }
+  if (grantType === TOKEN_EXCHANGE) return exchangeProblem(params);
+  return params.refresh_token ? undefined : new InvalidRequest('refresh_token is required');
+}
+
 /** The parameters of a token exchange: a launch token in, an access token out. */
-function checkExchange(params: Record<string, string>): void {
-  if (!params.subject_token) throw new InvalidRequest('subject_token is required');
-  if (params.subject_token_type !== ID_TOKEN) throw new InvalidRequest(`subject_token_type must be ${ID_TOKEN}`);
+function exchangeProblem(params: Record<string, string>): InvalidRequest | undefined {
+  if (!params.subject_token) return new InvalidRequest('subject_token is required');
+  if (params.subject_token_type !== ID_TOKEN) return new InvalidRequest(`subject_token_type must be ${ID_TOKEN}`);
   const wanted = params.requested_token_type;
   if (wanted !== undefined && wanted !== OFFLINE_ACCESS_TOKEN && wanted !== ONLINE_ACCESS_TOKEN)
-    throw new InvalidRequest(`requested_token_type must be ${OFFLINE_ACCESS_TOKEN} or ${ONLINE_ACCESS_TOKEN}`);
+    return new InvalidRequest(`requested_token_type must be ${OFFLINE_ACCESS_TOKEN} or ${ONLINE_ACCESS_TOKEN}`);
+  return undefined;
 }
 
 async function run(
