@@ -6,7 +6,8 @@ import { checkCode, decideRefresh, decideReplay, presentedChallenge } from '../d
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
-import type { AppRow, ClientCheck, GrantQueries, Storage } from '../storage/ports.ts';
+import type { AppRow, GrantQueries, Storage } from '../storage/ports.ts';
+import { type ClientCheck, grantAsClient } from './client-auth.ts';
 import type { LaunchTokens } from './launch-tokens.ts';
 
 /** The store's own (offline) access: a pair that rotates. */
@@ -151,12 +152,16 @@ export class OAuthService {
     const codeHash = hashToken(input.code);
     const now = this.clock();
     const pair = { accessToken: newToken('access'), refreshToken: newToken('refresh') };
-    const { app, redeemed } = await this.storage.grants.redeemCode(input.client, {
+    const redemption = {
       ...this.pairRow(pair, input.storeId, now),
       codeHash,
       familyId: newFamilyId(now),
       redirectUri: input.redirectUri ?? null,
       codeChallenge: presentedChallenge(input.codeVerifier),
+    };
+    const { app, granted: redeemed } = await grantAsClient(input.client, {
+      known: (id) => this.storage.grants.knownApp(id),
+      run: (client) => this.storage.grants.redeemCode(client, redemption),
     });
     if (redeemed) return this.record(pair, now + this.config.accessTokenTtlSeconds * 1000, input, redeemed.scopes);
     // Anything but the usual redemption (a replay, an expiry, a wrong verifier, a changed grant, an
@@ -236,9 +241,10 @@ export class OAuthService {
     const now = this.clock();
     // Derived, not drawn: a retry gets the same pair without the pair being stored anywhere.
     const successor = deriveSuccessorPair(this.box.derivationKey, input.refreshToken);
-    const { app, rotated } = await this.storage.grants.rotateRefresh(input.client, {
-      ...this.pairRow(successor, input.storeId, now),
-      tokenHash,
+    const rotation = { ...this.pairRow(successor, input.storeId, now), tokenHash };
+    const { app, granted: rotated } = await grantAsClient(input.client, {
+      known: (id) => this.storage.grants.knownApp(id),
+      run: (client) => this.storage.grants.rotateRefresh(client, rotation),
     });
     if (rotated) return this.record(successor, now + this.config.accessTokenTtlSeconds * 1000, input, rotated.scopes);
     // Anything but a fresh token's rotation (a retry, a reuse, an expiry, a revocation): nothing was

@@ -1,11 +1,11 @@
 // How token grants commit on PostgreSQL (SQLite's are in sqlite-group-commit.ts): one transaction
 // per grant on the pool, and the usual grants as one statement each (grant-steps.ts); the server
-// groups its own commits. The client is checked on the app as this process last read it, and the
-// grant's statement changes nothing unless the app row is still that version: one round trip per
-// grant while the app stays as it was.
+// groups its own commits. The service judges the client on the app as this process last read it
+// (knownApp), and the grant's statement changes nothing unless the app row is still that version:
+// one round trip per grant while the app stays as it was.
 import { AppRowCache, sameApp } from './app-row-cache.ts';
 import { type PreparedQuery, type QueryRunner, queryRunner, type StatementTarget } from './prepared-query.ts';
-import type { AppRow, ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
+import type { AppRow, CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
 import { appWithVersion, type CheckedGrant, type CheckedGrantSteps, postgresGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';
@@ -27,69 +27,52 @@ export class PerGrantTransactions implements GrantStore {
     this.runner = queryRunner(db);
   }
 
-  async rotateRefresh(client: ClientCheck, r: RefreshRotation) {
-    const { app, granted } = await this.grant(
-      client,
-      (copy, version) => this.steps.rotateRefreshChecked(this.runner, copy, version, r),
-      (fresh) => this.steps.rotateRefresh(this.runner, fresh.id, r),
-    );
-    return { app, rotated: granted };
+  knownApp(clientId: string): AppRow | undefined {
+    return this.apps.get(clientId);
   }
 
-  async redeemCode(client: ClientCheck, r: CodeRedemption) {
-    const { app, granted } = await this.grant(
-      client,
-      (copy, version) => this.steps.redeemCodeChecked(this.runner, copy, version, r),
-      (fresh) => this.steps.redeemCode(this.runner, fresh.id, r),
-    );
-    return { app, redeemed: granted };
+  rotateRefresh(client: GrantClient, r: RefreshRotation) {
+    return this.onApproved(client, (app, version) => this.steps.rotateRefreshChecked(this.runner, app, version, r));
+  }
+
+  redeemCode(client: GrantClient, r: CodeRedemption) {
+    return this.onApproved(client, (app, version) => this.steps.redeemCodeChecked(this.runner, app, version, r));
   }
 
   /**
-   * The client checked, then its grant as one statement committed on its own (no transaction
-   * around them). With the app in the cache: the check on that copy, and the statement that
-   * requires the row to be unchanged. Neither a refusal on the copy (the secret or the redirect
-   * URI may have changed since, on any node) nor a row found changed is final: the grant then runs
-   * as it does without a copy, on the app read afresh, checked, and only then the grant.
+   * The grant as one statement committed on its own (no transaction around it), which changes
+   * nothing unless the app row still has the version stamp the approved copy was read with. Found
+   * changed (on any node), the app is read afresh and handed back for the service to judge again.
    */
-  private async grant<T>(
-    client: ClientCheck,
-    onCopy: (app: AppRow, version: string) => Promise<CheckedGrant<T>>,
-    onFresh: (app: AppRow) => Promise<T | undefined>,
-  ): Promise<{ app: AppRow; granted: T | undefined }> {
-    const copy = client.lookupId === undefined ? undefined : this.apps.get(client.lookupId);
-    if (copy) {
-      let app: AppRow;
-      try {
-        app = client.check(copy);
-      } catch (refusal) {
-        const fresh = await this.clientApp(client);
-        // Refused on this very row already: the same answer, without running the check twice.
-        if (fresh && sameApp(fresh, copy)) throw refusal;
-        return this.grantOn(client, fresh, onFresh);
-      }
-      const outcome = await onCopy(app, this.versions.get(copy)!);
-      if (!outcome.appChanged) return { app, granted: outcome.granted };
+  private async onApproved<T>(
+    client: GrantClient,
+    step: (app: AppRow, version: string) => Promise<CheckedGrant<T>>,
+  ): Promise<GrantOutcome<T>> {
+    let app = client.approved;
+    if (!app) return { ran: false, app: await this.clientApp(client.lookupId) };
+    let version = this.versions.get(app);
+    if (version === undefined) {
+      // A row this store did not read: its stamp is the one of the row as it is now, if equal.
+      const fresh = await this.clientApp(client.lookupId);
+      if (!fresh || !sameApp(fresh, app)) return { ran: false, app: fresh };
+      app = fresh;
+      version = this.versions.get(fresh)!;
     }
-    return this.grantOn(client, await this.clientApp(client), onFresh);
-  }
-
-  private async grantOn<T>(client: ClientCheck, found: AppRow | undefined, onFresh: (app: AppRow) => Promise<T | undefined>) {
-    const app = client.check(found);
-    return { app, granted: await onFresh(app) };
+    const outcome = await step(app, version);
+    if (!outcome.appChanged) return { ran: true, app, granted: outcome.granted };
+    return { ran: false, app: await this.clientApp(client.lookupId) };
   }
 
   /** The app as it is now, kept for the next grant of this client (forgotten when there is none). */
-  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
-    if (client.lookupId === undefined) return undefined;
-    const found = await this.runner.first(this.appWithVersion, { id: client.lookupId });
+  private async clientApp(clientId: string): Promise<AppRow | undefined> {
+    const found = await this.runner.first(this.appWithVersion, { id: clientId });
     if (!found) {
-      this.apps.set(client.lookupId, undefined);
+      this.apps.set(clientId, undefined);
       return undefined;
     }
     const { row_version, ...row } = found;
     this.versions.set(row, row_version);
-    this.apps.set(client.lookupId, row);
+    this.apps.set(clientId, row);
     return row;
   }
 

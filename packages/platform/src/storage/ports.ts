@@ -44,8 +44,9 @@ export type { EventPayloadRepository, StoredEventPayload } from './ports/event-p
 export type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from './ports/idempotent-answers.ts';
 export type {
   AccessTokenLookup,
-  ClientCheck,
   CodeRedemption,
+  GrantClient,
+  GrantOutcome,
   GrantQueries,
   GrantStore,
   Issued,

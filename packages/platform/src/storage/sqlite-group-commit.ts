@@ -7,7 +7,8 @@
 // the durability policy (durability.ts).
 import type { Durability } from './durability.ts';
 import { type QueryRunner, queryRunner, type StatementTarget } from './prepared-query.ts';
-import type { AppRow, ClientCheck, CodeRedemption, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
+import { AppRowCache, sameApp } from './app-row-cache.ts';
+import type { AppRow, CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
 import { type GrantSteps, sqliteGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';
@@ -27,6 +28,8 @@ export class SqliteGroupCommit implements GrantStore {
   private readonly runner: QueryRunner;
   private readonly steps: GrantSteps;
   private readonly sqlite: SqliteHandle;
+  /** The apps read by grants, by client_id: the copies services judge the next grant's client on. */
+  private readonly apps = new AppRowCache();
 
   constructor(
     db: StatementTarget,
@@ -41,24 +44,33 @@ export class SqliteGroupCommit implements GrantStore {
     this.steps = sqliteGrantSteps(db.kysely, prepared);
   }
 
+  knownApp(clientId: string): AppRow | undefined {
+    return this.apps.get(clientId);
+  }
+
   // The client's app is read inside the batch too: a read outside a transaction costs SQLite a
   // read transaction of its own (WAL locks taken and released), several times the read itself.
-  rotateRefresh(client: ClientCheck, r: RefreshRotation) {
-    return this.run(async () => {
-      const app = client.check(await this.clientApp(client));
-      return { app, rotated: await this.steps.rotateRefresh(this.runner, app.id, r) };
-    });
+  // The service judged the client on a row it had before; the grant runs only if the app is still
+  // that row, so a change committed since (on this node or another) is judged before it grants.
+  rotateRefresh(client: GrantClient, r: RefreshRotation) {
+    return this.run(
+      (): Promise<GrantOutcome<{ scopes: string }>> => this.onApproved(client, (app) => this.steps.rotateRefresh(this.runner, app.id, r)),
+    );
   }
 
-  redeemCode(client: ClientCheck, r: CodeRedemption) {
-    return this.run(async () => {
-      const app = client.check(await this.clientApp(client));
-      return { app, redeemed: await this.steps.redeemCode(this.runner, app.id, r) };
-    });
+  redeemCode(client: GrantClient, r: CodeRedemption) {
+    return this.run(
+      (): Promise<GrantOutcome<{ scopes: string; installationId: number }>> =>
+        this.onApproved(client, (app) => this.steps.redeemCode(this.runner, app.id, r)),
+    );
   }
 
-  private async clientApp(client: ClientCheck): Promise<AppRow | undefined> {
-    return client.lookupId === undefined ? undefined : this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
+  private async onApproved<T>(client: GrantClient, step: (app: AppRow) => Promise<T | undefined>): Promise<GrantOutcome<T>> {
+    const found = await this.runner.first(this.prepared.appByClientId, { id: client.lookupId });
+    const approved = client.approved;
+    if (found && approved && sameApp(found, approved)) return { ran: true, app: approved, granted: await step(approved) };
+    this.apps.set(client.lookupId, found);
+    return { ran: false, app: found };
   }
 
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T> {

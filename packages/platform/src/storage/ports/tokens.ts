@@ -38,13 +38,22 @@ export interface GrantQueries {
 }
 
 /**
- * The client presenting a grant: the client_id to look its app up by (undefined: no app can have
- * it), and the check of the app found, which throws to refuse the grant before it changes anything.
+ * The client a grant is for: the client_id its app is looked up by, and the app row the service
+ * judged the client on (verifyClient). Storage runs the grant only while the app under the client_id
+ * is still that row; without `approved` it only reads the app and changes nothing.
  */
-export interface ClientCheck {
-  lookupId: string | undefined;
-  check(app: AppRow | undefined): AppRow;
+export interface GrantClient {
+  lookupId: string;
+  approved?: AppRow | undefined;
 }
+
+/**
+ * What a grant step did: `ran` when the app was still the approved row and the grant's step ran
+ * (`granted` undefined when the step's own conditions did not hold: nothing changed then). Not
+ * `ran`: nothing changed, and `app` is the app as storage read it just now (undefined: no app has
+ * the client_id), for the service to judge again.
+ */
+export type GrantOutcome<T> = { ran: true; app: AppRow; granted: T | undefined } | { ran: false; app: AppRow | undefined };
 
 /** The new pair of a grant, and what the grant is checked against. */
 interface GrantPair {
@@ -77,24 +86,26 @@ export interface GrantStore {
    */
   run<T>(work: (q: GrantQueries) => Promise<T>): Promise<T>;
   /**
-   * The usual refresh in one atomic, durable step, after the client's check passed on its app
-   * (looked up by client_id within the grant where that is cheaper; a refused check rejects with
-   * its error, nothing changed): when the token is unrotated, unrevoked, unexpired, of this app and
-   * its family is live, marks it rotated and stores the successor pair. `rotated` is undefined
+   * The app this store last read under the client_id, if it kept it: a copy the service may judge
+   * a client on before its grant. Never trusted by storage on its own (see GrantClient).
+   */
+  knownApp(clientId: string): AppRow | undefined;
+  /**
+   * The usual refresh in one atomic, durable step, run only when the client's app is still the
+   * row the service approved: when the token is unrotated, unrevoked, unexpired, of this app and
+   * its family is live, marks it rotated and stores the successor pair. `granted` is undefined
    * when any of that does not hold; nothing was changed then, and the caller decides with `run`
    * (a retry, a reuse, an expiry...).
    */
-  rotateRefresh(client: ClientCheck, r: RefreshRotation): Promise<{ app: AppRow; rotated: { scopes: string } | undefined }>;
+  rotateRefresh(client: GrantClient, r: RefreshRotation): Promise<GrantOutcome<{ scopes: string }>>;
   /**
-   * The usual code redemption in one atomic, durable step, after the client's check as above: when the code is unused, unexpired, of
-   * this app, for this redirect URI, its PKCE challenge (if any) matches, and the installation is
-   * active with exactly the code's scopes, marks it used and stores the new family and pair.
-   * `redeemed` is undefined when any of that does not hold; nothing was changed then.
+   * The usual code redemption in one atomic, durable step, on the approved app as above: when the
+   * code is unused, unexpired, of this app, for this redirect URI, its PKCE challenge (if any)
+   * matches, and the installation is active with exactly the code's scopes, marks it used and
+   * stores the new family and pair. `granted` is undefined when any of that does not hold; nothing
+   * was changed then.
    */
-  redeemCode(
-    client: ClientCheck,
-    r: CodeRedemption,
-  ): Promise<{ app: AppRow; redeemed: { scopes: string; installationId: number } | undefined }>;
+  redeemCode(client: GrantClient, r: CodeRedemption): Promise<GrantOutcome<{ scopes: string; installationId: number }>>;
 }
 
 /** A token row and when it was issued (token introspection's `iat`). */
