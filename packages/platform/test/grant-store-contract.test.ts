@@ -196,6 +196,15 @@ describe.each(TARGETS)('grant store contract: $name', (target) => {
       ran: false,
       app: { id: w.app.id },
     });
+    // Also when that row is the copy storage kept of the other client_id.
+    await s.grants.rotateRefresh({ lookupId: other.app.client_id }, rotation(w, p));
+    const otherCopy = s.grants.knownApp(other.app.client_id);
+    expect(otherCopy).toMatchObject({ id: other.app.id });
+    expect(await s.grants.rotateRefresh({ lookupId: w.app.client_id, approved: otherCopy }, rotation(w, p))).toMatchObject({
+      ran: false,
+      app: { id: w.app.id },
+    });
+    expect(s.grants.knownApp(w.app.client_id)).toMatchObject({ id: w.app.id });
     expect(await s.grants.rotateRefresh({ lookupId: 'client-unknown', approved: w.app }, rotation(w, p))).toEqual({
       ran: false,
       app: undefined,

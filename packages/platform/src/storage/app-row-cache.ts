@@ -1,9 +1,10 @@
-// Apps as this process last read them, by client_id, so that a grant on PostgreSQL can check its
-// client without first reading the app. A copy here is never trusted on its own: the grant's
-// statement compares the version stamp it was read with against the row's in the database and
-// changes nothing when they differ (see pg-grants.ts), so an entry can be as old as it likes and there is no expiry. Bounded,
-// so client_ids presented by anyone cannot grow it without limit; the least recently used entry
-// makes room.
+// Apps as this process last read them, by client_id, so that a grant's client can be judged
+// without first reading the app (GrantStore.knownApp). A copy here is never trusted on its own: the
+// grant runs only while the app row is still the approved copy (SQLite compares its columns inside
+// the grant's batch entry; PostgreSQL's statement compares the version stamp the copy was read
+// with, see pg-grants.ts) and changes nothing otherwise, so an entry can be as old as it likes and
+// there is no expiry. Bounded, so client_ids presented by anyone cannot grow it without limit; the
+// least recently used entry makes room.
 import type { AppRow } from './ports.ts';
 import { APP_COLUMNS } from './repositories/prepared-statements.ts';
 

@@ -50,9 +50,10 @@ export class PerGrantTransactions implements GrantStore {
   ): Promise<GrantOutcome<T>> {
     let app = client.approved;
     if (!app) return { ran: false, app: await this.clientApp(client.lookupId) };
-    let version = this.versions.get(app);
+    let version = app.client_id === client.lookupId ? this.versions.get(app) : undefined;
     if (version === undefined) {
-      // A row this store did not read: its stamp is the one of the row as it is now, if equal.
+      // A row this store did not read (or of another client_id): its stamp is the one of the row
+      // as it is now, if equal.
       const fresh = await this.clientApp(client.lookupId);
       if (!fresh || !sameApp(fresh, app)) return { ran: false, app: fresh };
       app = fresh;
