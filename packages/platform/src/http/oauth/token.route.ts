@@ -61,8 +61,8 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', TOKEN_EXCHANGE];
  * Validates the request and runs the grant; every refusal is an OAuth error. The route only reads
  * parameters: what they lack becomes the refusal the client check answers with. The client is
  * judged first, then what depends on it (the redirect URI it registered), then the parameters the
- * grant needs, then the grant: the grant looks the client's app up itself, and runs these checks
- * on it before changing anything.
+ * grant needs, then the grant: the service judges the client on the app row storage read, and
+ * storage runs the grant only while the app is still that row, so nothing changes before the checks.
  */
 async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<Answer> {
   const grantType = params.grant_type;
