@@ -1,10 +1,12 @@
 // How token grants commit on SQLite (one connection; PostgreSQL's are in pg-grants.ts): concurrent
-// grants are gathered and run one after another inside ONE transaction, each under its own savepoint, and answered only after the one commit is on disk,
-// so N grants share one sync instead of paying N (group commit). Each grant still sees the
-// effects of those before it, so single use of codes and rotation of refresh tokens stay exactly
-// as atomic as with a transaction each. A grant that throws is rolled back to its savepoint
-// alone; a failed COMMIT fails the whole batch. When the batch reaches the disk is decided by
-// the durability policy (durability.ts).
+// grants are gathered and run one after another inside ONE transaction, each under its own
+// savepoint, and answered only after the one commit is on disk, so N grants share one sync
+// instead of paying N (group commit). Each grant still sees the effects of those before it, so
+// single use of codes and rotation of refresh tokens stay exactly as atomic as with a transaction
+// each. A grant that throws is rolled back to its savepoint alone; a failed COMMIT fails the whole
+// batch. When the batch reaches the disk is decided by the durability policy (durability.ts).
+// Nothing a batch entry runs judges a client or calls back into the services: the usual grants
+// compare the app row with the one the service approved, and only read otherwise.
 import type { Durability } from './durability.ts';
 import { type QueryRunner, queryRunner, type StatementTarget } from './prepared-query.ts';
 import { AppRowCache, sameApp } from './app-row-cache.ts';
