@@ -4,7 +4,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
-import { describeScope, parseScopes, ScopeParseError } from '../src/domain/scopes.ts';
+import { ScopeParseError } from '../src/domain/errors.ts';
+import { describeScope, parseScopes } from '../src/domain/scopes.ts';
 import {
   api,
   appToken,

@@ -1,7 +1,8 @@
 // Cursors that carry a time beside the id (lists ordered by time, then id): the pair round-trips,
 // is signed like the id alone, and never passes for a cursor of another shape or list.
 import { describe, expect, it } from 'vitest';
-import { CursorCodec, InvalidCursorError } from '../src/domain/cursor.ts';
+import { CursorCodec } from '../src/domain/cursor.ts';
+import { InvalidCursorError } from '../src/domain/errors.ts';
 
 const codec = new CursorCodec(Buffer.alloc(32, 7));
 const at = Date.UTC(2026, 10, 20, 9, 0, 0);

@@ -2,7 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { checkCode, decideRefresh, decideReplay, pkceChallenge } from '../src/domain/grants.ts';
-import { canonicalQuery, signQuery, signedQueryString, UnsafeSignedValueError, verifyQueryString } from '../src/domain/query-signature.ts';
+import { ScopeParseError, UnsafeSignedValueError } from '../src/domain/errors.ts';
+import { canonicalQuery, signQuery, signedQueryString, verifyQueryString } from '../src/domain/query-signature.ts';
 import {
   ALL_SCOPES,
   allows,
@@ -11,7 +12,6 @@ import {
   formatScopes,
   isServed,
   parseScopes,
-  ScopeParseError,
   splitScope,
   supportedScopes,
 } from '../src/domain/scopes.ts';

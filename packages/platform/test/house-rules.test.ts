@@ -6,6 +6,7 @@ import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
+import * as errorClasses from '../src/domain/errors.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAX_LINES = 400;
@@ -99,6 +100,55 @@ describe('house rules (packages/*/src)', () => {
       }
     }
     expect(citing.length, `${citing.length} comment(s) cite a document, section or issue:\n${citing.join('\n')}\n`).toBe(0);
+  });
+});
+
+/** The file every error class of the platform lives in, so that the error handler can answer each one. */
+const ERRORS_FILE = 'packages/platform/src/domain/errors.ts';
+/** What an error class extends: a built-in error, or any class exported from the errors file. */
+const ERROR_BASES = new Set(['Error', 'TypeError', 'RangeError', 'SyntaxError', 'AggregateError', ...Object.keys(errorClasses)]);
+
+/** The classes of a script that extend an error class, as `line ClassName extends Base`. */
+function errorClassesOf(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isClassLike(node)) {
+      for (const clause of node.heritageClauses ?? []) {
+        if (clause.token !== ts.SyntaxKind.ExtendsKeyword) continue;
+        const base = clause.types[0]?.expression.getText(source) ?? '';
+        if (!ERROR_BASES.has(base.replace(/^.*\./, ''))) continue;
+        const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+        found.push(`${line} ${node.name?.getText(source) ?? '(anonymous)'} extends ${base}`);
+      }
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+describe('house rules: one error model (packages/platform/src)', () => {
+  it(`no error class is declared outside ${ERRORS_FILE}`, () => {
+    const outside = sourceFiles()
+      .filter((file) => file.startsWith('packages/platform/src/') && SCRIPT_EXTENSIONS.has(extname(file)) && file !== ERRORS_FILE)
+      .flatMap((file) => errorClassesOf(file, readFileSync(join(ROOT, file), 'utf8')).map((found) => `${file}:${found}`));
+    expect(outside, `error classes outside ${ERRORS_FILE}:\n${outside.join('\n')}\n`).toEqual([]);
+  });
+
+  it('the scanner finds classes that extend Error or an exported error class, and nothing else', () => {
+    const text = [
+      'class A extends Error {}',
+      'class B extends errors.OAuthError {}',
+      'const C = class extends BadRequestError {};',
+      'class D extends Map {}',
+      "const e = 'class E extends Error {}';",
+    ].join('\n');
+    expect(errorClassesOf('x.ts', text)).toEqual([
+      '1 A extends Error',
+      '2 B extends errors.OAuthError',
+      '3 (anonymous) extends BadRequestError',
+    ]);
   });
 });
 

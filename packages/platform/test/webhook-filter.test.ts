@@ -3,7 +3,8 @@
 // compiled-filter cache and the narrowing of a delivery's body.
 import { describe, expect, it } from 'vitest';
 import { checkFieldNames, selectFields } from '../src/domain/list-filters.ts';
-import { compileFilter, FilterCache, FilterSyntaxError, MAX_FILTER_DEPTH, MAX_FILTER_TERMS } from '../src/domain/webhook-filter.ts';
+import { FilterSyntaxError } from '../src/domain/errors.ts';
+import { compileFilter, FilterCache, MAX_FILTER_DEPTH, MAX_FILTER_TERMS } from '../src/domain/webhook-filter.ts';
 import { checkSubscriptionShape, readIncludeFields, shapePayload, storedIncludeFields } from '../src/domain/webhook-subscription-shape.ts';
 
 const product = {

@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { type AddressInfo, createServer, type LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { loadConfig, parseRetrySchedule } from '../src/config.ts';
-import { ConfigError } from '../src/domain/errors.ts';
+import { ConfigError, SsrfRefusedError } from '../src/domain/errors.ts';
 import {
   DEFAULT_RETRY_SCHEDULE_MS,
   jitteredDelay,
@@ -20,7 +20,7 @@ import { AddressGuard } from '../src/webhooks/address-guard.ts';
 import type { ClaimedDelivery } from '../src/storage/ports.ts';
 import { decide } from '../src/webhooks/delivery-jobs.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
-import { publicOnlyLookup, SsrfRefusedError, WebhookSender } from '../src/webhooks/webhook-sender.ts';
+import { publicOnlyLookup, WebhookSender } from '../src/webhooks/webhook-sender.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
 

@@ -4,6 +4,7 @@
 // than an offset, so a deep page costs what the first one does, and rows added or removed meanwhile
 // are neither skipped nor repeated.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { InvalidCursorError } from './errors.ts';
 
 export type Direction = 'next' | 'prev';
 
@@ -21,8 +22,6 @@ export interface CursorPosition {
   /** Digest of the row filters the cursor was issued for; '' (or absent) for an unfiltered list. */
   filters?: string;
 }
-
-export class InvalidCursorError extends Error {}
 
 const VERSION = 'c1';
 const MAC_BYTES = 16;

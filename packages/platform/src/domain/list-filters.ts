@@ -4,7 +4,7 @@
 // parameter outside the set is refused rather than ignored, so a client that believes it filtered
 // never receives every row instead.
 import { createHash } from 'node:crypto';
-import { PlatformError, ValidationFailedError } from './errors.ts';
+import { UnsupportedParameterError, ValidationFailedError } from './errors.ts';
 
 /** At most this many ids in one `ids` filter (one page's worth at the largest limit). */
 export const MAX_IDS = 250;
@@ -62,22 +62,6 @@ export const FILTER_PARAMS = {
   updated_at_max: 'Only objects last updated at or before this time (ISO 8601).',
   fields: 'Comma-separated top-level fields to return for each object, e.g. id,title; an unknown field is an error.',
 } as const;
-
-/** A query parameter no list supports: 400 naming it. */
-export class UnsupportedParameterError extends PlatformError {
-  constructor(
-    readonly names: string[],
-    accepted: readonly string[] = [...PAGE_PARAMS, ...Object.keys(FILTER_PARAMS)],
-    what = 'Lists take',
-  ) {
-    super(
-      400,
-      'BadRequest',
-      `Unsupported query parameter${names.length > 1 ? 's' : ''}: ${names.join(', ')}. ${what} ${accepted.join(', ')}`,
-      { errors: Object.fromEntries(names.map((n) => [n, ['is not a supported query parameter']])) },
-    );
-  }
-}
 
 const ID = /^[1-9][0-9]{0,15}$/;
 // Calendar date, or date and time with optional seconds and fraction, then Z or an offset. A blank

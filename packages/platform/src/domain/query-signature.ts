@@ -11,6 +11,7 @@
 // it always was; and the platform never signs a name or value that holds `%` or `&` at all (it
 // refuses to), so clients of the family that join the raw values still compute the same string.
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { UnsafeSignedValueError } from './errors.ts';
 
 function escapeName(name: string): string {
   if (!/[%&=]/.test(name)) return name;
@@ -34,13 +35,6 @@ export function canonicalQuery(params: Iterable<[string, string]>): string {
     .sort()
     .map((name) => `${escapeName(name)}=${grouped.get(name) as string}`)
     .join('&');
-}
-
-/** A name or value the platform would sign although it holds `%`, `&` (or, in a name, `=`). */
-export class UnsafeSignedValueError extends Error {
-  constructor(name: string) {
-    super(`refusing to sign query parameter "${name}": signed names and values must not contain "%" or "&"`);
-  }
 }
 
 function assertSignable(params: Record<string, string>): void {

@@ -6,6 +6,8 @@
 // canonical form. The shop (the store's own record) can only be read: `write_shop` is accepted
 // and grants what `read_shop` does, never a change of the store's name or owner.
 
+import { ScopeParseError } from './errors.ts';
+
 /** The store resources the Admin API serves (each also a table). */
 export const RESOURCES = ['products', 'orders', 'customers'] as const;
 export type Resource = (typeof RESOURCES)[number];
@@ -67,12 +69,6 @@ const RESOURCE_NAMES: ReadonlyMap<string, ScopeResource> = new Map<string, Scope
   ['theme', 'themes'],
   ['cart_transforms', 'cart_transform'],
 ]);
-
-export class ScopeParseError extends Error {
-  constructor(readonly scope: string) {
-    super(`unknown scope "${scope}"`);
-  }
-}
 
 /** Parses a space- or comma-separated scope list into its canonical, de-duplicated, sorted form. */
 export function parseScopes(input: string): Scope[] {

@@ -18,15 +18,13 @@
 // Every limit is small on purpose: the predicate runs inside the transaction of every write.
 import { parseIsoTime } from './list-filters.ts';
 import { type FilterField, resourceFields } from './resource-fields.ts';
+import { FilterSyntaxError } from './errors.ts';
 
 export const MAX_FILTER_LENGTH = 1000;
 export const MAX_FILTER_TERMS = 20;
 export const MAX_FILTER_DEPTH = 5;
 
 export type FilterPredicate = (object: Readonly<Record<string, unknown>>) => boolean;
-
-/** What is wrong with a filter; the message names the field and/or the position (1-based). */
-export class FilterSyntaxError extends Error {}
 
 type Op = '=' | '>=' | '<=' | '>' | '<';
 

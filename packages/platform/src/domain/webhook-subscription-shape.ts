@@ -3,7 +3,8 @@
 // configuration file, the partner dashboard), stored as text, and applied to a delivery's body.
 import { checkFieldNames, selectFields } from './list-filters.ts';
 import { resourceFields } from './resource-fields.ts';
-import { compileFilter, FilterSyntaxError } from './webhook-filter.ts';
+import { FilterSyntaxError } from './errors.ts';
+import { compileFilter } from './webhook-filter.ts';
 import { topicResource, type WebhookTopic } from './webhook-topics.ts';
 
 /** Most names one `include_fields` may list (more than any resource has). */

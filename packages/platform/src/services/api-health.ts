@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import { type ApiCallerKind, DAY_MS, daysLeft, noticeDue, noticePayload, sunsetWords } from '../domain/api-health.ts';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import type { Clock } from '../domain/clock.ts';
+import { NoNoticeRecipient } from '../domain/errors.ts';
 import type { Storage } from '../storage/ports.ts';
 import type { ApiUsageRow, RecentCaller } from '../storage/ports/api-health.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
@@ -44,9 +45,6 @@ export interface CallerUsage {
   caller_id: number;
   versions: VersionUsage[];
 }
-
-/** Rolls a notice back when the app has no subscription to hear it in that store. */
-class NoRecipient extends Error {}
 
 export class ApiHealth {
   constructor(
@@ -122,11 +120,11 @@ export class ApiHealth {
         if (!marked) return false;
         const owner = c.caller_kind === 'app' ? { appId: c.caller_id } : { privateAppId: c.caller_id };
         const n = await this.outbox.enqueue(tx, { storeId: c.store_id, topic: API_VERSION_NOTICE_TOPIC, payload, ...owner });
-        if (n === 0) throw new NoRecipient();
+        if (n === 0) throw new NoNoticeRecipient();
         return true;
       });
     } catch (err) {
-      if (err instanceof NoRecipient) return false;
+      if (err instanceof NoNoticeRecipient) return false;
       throw err;
     }
   }

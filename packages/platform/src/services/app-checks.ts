@@ -1,7 +1,8 @@
 // The rules of an app's URLs and of a private app's name and scopes, shared by the forms and the CLI.
 import type { Config } from '../config.ts';
 import { isLocalHostname } from '../domain/ssrf.ts';
-import { parseScopes, ScopeParseError, type Scope } from '../domain/scopes.ts';
+import { ScopeParseError } from '../domain/errors.ts';
+import { parseScopes, type Scope } from '../domain/scopes.ts';
 
 /**
  * App URL and redirect URL rules: an absolute http(s) URL without `#` (the platform appends the

@@ -10,6 +10,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BULK_CHUNK_BYTES } from '../domain/bulk-operations.ts';
 import type { Clock } from '../domain/clock.ts';
+import { BulkAttemptError } from '../domain/errors.ts';
 import { selectFields } from '../domain/list-filters.ts';
 import { allows, storedScopes } from '../domain/scopes.ts';
 import type { BulkOperationRow, Storage } from '../storage/ports.ts';
@@ -31,16 +32,6 @@ const CLOCK_WAIT_MS = 5_000;
 export const MAX_ATTEMPTS = 3;
 /** What the app reads: never the error itself, which may quote rows or the database. */
 const GAVE_UP = `the export failed on each of its ${MAX_ATTEMPTS} attempts; start a new one`;
-
-/** A run that threw; `final` when the operation was ended as failed because of it. */
-export class BulkAttemptError extends Error {
-  constructor(
-    readonly final: boolean,
-    cause: unknown,
-  ) {
-    super(final ? 'bulk export failed on its last attempt' : 'bulk export attempt failed', { cause });
-  }
-}
 
 export type RunOutcome = 'none' | 'completed' | 'failed' | 'lost';
 

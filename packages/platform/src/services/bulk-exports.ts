@@ -12,8 +12,15 @@ import {
   MAX_OPEN_BULK_OPERATIONS,
 } from '../domain/bulk-operations.ts';
 import type { Clock } from '../domain/clock.ts';
-import { ConflictError, ForbiddenError, NotFoundError, PlatformError, ValidationFailedError } from '../domain/errors.ts';
-import { type ListFilters, PAGE_PARAMS, parseListQuery, UnsupportedParameterError } from '../domain/list-filters.ts';
+import {
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  TooManyRequestsError,
+  UnsupportedParameterError,
+  ValidationFailedError,
+} from '../domain/errors.ts';
+import { type ListFilters, PAGE_PARAMS, parseListQuery } from '../domain/list-filters.ts';
 import { RESOURCE_DEFS, type ResourceDef, type ResourceName } from '../domain/resources.ts';
 import { allows, storedScopes } from '../domain/scopes.ts';
 import type { BulkOperationRow, BulkOwner, Storage } from '../storage/ports.ts';
@@ -112,9 +119,7 @@ export class BulkExports {
       });
     });
     if (!row)
-      throw new PlatformError(
-        429,
-        'TooManyRequests',
+      throw new TooManyRequestsError(
         `This app already has ${this.maxOpen} bulk operations created or running in this store; wait for one to finish or cancel one`,
       );
     return this.view(row);

@@ -2,8 +2,8 @@
 // in its store over the retention window, with the same ids and body each delivery carries. An
 // app back from downtime lists it and handles every `webhook_id` it has not seen.
 import type { Clock } from '../domain/clock.ts';
-import { type CursorCodec, InvalidCursorError } from '../domain/cursor.ts';
-import { ForbiddenError, InvalidCursor, ValidationFailedError } from '../domain/errors.ts';
+import type { CursorCodec } from '../domain/cursor.ts';
+import { ForbiddenError, InvalidCursor, InvalidCursorError, ValidationFailedError } from '../domain/errors.ts';
 import { shapePayload } from '../domain/webhook-subscription-shape.ts';
 import { mayReceive, TOPICS, topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
 import type { DeliveryStatus, EventLogRow, EventOwner, Storage } from '../storage/ports.ts';

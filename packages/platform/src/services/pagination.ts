@@ -3,8 +3,8 @@
 // filters narrow the rows of every page; its cursors carry a digest of them, so a cursor only
 // continues the list it came from.
 import type { PaginationConvention } from '../domain/api-versions.ts';
-import { type CursorCodec, type Direction, InvalidCursorError } from '../domain/cursor.ts';
-import { InvalidCursor } from '../domain/errors.ts';
+import type { CursorCodec, Direction } from '../domain/cursor.ts';
+import { InvalidCursor, InvalidCursorError } from '../domain/errors.ts';
 import { filterDigest, type ListFilters } from '../domain/list-filters.ts';
 import type { JsonPage, KeysetQuery, KeysetSource } from '../storage/ports.ts';
 

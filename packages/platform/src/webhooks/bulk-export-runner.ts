@@ -3,7 +3,8 @@
 // workers never run the same export and a crashed worker's export is taken over once its lease
 // runs out. The export itself is services/bulk-export-run.ts.
 import { randomBytes } from 'node:crypto';
-import { BulkAttemptError, type BulkExportRun, type RunOutcome } from '../services/bulk-export-run.ts';
+import { BulkAttemptError } from '../domain/errors.ts';
+import type { BulkExportRun, RunOutcome } from '../services/bulk-export-run.ts';
 import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 

@@ -9,6 +9,7 @@ import { isIP, type LookupFunction } from 'node:net';
 import type { Dispatcher, Pool } from 'undici';
 import { isNonPublicAddress } from '../domain/ssrf.ts';
 import { type Resolver, resolveAll } from '../services/public-address.ts';
+import { SsrfRefusedError } from '../domain/errors.ts';
 
 export const RESPONSE_KEEP_BYTES = 1024;
 /** Bytes of an answer read (and thrown away) to keep the connection reusable; more closes it. */
@@ -28,10 +29,6 @@ export interface SendResult {
   responseBody: string | null;
   error: string | null;
   latencyMs: number;
-}
-
-export class SsrfRefusedError extends Error {
-  readonly code = 'ESSRFREFUSED';
 }
 
 /**

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyRequest, preValidationHookHandler } from '
 import type { Services } from '../../services/services.ts';
 import type { ApiVersion } from '../../domain/api-versions.ts';
 import type { Access, ScopeResource } from '../../domain/scopes.ts';
-import { PlatformError } from '../../domain/errors.ts';
+import { UnsupportedMediaTypeError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
 import type { ResourceRow } from '../../services/resource-service.ts';
@@ -110,8 +110,7 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     const checkBody: preValidationHookHandler = (req, _reply, done) => {
       if (req.method !== 'POST' && req.method !== 'PUT' && req.method !== 'PATCH') return done();
       const type = req.headers['content-type'] ?? '';
-      if (!/^application\/json\s*(;|$)/i.test(type))
-        return done(new PlatformError(415, 'UnsupportedMediaType', 'Send the body as application/json'));
+      if (!/^application\/json\s*(;|$)/i.test(type)) return done(new UnsupportedMediaTypeError('Send the body as application/json'));
       const wrapper = req.routeOptions.config?.api?.wrapper;
       if (wrapper) req.body = unwrap(req.body, wrapper);
       done();

@@ -3,7 +3,7 @@
 // together with its token (admitWithPage); its checks are the same, in the same order.
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isApiVersion, SUPPORTED_VERSIONS, versionAtLeast } from '../../domain/api-versions.ts';
-import { ForbiddenError, NotFoundError, PlatformError, UnauthorizedError } from '../../domain/errors.ts';
+import { ForbiddenError, NotFoundError, TooManyRequestsError, UnauthorizedError } from '../../domain/errors.ts';
 import type { BucketDecision } from '../../domain/leaky-bucket.ts';
 import type { ResourceDef } from '../../domain/resources.ts';
 import { allows } from '../../domain/scopes.ts';
@@ -124,7 +124,7 @@ function admitRate(
   if (!decision.allowed) {
     services.metrics.rateLimited('admin_api');
     reply.header('Retry-After', String(decision.retryAfterSeconds));
-    throw new PlatformError(429, 'TooManyRequests', `Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
+    throw new TooManyRequestsError(`Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
   }
   return checkScope(req, principal);
 }

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods, preValidationHookHandler } from 'fastify';
 import { storeBaseUrl, type Config } from '../../config.ts';
 import { API_VERSIONS, SUPPORTED_VERSIONS } from '../../domain/api-versions.ts';
-import { PlatformError } from '../../domain/errors.ts';
+import { MethodNotAllowedError, ValidationFailedError } from '../../domain/errors.ts';
 import {
   FILTER_PARAMS,
   type ListFilters,
@@ -235,8 +235,8 @@ export function pageRequest(req: FastifyRequest) {
   const q = req.query as { limit?: number; page_size?: number; per_page?: number; cursor?: string; pre_cursor?: string };
   const convention = API_VERSIONS[req.apiVersion!].pagination;
   if (q.pre_cursor !== undefined && convention === 'newer') {
-    throw new PlatformError(422, 'ValidationFailed', 'Validation failed', {
-      errors: { pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`] },
+    throw new ValidationFailedError({
+      pre_cursor: [`is only supported in version 2022-01; ${req.apiVersion} pages forward with cursor and has_more`],
     });
   }
   return {
@@ -293,7 +293,7 @@ export function methodNotAllowed(api: FastifyInstance, url: string, allowed: HTT
     config: { api: {} },
     handler: async (_req, reply: FastifyReply) => {
       reply.header('Allow', allowed.join(', '));
-      throw new PlatformError(405, 'MethodNotAllowed', `Allowed methods: ${allowed.join(', ')}`);
+      throw new MethodNotAllowedError(allowed);
     },
   });
 }

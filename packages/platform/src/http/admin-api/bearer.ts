@@ -7,14 +7,7 @@
 // `Bearer error="insufficient_scope", scope="<the scope>"`.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { storeBaseUrl, type Config } from '../../config.ts';
-import { BadRequestError, ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
-
-/** Access-Token and Authorization: Bearer name different tokens. */
-class ConflictingTokens extends BadRequestError {
-  constructor() {
-    super('The Access-Token header and Authorization: Bearer carry different tokens; send one token, in either header');
-  }
-}
+import { ConflictingTokens, ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
 
 /** The token of an `Authorization: Bearer` header ('' when empty), or undefined for none or another scheme. */
 function bearerToken(authorization: string | undefined): string | undefined {

@@ -9,13 +9,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { storeBaseUrl } from '../../config.ts';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
-import { parseScopes, ScopeParseError, storedScopes, type Scope } from '../../domain/scopes.ts';
+import { parseScopes, storedScopes, type Scope } from '../../domain/scopes.ts';
 import {
   AccessDenied,
   AuthorizePageError,
   InvalidRequest,
   InvalidScope,
   OAuthError,
+  ScopeParseError,
   UnsupportedResponseType,
 } from '../../domain/errors.ts';
 import { storeHostname } from '../../domain/store-host.ts';

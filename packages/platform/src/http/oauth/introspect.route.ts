@@ -5,19 +5,12 @@
 // a wrong secret spends nothing. Looking a token up never counts as using it.
 import type { FastifyInstance } from 'fastify';
 import { storeBaseUrl } from '../../config.ts';
-import { InvalidClient, InvalidRequest, OAuthError, PlatformError } from '../../domain/errors.ts';
+import { IntrospectionRateLimited, InvalidClient, InvalidRequest, OAuthError } from '../../domain/errors.ts';
 import type { IntrospectionOutcome } from '../../services/metrics.ts';
 import type { Services } from '../../services/services.ts';
+import { oauthErrorCode } from '../plugins/error-handler.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 import { INTROSPECTION_SCHEMA } from './introspect-schema.ts';
-
-/** Over its bucket: 429 in the OAuth error form, `temporarily_unavailable` ("not now, ask again"). */
-class IntrospectionRateLimited extends OAuthError {
-  override readonly statusCode = 429;
-  constructor(retryAfterSeconds: number) {
-    super('temporarily_unavailable', `too many introspection requests from this resource server; retry after ${retryAfterSeconds} s`);
-  }
-}
 
 const HINTS = ['access_token', 'refresh_token'];
 
@@ -66,7 +59,6 @@ export function registerIntrospectRoute(app: FastifyInstance, services: Services
 function outcomeOf(err: unknown): IntrospectionOutcome {
   if (err instanceof IntrospectionRateLimited) return 'rate_limited';
   if (err instanceof InvalidClient) return 'invalid_client';
-  if (err instanceof OAuthError) return 'invalid_request';
-  if (err instanceof PlatformError && err.statusCode < 500) return 'invalid_request';
-  return 'error';
+  // Every other refusal is the client's request; what the answer calls a server fault is an error.
+  return err instanceof OAuthError || oauthErrorCode(err) === 'invalid_request' ? 'invalid_request' : 'error';
 }

@@ -6,25 +6,13 @@
 // store) before any work is done; over a limit: 429 with Retry-After, and nothing changed.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import type { GrantAdmission, GrantLimitName } from '../../services/grant-limits.ts';
+import type { GrantAdmission } from '../../services/grant-limits.ts';
 import type { OnlineTokenRecord, TokenRecord } from '../../services/oauth-service.ts';
 import { storeBaseUrl } from '../../config.ts';
-import { InvalidClient, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
+import { GrantRateLimited, InvalidClient, InvalidRequest, OAuthError, PlatformError, UnsupportedGrantType } from '../../domain/errors.ts';
+import { oauthErrorCode } from '../plugins/error-handler.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 import { TOKEN_ROUTE_SCHEMA } from './token-schema.ts';
-
-/**
- * A grant refused by a limit: 429 in the token endpoint's error form. RFC 6749 has no code for it;
- * `temporarily_unavailable` is its code for "not now, ask again later", and clients that retry
- * on 429 find `Retry-After` (`invalid_grant` would make them drop the refresh token).
- */
-class GrantRateLimited extends OAuthError {
-  override readonly statusCode = 429;
-  constructor(limit: GrantLimitName, retryAfterSeconds: number) {
-    const whose = limit === 'per_client' ? 'from this client in this store' : 'in this store';
-    super('temporarily_unavailable', `too many token requests ${whose}; retry after ${retryAfterSeconds} s`);
-  }
-}
 
 export function registerTokenRoute(app: FastifyInstance, services: Services): void {
   const documentedOnly = {
@@ -101,7 +89,7 @@ async function admit(
   if (admission.allowed) return admission;
   services.metrics.rateLimited(admission.limit === 'per_client' ? 'token_client' : 'token_store');
   reply.header('Retry-After', String(admission.retryAfterSeconds));
-  throw new GrantRateLimited(admission.limit, admission.retryAfterSeconds);
+  throw new GrantRateLimited(admission.limit === 'per_client', admission.retryAfterSeconds);
 }
 
 /**
@@ -172,9 +160,5 @@ async function run(
 
 /** A refusal as the metrics name it: the OAuth `error` the client was answered with. */
 function grantOutcome(err: unknown): string {
-  if (err instanceof GrantRateLimited) return 'rate_limited';
-  if (err instanceof OAuthError) return err.error;
-  if (err instanceof PlatformError && err.statusCode === 503) return 'temporarily_unavailable';
-  if (err instanceof PlatformError && err.statusCode < 500) return 'invalid_request';
-  return 'server_error';
+  return err instanceof GrantRateLimited ? 'rate_limited' : oauthErrorCode(err);
 }

@@ -3,8 +3,9 @@
 // `{code, message, request_id}`. Internal details go to the log only.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
+  type AnyErrorCode,
   AuthorizePageError,
-  type ErrorCode,
+  NotFoundError,
   OAuthError,
   type OAuthErrorCode,
   PlatformError,
@@ -21,7 +22,7 @@ declare module 'fastify' {
 
 export function registerErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | Error, req, reply) => renderError(error, req, reply));
-  app.setNotFoundHandler((req, reply) => renderError(new PlatformError(404, 'NotFound', 'Not found'), req, reply));
+  app.setNotFoundHandler((req, reply) => renderError(new NotFoundError(), req, reply));
 }
 
 /** Most fields a 422 names: enough to fix a form, few enough that the answer stays small. */
@@ -87,15 +88,34 @@ function wantsHtml(req: FastifyRequest): boolean {
 
 interface Rendered {
   status: number;
-  code: ErrorCode | OAuthErrorCode;
+  code: AnyErrorCode;
   message: string;
   extra: Record<string, unknown>;
 }
 
-/** Fastify's own errors (validation, body parsing, CSRF) and anything unexpected. */
+/**
+ * The OAuth `error` an OAuth endpoint answers for an error of the given HTTP status: an OAuth
+ * error's own code, else what its status means (the status an unshown or unexpected error answers
+ * with is 500). The token and introspection routes count their refusals by it too.
+ */
+export function oauthErrorCode(error: unknown, status = statusOf(error)): OAuthErrorCode {
+  if (error instanceof OAuthError) return error.code;
+  if (status === 503) return 'temporarily_unavailable';
+  return status < 500 ? 'invalid_request' : 'server_error';
+}
+
+/** The status a platform error answers with; 500 for one whose message is not shown, or any other error. */
+function statusOf(error: unknown): number {
+  return error instanceof PlatformError && error.exposed ? error.statusCode : 500;
+}
+
+/**
+ * A platform error as it is answered; Fastify's own errors (validation, body parsing, CSRF); and
+ * anything unexpected or not to be shown, which is logged and answered without its message.
+ */
 function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
-  if (error instanceof OAuthError) return { status: error.statusCode, code: error.error, message: error.description, extra: {} };
-  if (error instanceof PlatformError) {
+  if (error instanceof OAuthError) return { status: error.statusCode, code: error.code, message: error.message, extra: {} };
+  if (error instanceof PlatformError && error.exposed) {
     const details = error.details ?? {};
     const errors = details.errors;
     if (error.code !== 'ValidationFailed' || typeof errors !== 'object' || errors === null)
@@ -104,6 +124,7 @@ function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
     return { status: error.statusCode, code: error.code, message: listed.message, extra: { ...details, errors: listed.errors } };
   }
   const fe = error as FastifyError;
+  if (error instanceof PlatformError) return unexpected(error, req);
   if (fe.validation) {
     const listed = listedErrors(fieldErrors(fe), 'Validation failed');
     return { status: 422, code: 'ValidationFailed', message: listed.message, extra: { errors: listed.errors } };
@@ -129,6 +150,10 @@ function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
   }
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500)
     return { status: fe.statusCode, code: 'BadRequest', message: 'Bad request', extra: {} };
+  return unexpected(error, req);
+}
+
+function unexpected(error: Error, req: FastifyRequest): Rendered {
   req.log.error({ err: error }, 'unexpected error');
   return { status: 500, code: 'ServerError', message: 'Internal error; quote the request id when reporting it', extra: {} };
 }
@@ -149,8 +174,8 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
   // A dependency that is away for the moment (the database): the same request may be sent again.
   if (error instanceof ServiceUnavailableError) reply.header('Retry-After', String(error.retryAfterSeconds));
   if (req.routeOptions.config?.oauth) {
-    const oauthCode =
-      error instanceof OAuthError ? code : status === 500 ? 'server_error' : status === 503 ? 'temporarily_unavailable' : 'invalid_request';
+    const oauthCode = oauthErrorCode(error, status);
+    // A client that failed authentication is told how to authenticate (RFC 6749 section 5.2).
     if (status === 401) reply.header('WWW-Authenticate', 'Basic realm="storegate"');
     return reply
       .status(status)

@@ -3,7 +3,7 @@
 // Probes and metrics are the exception: load balancers and scrapers reach a node by its address
 // (an IP, any name, or no Host at all), so those routes take every Host.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { PlatformError } from '../../domain/errors.ts';
+import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
 import { type HostRoute, routeHost } from '../../domain/store-host.ts';
 import type { StoreRow } from '../../services/account-service.ts';
 import type { Services } from '../../services/services.ts';
@@ -42,10 +42,9 @@ export function registerHostRouting(app: FastifyInstance, services: Pick<Service
     const area = req.routeOptions.config?.area ?? 'store';
     if (area === 'any-host') return done();
     const r = route(req.headers.host);
-    if (r.kind === 'invalid')
-      return done(new PlatformError(400, 'BadRequest', 'The Host header does not name this platform or one of its stores'));
-    if (r.kind === 'platform') return done(area === 'store' ? new PlatformError(404, 'NotFound', 'Not found') : undefined);
-    if (area === 'platform') return done(new PlatformError(404, 'NotFound', 'Not found'));
+    if (r.kind === 'invalid') return done(new BadRequestError('The Host header does not name this platform or one of its stores'));
+    if (r.kind === 'platform') return done(area === 'store' ? new NotFoundError() : undefined);
+    if (area === 'platform') return done(new NotFoundError());
     const cached = services.accounts.cachedStore(r.storeName);
     if (cached) return found(req, cached, done);
     services.accounts.findStoreByName(r.storeName).then((store) => found(req, store, done), done);
@@ -54,7 +53,7 @@ export function registerHostRouting(app: FastifyInstance, services: Pick<Service
 
 function found(req: FastifyRequest, store: StoreRow | undefined, done: (err?: Error) => void): void {
   if (!store) {
-    done(new PlatformError(404, 'NotFound', 'No store with this name'));
+    done(new NotFoundError('No store with this name'));
     return;
   }
   req.store = store;
