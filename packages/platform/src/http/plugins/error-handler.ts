@@ -114,7 +114,7 @@ function statusOf(error: unknown): number {
  * anything unexpected or not to be shown, which is logged and answered without its message.
  */
 function describe(error: FastifyError | Error, req: FastifyRequest): Rendered {
-  if (error instanceof OAuthError) return { status: error.statusCode, code: error.code, message: error.message, extra: {} };
+  // OAuth errors too: their code is the RFC 6749 `error`, their message its description.
   if (error instanceof PlatformError && error.exposed) {
     const details = error.details ?? {};
     const errors = details.errors;
