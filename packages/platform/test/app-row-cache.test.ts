@@ -29,20 +29,21 @@ describe('AppRowCache', () => {
     cache.set('client-2', app(2));
     expect(cache.get('client-1')?.id).toBe(1);
     cache.set('client-3', app(3));
-    expect(cache.size).toBe(2);
     expect(cache.get('client-2')).toBeUndefined();
     expect(cache.get('client-1')?.id).toBe(1);
     expect(cache.get('client-3')?.id).toBe(3);
   });
 
-  it('a read that found no app forgets the client_id; delete forgets it too', () => {
+  it('a read that found no app forgets the client_id, and the room it took', () => {
     const cache = new AppRowCache(2);
     cache.set('client-1', app(1));
     cache.set('client-1', undefined);
     expect(cache.get('client-1')).toBeUndefined();
+    // Two rows fit again: forgetting client-1 did not leave a slot taken.
     cache.set('client-2', app(2));
-    cache.delete('client-2');
-    expect(cache.size).toBe(0);
+    cache.set('client-3', app(3));
+    expect(cache.get('client-2')?.id).toBe(2);
+    expect(cache.get('client-3')?.id).toBe(3);
   });
 
   it('sameApp: equal in every column the services see, a nullable column included', () => {

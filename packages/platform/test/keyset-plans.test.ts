@@ -193,8 +193,6 @@ describe.skipIf(!process.env.TEST_PG_URL).each(LAYOUTS)('keyset page plans on Po
       expectStoreIndexRangeScan(await planOf(() => source.after(q, undefined, 51)));
       expectStoreIndexRangeScan(await planOf(() => source.after(q, middle, 51)));
       expectStoreIndexRangeScan(await planOf(() => source.before(q, middle, 51)));
-      expectStoreIndexRangeScan(await planOf(() => source.exists(q, '>', middle)));
-      expectStoreIndexRangeScan(await planOf(() => source.exists(q, '<', middle)));
       // A page after a cursor and the probe for the previous page: one statement, two range scans.
       expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'after', middle, 51)));
       expectTwoStoreIndexRangeScans(await planOf(() => source.window(q, 'before', middle, 51)));

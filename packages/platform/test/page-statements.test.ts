@@ -26,10 +26,6 @@ function source(n: number): KeysetSource<Row> & { calls: string[] } {
         .reverse()
         .slice(0, limit);
     },
-    async exists(_q: KeysetQuery, op: '<' | '>', id: number) {
-      calls.push('exists');
-      return rows.some((r) => (op === '<' ? r.id < id : r.id > id));
-    },
     async window(_q: KeysetQuery, side: 'after' | 'before', from: number | undefined, limit: number) {
       calls.push('window');
       const page =

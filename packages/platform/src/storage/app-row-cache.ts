@@ -37,12 +37,4 @@ export class AppRowCache {
     }
     this.rows.set(clientId, row);
   }
-
-  delete(clientId: string): void {
-    this.rows.delete(clientId);
-  }
-
-  get size(): number {
-    return this.rows.size;
-  }
 }

@@ -1,5 +1,6 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
 import { type Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
+import type { DialectMigration, MigrationDialect } from './migrations/dialect.ts';
 import { databaseFault } from './database-faults.ts';
 import type { Db } from './database.ts';
 import type { Database } from './schema.ts';
@@ -40,7 +41,7 @@ import * as webhookSigningKeys from './migrations/2026-11-29T04-webhook-signing-
 import * as deliveryLeases from './migrations/2026-11-30T03-delivery-leases.ts';
 
 /** Every migration by name, in the order they run. */
-export const MIGRATIONS: Record<string, Migration> = {
+export const MIGRATIONS: Record<string, DialectMigration> = {
   '2026-11-22T00-initial': initial,
   '2026-11-22T01-webhook-subscriptions': webhookSubscriptions,
   '2026-11-22T02-webhook-deliveries': webhookDeliveries,
@@ -77,9 +78,17 @@ export const MIGRATIONS: Record<string, Migration> = {
   '2026-11-30T03-delivery-leases': deliveryLeases,
 };
 
+/** Every migration, each handed the dialect the database handle declares. */
 class StaticProvider implements MigrationProvider {
+  constructor(private readonly dialect: MigrationDialect) {}
+
   async getMigrations(): Promise<Record<string, Migration>> {
-    return MIGRATIONS;
+    const bound: Record<string, Migration> = {};
+    for (const [name, m] of Object.entries(MIGRATIONS)) {
+      const down = m.down;
+      bound[name] = { up: (k) => m.up(k, this.dialect), ...(down ? { down: (k) => down(k) } : {}) };
+    }
+    return bound;
   }
 }
 
@@ -119,7 +128,7 @@ export async function migrateToLatest(db: Db, options: MigrateOptions = {}): Pro
   async function runMigrator(kysely: Kysely<Database>): Promise<string[]> {
     const migrator = new Migrator({
       db: kysely,
-      provider: new StaticProvider(),
+      provider: new StaticProvider(db.dialect),
       allowUnorderedMigrations: true,
       ...(schema ? { migrationTableSchema: schema } : {}),
     });

@@ -173,8 +173,6 @@ export interface KeysetSource<R> {
   after(q: KeysetScope & { filters?: never }, after: number | undefined, limit: number): Promise<R[]>;
   /** Up to `limit` rows with id < `before`, descending. */
   before(q: KeysetScope & { filters?: never }, before: number, limit: number): Promise<R[]>;
-  /** Whether any row lies beyond `id` in the direction given. */
-  exists(q: KeysetScope & { filters?: never }, op: '<' | '>', id: number): Promise<boolean>;
   /**
    * Up to `limit` rows matching the query past `from` (`after`: id > from, ascending; `before`:
    * id < from, descending; an undefined `from` is the start or the end), and whether any matching

@@ -1,8 +1,9 @@
 // Initial schema. Frozen once landed: later changes go in new dated migrations.
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   // An auto-incrementing integer primary key on either dialect.
   const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
     pg

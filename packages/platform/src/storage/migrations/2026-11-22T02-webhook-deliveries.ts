@@ -2,9 +2,10 @@
 // causes it (so a committed change always has its event and a rolled-back one never does), one
 // delivery per matching subscription, every attempt recorded. Frozen once landed.
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   const id = <TB extends string>(t: CreateTableBuilder<TB>) =>
     pg
       ? t.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())

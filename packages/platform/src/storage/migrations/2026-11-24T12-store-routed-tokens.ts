@@ -6,9 +6,10 @@
 // every row is filled at once. On
 // PostgreSQL the default is dropped again, so a family written without its store is refused.
 import { sql, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   await sql`alter table token_families add column store_id bigint not null default 0`.execute(db);
   // The store of the family's own tokens (what every token lookup compares it with), else of its
   // installation; a family with neither is never read.

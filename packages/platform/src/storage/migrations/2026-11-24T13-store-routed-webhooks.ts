@@ -6,9 +6,10 @@
 // every row is filled at once; on PostgreSQL the default is dropped again, so an attempt written
 // without its store is refused. The index on delivery_id alone becomes one led by store_id.
 import { sql, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   await sql`alter table webhook_attempts add column store_id bigint not null default 0`.execute(db);
   // An attempt whose delivery is gone is pruned by age anyway; it keeps 0 until then.
   await sql`update webhook_attempts set store_id = coalesce(

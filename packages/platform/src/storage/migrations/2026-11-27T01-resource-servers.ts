@@ -4,9 +4,10 @@
 // kept, since the platform checks it and never has to present it anywhere. Not a store's record:
 // one credential asks about tokens of any store. Frozen once landed.
 import type { Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   const table = db.schema.createTable('resource_servers');
   await (pg
     ? table.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())

@@ -4,6 +4,7 @@
 // finished JSON Lines file in chunks, kept in the database so that every node of a deployment can
 // serve the download. Frozen once landed.
 import { type Kysely, sql } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
 type Column = [name: string, type: 'text' | 'bigint' | 'integer', nullable?: true];
 const TIMES: Column[] = [
@@ -36,8 +37,8 @@ const SNAPSHOT_COLUMNS: Record<string, Column[]> = {
   ],
 };
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   const ops = db.schema.createTable('bulk_operations');
   await (pg
     ? ops.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())

@@ -7,9 +7,10 @@
 // field names; null for none). `apps` counts its rows so that an install of an app without any
 // costs no read of the list. Frozen once landed.
 import { sql, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   const table = db.schema.createTable('app_webhook_subscriptions');
   await (pg
     ? table.addColumn('id', 'bigint', (c) => c.primaryKey().generatedByDefaultAsIdentity())

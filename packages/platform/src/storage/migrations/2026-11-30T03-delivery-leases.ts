@@ -14,6 +14,7 @@
 // is created partitioned here, as that step would have made it (store_id leads its key). Frozen
 // once landed.
 import { sql, type Kysely } from 'kysely';
+import type { MigrationDialect } from './dialect.ts';
 
 const LEASES = 'webhook_delivery_leases';
 
@@ -24,8 +25,8 @@ async function partitions(db: Kysely<unknown>): Promise<number | undefined> {
   return row.rows[0] ? Number(row.rows[0].value) : undefined;
 }
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');
+export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
+  const pg = dialect === 'postgres';
   if (!pg) {
     // delivery_id is the rowid: a lease is found by its delivery's id alone.
     await sql`create table webhook_delivery_leases (

@@ -153,13 +153,6 @@ export class SqlKeysetSource<R> implements KeysetSource<R> {
     return Number(row?.n ?? 0);
   }
 
-  async exists(q: KeysetScope, op: '<' | '>', id: number): Promise<boolean> {
-    // Ordered too, so that this probe is the same bounded range scan as a page.
-    const dir = op === '>' ? 'asc' : 'desc';
-    const query = this.scope(q).select('id').where('id', op, id).orderBy('store_id', dir).orderBy('id', dir);
-    return (await query.limit(1).executeTakeFirst()) !== undefined;
-  }
-
   async window(q: KeysetQuery, side: 'after' | 'before', from: number | undefined, limit: number): Promise<KeysetWindow<R>> {
     const f = q.filters;
     // With `ids` the page is at most MAX_IDS probes whatever else is asked; `where` is an equality
