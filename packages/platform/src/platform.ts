@@ -56,6 +56,7 @@ import { SqlCredentialPrune } from './storage/repositories/credential-prune.ts';
 import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';
 import { WebhookWorker } from './webhooks/webhook-worker.ts';
+import { buildWorkerParts } from './webhooks/worker-parts.ts';
 import { BulkExportRunner } from './webhooks/bulk-export-runner.ts';
 import type { WebhookWorkerOptions } from './webhooks/worker-options.ts';
 import { silentLogger, type WorkerLogger } from './webhooks/worker-logger.ts';
@@ -261,8 +262,8 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
         logger: http?.log ?? options.worker.logger ?? silentLogger,
       })
     : undefined;
-  const worker = options.worker
-    ? new WebhookWorker({
+  const workerOptions: WebhookWorkerOptions | undefined = options.worker
+    ? {
         // Beside a server, the worker logs through the server's logger.
         ...(http ? { logger: http.log } : {}),
         clock,
@@ -286,8 +287,10 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
           endpointHealth: await services.endpointHealth.prune(),
           signingKeys: await signingKeys.pruneRetired(),
         }),
-      })
+      }
     : undefined;
+  // The root builds the worker's parts and hands them over; the worker builds none itself.
+  const worker = workerOptions ? new WebhookWorker(buildWorkerParts(workerOptions), workerOptions) : undefined;
   // Closing twice (a shutdown, then the caller's own close) closes each part once.
   let storageClosed: Promise<void> | undefined;
   const closeStorage = () => {

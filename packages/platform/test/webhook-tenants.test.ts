@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../src/domain/scopes.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import type { ClaimedDelivery, DeliveryQueue } from '../src/storage/ports.ts';
-import { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
+import { WebhookWorker, type WebhookWorkerOptions } from '../src/webhooks/webhook-worker.ts';
+import { buildWorkerParts } from '../src/webhooks/worker-parts.ts';
 import { createTestPlatform, DIALECTS, testWorker, type TestPlatform } from './harness.ts';
 import { Receiver, until } from './webhook-receiver.ts';
 
@@ -221,7 +222,7 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
     // B's breakers are counted.)
     const owners = [`${storeA}/private/${a.id}`, `${storeB}/app/${b.id}`];
     const opened = () => lines.filter((l) => l.msg.startsWith('webhook endpoint circuit opened') && owners.includes(String(l.obj.owner)));
-    const w = new WebhookWorker({
+    const settings: WebhookWorkerOptions = {
       queue,
       onDeliveriesQueued: (listener) => t.platform.storage.onDeliveriesQueued(listener),
       box: t.services.box,
@@ -232,7 +233,8 @@ describe.each(DIALECTS)('webhook tenants on one origin on %s', (dialect) => {
       random: () => 0.5,
       breaker: { failures: FAILURES, coolDownMs: COOL_DOWN, maxCoolDownMs: 300_000 },
       logger: { info: log, warn: log, error: log },
-    });
+    };
+    const w = new WebhookWorker(buildWorkerParts(settings), settings);
     const rowsOf = async () => (await Promise.all(failing.map((s) => deliveriesOf(s)))).flat();
     const sentTo = (owner: 'a' | 'b') => receiver.received.filter((r) => r.path.startsWith(`/fail/backlog-${owner}/`)).length;
     await w.start();

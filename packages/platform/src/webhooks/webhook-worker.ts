@@ -3,24 +3,24 @@
 // them into jobs, sends them with bounded concurrency per origin and overall, and hands the
 // outcomes to a recorder that writes them in batches. A heartbeat renews the claims it still
 // holds; on stop it hands back what it has not sent. Storage, and which database it is, stays
-// behind the queue.
-import { randomBytes } from 'node:crypto';
+// behind the queue. The worker builds none of its parts: the composition root builds them
+// (worker-parts.ts) and hands them over.
 import { systemClock, type Clock } from '../domain/clock.ts';
 import type { ClaimedDelivery, DeliveryQueue } from '../storage/ports.ts';
 import type { SigningKey } from '../domain/webhook-signing-keys.ts';
-import { AddressGuard } from './address-guard.ts';
-import { ClaimHeartbeat } from './claim-heartbeat.ts';
-import { BreakerLedger } from './breaker-ledger.ts';
-import { DEFAULT_BREAKER, type EndpointVerdict, verdictOf } from './circuit-breaker.ts';
-import { EndpointBreakers } from './endpoint-breakers.ts';
+import type { ClaimHeartbeat } from './claim-heartbeat.ts';
+import type { BreakerLedger } from './breaker-ledger.ts';
+import { type EndpointVerdict, verdictOf } from './circuit-breaker.ts';
+import type { EndpointBreakers } from './endpoint-breakers.ts';
 import type { AttemptResult, DeliveryMetrics } from '../services/metrics.ts';
-import { DatabaseOutage } from './database-outage.ts';
-import { type AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
-import { DeliveryJobs, type Job, wantsAsymmetric } from './delivery-jobs.ts';
-import { OriginDispatcher } from './origin-dispatcher.ts';
-import { OutcomeRecorder } from './outcome-recorder.ts';
-import { WebhookSender } from './webhook-sender.ts';
+import type { DatabaseOutage } from './database-outage.ts';
+import type { AttemptedOutcome, DeliveryAttempts } from './delivery-attempt.ts';
+import { type DeliveryJobs, type Job, wantsAsymmetric } from './delivery-jobs.ts';
+import type { OriginDispatcher } from './origin-dispatcher.ts';
+import type { OutcomeRecorder } from './outcome-recorder.ts';
+import type { WebhookSender } from './webhook-sender.ts';
 import type { PruneResult, WebhookWorkerOptions } from './worker-options.ts';
+import type { WorkerParts } from './worker-parts.ts';
 import { errorFields, silentLogger, type WorkerLogger } from './worker-logger.ts';
 
 export type { PruneResult, WebhookWorkerOptions } from './worker-options.ts';
@@ -33,7 +33,7 @@ export interface WorkerStopReport {
 export type { WorkerLogger } from './worker-logger.ts';
 
 export class WebhookWorker {
-  readonly id = `w_${randomBytes(6).toString('hex')}`;
+  readonly id: string;
   /** Attempts this worker has made (HTTP or refused), for tests and benchmarks. */
   attemptsMade = 0;
   private readonly queue: DeliveryQueue;
@@ -67,10 +67,19 @@ export class WebhookWorker {
   private readonly bulkExports: WebhookWorkerOptions['bulkExports'];
   private readonly signingKeys: WebhookWorkerOptions['signingKeys'];
 
-  constructor(options: WebhookWorkerOptions) {
-    const { config } = options;
-    const perOrigin = options.perOrigin ?? config.webhookEndpointConcurrency ?? 8;
-    this.queue = options.queue;
+  /** Runs on `parts` (built from the same options by buildWorkerParts); the options give the loop's own settings. */
+  constructor(parts: WorkerParts, options: WebhookWorkerOptions) {
+    this.id = parts.id;
+    this.queue = parts.queue;
+    this.outage = parts.outage;
+    this.sender = parts.sender;
+    this.jobs = parts.jobs;
+    this.attempts = parts.attempts;
+    this.dispatcher = parts.dispatcher;
+    this.heartbeat = parts.heartbeat;
+    this.breakers = parts.breakers;
+    this.ledger = parts.ledger;
+    this.recorder = parts.recorder;
     this.onDeliveriesQueued = options.onDeliveriesQueued;
     this.prune = options.prune;
     this.bulkExports = options.bulkExports;
@@ -81,85 +90,14 @@ export class WebhookWorker {
     this.pruneEveryMs = options.pruneEveryMs ?? 3_600_000;
     this.logger = options.logger ?? silentLogger;
     this.metrics = options.metrics;
-    // Wall-clock time: it measures how long the outage lasted, which a frozen test clock cannot.
-    this.outage = new DatabaseOutage(this.logger, Date.now);
-    this.sender = new WebhookSender({
-      timeoutMs: config.webhooks.timeoutMs,
-      perOrigin,
-      publicOnly: config.mode === 'production',
-      ...(options.resolve ? { resolve: options.resolve } : {}),
-    });
-    this.jobs = new DeliveryJobs({ box: options.box, storeDomain: config.storeDomain });
-    this.attempts = new DeliveryAttempts({
-      sender: this.sender,
-      guard: new AddressGuard(config.mode, options.resolve),
-      config,
-      clock: this.clock,
-      random: options.random ?? Math.random,
-      logger: this.logger,
-    });
-    this.dispatcher = new OriginDispatcher<Job>({
-      perOrigin,
-      perOwner: options.perOwner ?? defaultPerOwner(perOrigin),
-      maxInFlight: options.maxInFlight ?? 64,
-      send: (job) => this.deliver(job),
-      breaker: { ...DEFAULT_BREAKER, ...options.breaker },
-      clock: this.clock,
-      handBack: (jobs, until) =>
-        this.breakers.handBack(
-          jobs.map((j) => j.id),
-          until,
-        ),
-      deferBacklog: (backlog, until) => this.breakers.deferBacklog(backlog, until),
-      onBreakerChange: (endpoint, change) => {
-        this.breakers.changed(endpoint, change);
-        this.ledger?.changed(endpoint, change);
-      },
-      onBreakerForgotten: (endpoint) => this.breakers.forgotten(endpoint),
-      onJobDone: () => {
+    parts.attach({
+      deliver: (job) => this.deliver(job),
+      jobDone: () => {
         // Half the buffer drained: claim more now rather than at the next poll.
         if (this.dispatcher.buffered < this.dispatcher.capacity / 2) this.wake();
         this.checkIdle();
       },
-    });
-    this.heartbeat = new ClaimHeartbeat({
-      queue: this.queue,
-      worker: this.id,
-      leaseMs: options.leaseMs ?? config.webhookClaimLeaseMs,
-      clock: this.clock,
-      logger: this.logger,
-      outage: this.outage,
-    });
-    this.breakers = new EndpointBreakers({
-      queue: this.queue,
-      worker: this.id,
-      clock: this.clock,
-      logger: this.logger,
-      outage: this.outage,
-      metrics: this.metrics,
-      onHandedBack: (ids) => {
-        this.heartbeat.settle(ids);
-        this.checkIdle();
-      },
-    });
-    this.ledger = options.breakerLog
-      ? new BreakerLedger({
-          log: options.breakerLog,
-          clock: this.clock,
-          logger: this.logger,
-          outage: this.outage,
-          onSettled: () => this.checkIdle(),
-        })
-      : undefined;
-    this.recorder = new OutcomeRecorder({
-      queue: this.queue,
-      worker: this.id,
-      config,
-      clock: this.clock,
-      logger: this.logger,
-      outage: this.outage,
-      onSettled: () => this.checkIdle(),
-      onWritten: (ids) => this.heartbeat.settle(ids),
+      settled: () => this.checkIdle(),
     });
   }
 
@@ -352,14 +290,6 @@ export class WebhookWorker {
     if (pruned.deliveries + pruned.attempts + other + credentials > 0)
       this.logger.info(pruned, 'pruned the webhook delivery log, expired idempotency keys and credentials past their last use');
   }
-}
-
-/**
- * Half the per-endpoint cap: one owner whose paths hang holds at most half of an endpoint's slots,
- * and the other owners of that endpoint always have the other half.
- */
-function defaultPerOwner(perOrigin: number): number {
-  return Math.max(1, Math.floor(perOrigin / 2));
 }
 
 /** Whether `work` settles within `timeoutMs` (always, without a timeout). */
