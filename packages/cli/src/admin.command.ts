@@ -234,7 +234,8 @@ export function registerAdminCommands(program: Command): void {
         print(
           opts.json,
           { id: String(created.id), access_token: created.accessToken, webhook_secret: created.webhookSecret },
-          `created private app "${opts.name}" (id ${created.id}) for ${store.name} (shown once, keep them safe)\nAccess-Token    ${created.accessToken}\nwebhook secret  ${created.webhookSecret}`,
+          `created private app "${opts.name}" (id ${created.id}) for ${store.name} (shown once, keep them safe)\n` +
+            `Access-Token    ${created.accessToken}\nwebhook secret  ${created.webhookSecret}`,
         );
       });
     });
@@ -275,7 +276,8 @@ export function registerAdminCommands(program: Command): void {
         print(
           opts.json,
           { store: store.name, ...counts, seconds: Number(seconds.toFixed(3)), rows_per_second: rate },
-          `seeded ${store.name}: ${counts.products} products, ${counts.orders} orders, ${counts.customers} customers in ${seconds.toFixed(2)} s (${rate} rows/s)`,
+          `seeded ${store.name}: ${counts.products} products, ${counts.orders} orders, ${counts.customers} customers ` +
+            `in ${seconds.toFixed(2)} s (${rate} rows/s)`,
         );
       });
     });

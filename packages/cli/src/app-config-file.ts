@@ -177,11 +177,7 @@ export function readAppConfig(file: string): AppConfigFile {
           const { topic, address } = s;
           const shape = subscriptionShape(s, at, i, problems);
           if (typeof topic !== 'string' || !(SUBSCRIBABLE_TOPICS as readonly string[]).includes(topic))
-            problems.push({
-              field: `${at}.topic`,
-              message: `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}${typeof topic === 'string' && isPrivacyTopic(topic) ? ' (privacy topics go to privacy_webhook_url)' : typeof topic === 'string' && isTopic(topic) ? ' (it is sent without a subscription)' : ''}`,
-              sub: i,
-            });
+            problems.push({ field: `${at}.topic`, message: `must be one of ${SUBSCRIBABLE_TOPICS.join(', ')}${whyNot(topic)}`, sub: i });
           const mode = process.env.NODE_ENV === 'production' ? 'production' : 'development';
           const problem = checkWebhookAddress(address, mode);
           if (problem) problems.push({ field: `${at}.address`, message: problem, sub: i });
@@ -253,4 +249,11 @@ export function fieldErrors(file: string, errors: Record<string, string[]>): nev
       return { field: names[field] ?? field, message: msgs.join(', ') };
     }),
   );
+}
+
+/** Why a topic that exists cannot be subscribed to here (empty for one that does not exist). */
+function whyNot(topic: unknown): string {
+  if (typeof topic !== 'string') return '';
+  if (isPrivacyTopic(topic)) return ' (privacy topics go to privacy_webhook_url)';
+  return isTopic(topic) ? ' (it is sent without a subscription)' : '';
 }

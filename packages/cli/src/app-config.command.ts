@@ -37,7 +37,8 @@ installed in now and into every store that installs it later (topics the store's
 the file no longer lists is removed with its copies; one whose filter or include_fields differ
 (same topic and address) is changed in place, with every copy ("changed" lines; left out means none).
 Subscriptions the app made itself through the
-Admin API are left alone. A store where a cap leaves no room for a copy is skipped and named. Scope changes apply to the next install (merchants consent again); with
+Admin API are left alone. A store where a cap leaves no room for a copy is skipped and named.
+Scope changes apply to the next install (merchants consent again); with
 managed_install = true, merchants are asked for them the next time they open the app, and the file
 must list some scopes. A file with mistakes changes nothing: each one is reported with its line and
 field (exit 1).`;

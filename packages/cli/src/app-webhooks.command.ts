@@ -103,7 +103,8 @@ export function registerAppWebhookCommands(program: Command): void {
   examples(
     add,
     'storegate apps webhooks add <client_id> --topic products/create --address https://app.example/webhooks',
-    'storegate apps webhooks add <client_id> --topic products/update --address https://app.example/webhooks --filter "status:active AND price:>=10" --include-fields id,title,price',
+    'storegate apps webhooks add <client_id> --topic products/update --address https://app.example/webhooks ' +
+      '--filter "status:active AND price:>=10" --include-fields id,title,price',
     'storegate apps webhooks add <client_id> --topic app/uninstalled --address https://app.example/uninstalled --json',
   );
 

@@ -27,7 +27,8 @@ export const EXAMPLES: Record<string, string[]> = {
   stores: ['storegate stores list', 'storegate stores show demo --json'],
   'stores create': [
     'storegate stores create shop --owner-email me@shop.test',
-    'printf "%s\\n" "$OWNER_PASSWORD" | storegate stores create paris --owner-email me@paris.test --owner-password-stdin --currency EUR --timezone Europe/Paris --json',
+    'printf "%s\\n" "$OWNER_PASSWORD" | storegate stores create paris --owner-email me@paris.test --owner-password-stdin ' +
+      '--currency EUR --timezone Europe/Paris --json',
   ],
   partners: ['storegate partners create --email dev@partner.test', 'storegate partners list'],
   'partners create': [
@@ -36,8 +37,10 @@ export const EXAMPLES: Record<string, string[]> = {
   ],
   apps: ['storegate apps list', 'storegate apps show <client_id>'],
   'apps create': [
-    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products write_orders"',
-    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback --scopes "read_products" --managed-install',
+    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback ' +
+      '--scopes "read_products write_orders"',
+    'storegate apps create --name "My app" --app-url http://localhost:3000/ --redirect-uri http://localhost:3000/auth/callback ' +
+      '--scopes "read_products" --managed-install',
   ],
   'apps update': [
     'storegate apps update <client_id> --privacy-webhook-url http://localhost:3000/privacy',

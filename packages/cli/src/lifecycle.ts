@@ -37,7 +37,8 @@ export function stopOptions(cmd: Command): Command {
 export function drainDelayOption(): Option {
   return new Option(
     '--drain-delay <duration>',
-    'on SIGTERM/SIGINT, time /readyz answers 503 while requests are still served, before the listener closes (default 5s in production, 0 in development)',
+    'on SIGTERM/SIGINT, time /readyz answers 503 while requests are still served, before the listener closes ' +
+      '(default 5s in production, 0 in development)',
   ).env('DRAIN_DELAY');
 }
 

@@ -63,7 +63,8 @@ export function registerRotationCommands(program: Command): void {
             opts.json,
             { client_id: app.client_id, client_secret: rotated.secret, previous_secret_expires_at: iso(rotated.overlapEndsAt) },
             `rotated the client secret of "${app.name}" (shown once, keep it safe)\nclient_secret  ${rotated.secret}\n` +
-              `The previous secret keeps working and signing until you run this command with --finish, at the latest until ${iso(rotated.overlapEndsAt)}.`,
+              'The previous secret keeps working and signing until you run this command with --finish, ' +
+              `at the latest until ${iso(rotated.overlapEndsAt)}.`,
           );
         },
         { config: { secretOverlap: opts.secretOverlap } },
@@ -100,8 +101,10 @@ export function registerRotationCommands(program: Command): void {
             print(
               opts.json,
               { id, store: store.name, webhook_secret: rotated.secret, previous_secret_expires_at: iso(rotated.overlapEndsAt) },
-              `rotated the webhook secret of private app "${rotated.name}" (shown once, keep it safe)\nwebhook secret  ${rotated.secret}\n` +
-                `Webhooks are also signed with the previous secret until you run this command with --finish, at the latest until ${iso(rotated.overlapEndsAt)}.`,
+              `rotated the webhook secret of private app "${rotated.name}" (shown once, keep it safe)\n` +
+                `webhook secret  ${rotated.secret}\n` +
+                'Webhooks are also signed with the previous secret until you run this command with --finish, ' +
+                `at the latest until ${iso(rotated.overlapEndsAt)}.`,
             );
           } catch (err) {
             if (err instanceof NotFoundError) throw notFound(`no active private app with id ${id} in store ${store.name}`);

@@ -207,7 +207,8 @@ export function registerServeCommands(program: Command): void {
   common(program.command('migrate').description('apply pending database migrations'))
     .option(
       '--pg-partitions <n>',
-      'PostgreSQL, first migration of an empty database only: hash-partition every store table by store_id into n partitions (2-1024); recorded in the database, later nodes and migrations keep it',
+      'PostgreSQL, first migration of an empty database only: hash-partition every store table by store_id into n partitions ' +
+        '(2-1024); recorded in the database, later nodes and migrations keep it',
     )
     .action(async (opts: { database?: string; json: boolean; pgPartitions?: string }) => {
       let partitions: number | undefined;
@@ -232,7 +233,14 @@ function banner(config: Config, demo: DemoCredentials | undefined, worker: boole
   if (!worker) lines.push('  webhooks:        not delivered here (--no-worker): run `storegate worker`');
   if (demo) {
     const base = storeBaseUrl(config, demo.storeName);
-    const authorize = `${base}/admin/oauth/authorize?${new URLSearchParams({ client_id: demo.clientId, scope: demo.scopes, redirect_uri: demo.redirectUri, response_type: 'code', state: 'try-it-1' })}`;
+    const query = new URLSearchParams({
+      client_id: demo.clientId,
+      scope: demo.scopes,
+      redirect_uri: demo.redirectUri,
+      response_type: 'code',
+      state: 'try-it-1',
+    });
+    const authorize = `${base}/admin/oauth/authorize?${query}`;
     lines.push(
       `  store admin:     ${base}/admin`,
       `  merchant login:  ${demo.merchantEmail} / ${demo.merchantPassword}`,

@@ -71,7 +71,8 @@ export function registerWebhookSigningCommands(program: Command): void {
         print(
           opts.json,
           { kid: result.kid, replaced: result.replaced, retires_at: result.retiresAt },
-          `new webhook signing key ${result.kid} is published and signs now; ${result.replaced} signs beside it until ${result.retiresAt}\n` +
+          `new webhook signing key ${result.kid} is published and signs now; ` +
+            `${result.replaced} signs beside it until ${result.retiresAt}\n` +
             'nodes pick the new key up within a minute; `storegate keys webhook-signing finish` ends the overlap early',
         );
       });

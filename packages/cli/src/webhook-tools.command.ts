@@ -208,6 +208,8 @@ function printAttempt(json: boolean, d: DeliveryView, n: number, a: AttemptView)
     error: a.error,
     delivery_status: d.status,
   };
-  const human = `${a.attempted_at}  ${d.topic.padEnd(16)}  ${String(a.status ?? '---').padEnd(3)}  ${String(a.latency_ms).padStart(5)} ms  #${n}  ${d.store}  ${d.app}  ${d.address ?? ''}${a.error ? `  (${a.error})` : ''}  ${d.status}  ${d.webhook_id}`;
+  const answer = `${String(a.status ?? '---').padEnd(3)}  ${String(a.latency_ms).padStart(5)} ms`;
+  const where = `${d.store}  ${d.app}  ${d.address ?? ''}${a.error ? `  (${a.error})` : ''}`;
+  const human = `${a.attempted_at}  ${d.topic.padEnd(16)}  ${answer}  #${n}  ${where}  ${d.status}  ${d.webhook_id}`;
   print(json, out, human);
 }

@@ -197,10 +197,11 @@ export function registerWebhookCommands(program: Command): void {
             list.length === 0
               ? 'no deliveries'
               : list
-                  .map(
-                    (d) =>
-                      `${d.id.padStart(6)}  ${d.status.padEnd(9)}  ${d.topic.padEnd(16)}  ${d.store}  ${d.app}  attempts ${d.attempts}${d.last_status !== null ? `  last ${d.last_status}` : ''}${d.last_error ? `  (${d.last_error})` : ''}  ${d.webhook_id}`,
-                  )
+                  .map((d) => {
+                    const last = `${d.last_status !== null ? `  last ${d.last_status}` : ''}${d.last_error ? `  (${d.last_error})` : ''}`;
+                    const what = `${d.id.padStart(6)}  ${d.status.padEnd(9)}  ${d.topic.padEnd(16)}`;
+                    return `${what}  ${d.store}  ${d.app}  attempts ${d.attempts}${last}  ${d.webhook_id}`;
+                  })
                   .join('\n');
           print(opts.json, out, human);
         });
