@@ -1,6 +1,8 @@
 // House rules for packages/*/src that no compiler or linter checks: files stay short enough to read
 // in one go, and comments explain the code itself instead of pointing at documents, sections or
-// issues that move on without it.
+// issues that move on without it. The CLI keeps its lines short and reaches the platform through its
+// package entry only; migrations are told their dialect rather than guessing it from a driver's
+// class; the delivery worker is handed its parts rather than building them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +12,7 @@ import * as errorClasses from '../src/domain/errors.ts';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const MAX_LINES = 400;
+const MAX_LINE_CHARS = 140;
 const SCRIPT_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
 const TEXT_EXTENSIONS = new Set([...SCRIPT_EXTENSIONS, '.css', '.html', '.json', '.sql']);
 
@@ -74,6 +77,53 @@ function commentsOf(file: string, text: string): { line: number; text: string }[
     .map((range) => ({ line: source.getLineAndCharacterOfPosition(range.pos).line + 1, text: text.slice(range.pos, range.end) }));
 }
 
+/** Lines longer than `max` characters, as `file:line (n chars)`. */
+function longLines(file: string, text: string, max = MAX_LINE_CHARS): string[] {
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, length: line.length }))
+    .filter((l) => l.length > max)
+    .map((l) => `${file}:${l.line} (${l.length} chars)`);
+}
+
+/**
+ * Imports (static, dynamic, re-exports) of a CLI file that reach into the platform other than through
+ * its package name: a subpath of `@storegate/platform`, or any path naming the platform's folder.
+ */
+function platformDeepImports(file: string, text: string): string[] {
+  return ts
+    .preProcessFile(text, true, true)
+    .importedFiles.map((f) => f.fileName)
+    .filter((name) => name.startsWith('@storegate/platform/') || /(^|\/)platform\/(src|dist)(\/|$)/.test(name))
+    .map((name) => `${file}: ${name}`);
+}
+
+/** Places where code tells a database (or anything) apart by the name of an object's class. */
+function classNameChecks(file: string, text: string): string[] {
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, text: line }))
+    .filter((l) => /\.constructor\.name\b/.test(l.text))
+    .map((l) => `${file}:${l.line} ${l.text.trim()}`);
+}
+
+/** Classes a file constructs with `new`, promises and errors aside. */
+function constructed(file: string, text: string): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const found: string[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isNewExpression(node)) {
+      const name = node.expression.getText(source);
+      if (!['Promise', 'Error', 'Map', 'Set'].includes(name)) found.push(`${file}: new ${name}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+const WORKER = 'packages/platform/src/webhooks/webhook-worker.ts';
+
 describe('house rules (packages/*/src)', () => {
   const files = sourceFiles();
 
@@ -100,6 +150,77 @@ describe('house rules (packages/*/src)', () => {
       }
     }
     expect(citing.length, `${citing.length} comment(s) cite a document, section or issue:\n${citing.join('\n')}\n`).toBe(0);
+  });
+  it(`no line in packages/cli/src is longer than ${MAX_LINE_CHARS} characters`, () => {
+    const long = files.filter((f) => f.startsWith('packages/cli/src/')).flatMap((f) => longLines(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(long, `${long.length} line(s) over ${MAX_LINE_CHARS} characters:\n${long.join('\n')}\n`).toEqual([]);
+  });
+
+  it('the CLI imports the platform through @storegate/platform only, never a file inside it', () => {
+    const deep = files
+      .filter((f) => f.startsWith('packages/cli/src/') && SCRIPT_EXTENSIONS.has(extname(f)))
+      .flatMap((f) => platformDeepImports(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(deep, `${deep.length} deep import(s) of the platform:\n${deep.join('\n')}\n`).toEqual([]);
+  });
+
+  it('no storage code tells the dialect by a class name (the database handle says which it is)', () => {
+    const checks = files
+      .filter((f) => f.startsWith('packages/platform/src/storage/'))
+      .flatMap((f) => classNameChecks(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(checks, `${checks.length} class-name check(s):\n${checks.join('\n')}\n`).toEqual([]);
+  });
+
+  it('the delivery worker builds none of its parts: the composition root hands them over', () => {
+    expect(constructed(WORKER, readFileSync(join(ROOT, WORKER), 'utf8'))).toEqual([]);
+  });
+});
+
+describe('house rules: the mechanical checks catch what they are meant to catch', () => {
+  it('long lines: over the limit only, with the line and its length', () => {
+    const text = ['short', 'x'.repeat(MAX_LINE_CHARS), 'y'.repeat(MAX_LINE_CHARS + 1)].join('\n');
+    expect(longLines('a.ts', text)).toEqual([`a.ts:3 (${MAX_LINE_CHARS + 1} chars)`]);
+  });
+
+  it('deep imports of the platform: subpaths and paths into its folder, static, dynamic or re-exported', () => {
+    const text = [
+      "import { createPlatform } from '@storegate/platform';",
+      "import type { Config } from '@storegate/platform';",
+      "import { seedDemo } from '@storegate/platform/src/services/demo-seed.ts';",
+      "import { newWebhookId } from '../../platform/src/services/webhook-outbox.ts';",
+      "export { x } from '@storegate/platform/dist/index.js';",
+      "const later = await import('../../platform/src/platform.ts');",
+      "import { Command } from 'commander';",
+      "import { print } from './output.ts';",
+    ].join('\n');
+    expect(platformDeepImports('c.ts', text)).toEqual([
+      'c.ts: @storegate/platform/src/services/demo-seed.ts',
+      'c.ts: ../../platform/src/services/webhook-outbox.ts',
+      'c.ts: @storegate/platform/dist/index.js',
+      'c.ts: ../../platform/src/platform.ts',
+    ]);
+  });
+
+  it("class-name checks: the adapter's class name, not a column called name", () => {
+    const text = [
+      "const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');",
+      "const pg2 = dialect === 'postgres';",
+      'const n = row.name;',
+    ].join('\n');
+    expect(classNameChecks('m.ts', text)).toEqual(["m.ts:1 const pg = db.getExecutor().adapter.constructor.name.startsWith('Postgres');"]);
+  });
+
+  it('constructed parts: every `new` but promises and errors', () => {
+    const text = [
+      'class W {',
+      '  constructor() {',
+      '    this.outage = new DatabaseOutage(logger, Date.now);',
+      '    this.dispatcher = new OriginDispatcher<Job>({ perOrigin });',
+      '  }',
+      '  sleep() { return new Promise<void>((r) => setTimeout(r, 1)); }',
+      "  fail() { throw new Error('no'); }",
+      '}',
+    ].join('\n');
+    expect(constructed('w.ts', text)).toEqual(['w.ts: new DatabaseOutage', 'w.ts: new OriginDispatcher']);
   });
 });
 
