@@ -1,6 +1,6 @@
 // Runs the dated migrations in order (Kysely's Migrator keeps its own bookkeeping tables).
 import { type Kysely, Migrator, sql, type Migration, type MigrationProvider } from 'kysely';
-import type { DialectMigration, MigrationDialect } from './migrations/dialect.ts';
+import type { DialectMigration, MigrationDialect } from './migration-dialect.ts';
 import { databaseFault } from './database-faults.ts';
 import type { Db } from './database.ts';
 import type { Database } from './schema.ts';

@@ -1,6 +1,6 @@
 // Initial schema. Frozen once landed: later changes go in new dated migrations.
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

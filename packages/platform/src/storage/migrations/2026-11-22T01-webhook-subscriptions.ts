@@ -1,6 +1,6 @@
 // Webhook subscriptions of the Admin API (the delivery tables come with the webhooks work).
 import type { Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

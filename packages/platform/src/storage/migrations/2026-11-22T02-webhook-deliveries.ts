@@ -2,7 +2,7 @@
 // causes it (so a committed change always has its event and a rolled-back one never does), one
 // delivery per matching subscription, every attempt recorded. Frozen once landed.
 import { sql, type CreateTableBuilder, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

@@ -6,7 +6,7 @@
 // every row is filled at once. On
 // PostgreSQL the default is dropped again, so a family written without its store is refused.
 import { sql, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

@@ -6,7 +6,7 @@
 // every row is filled at once; on PostgreSQL the default is dropped again, so an attempt written
 // without its store is refused. The index on delivery_id alone becomes one led by store_id.
 import { sql, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

@@ -4,7 +4,7 @@
 // kept, since the platform checks it and never has to present it anywhere. Not a store's record:
 // one credential asks about tokens of any store. Frozen once landed.
 import type { Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

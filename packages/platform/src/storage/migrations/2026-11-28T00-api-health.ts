@@ -3,7 +3,7 @@
 // mark that an app was told of a version's coming sunset (one row per app and version, so it is
 // told once); and the operator's brown-out windows, read by every node. Frozen once landed.
 import type { Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

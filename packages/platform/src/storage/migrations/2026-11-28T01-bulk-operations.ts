@@ -4,7 +4,7 @@
 // finished JSON Lines file in chunks, kept in the database so that every node of a deployment can
 // serve the download. Frozen once landed.
 import { type Kysely, sql } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 type Column = [name: string, type: 'text' | 'bigint' | 'integer', nullable?: true];
 const TIMES: Column[] = [

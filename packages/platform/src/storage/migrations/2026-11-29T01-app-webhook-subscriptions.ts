@@ -7,7 +7,7 @@
 // field names; null for none). `apps` counts its rows so that an install of an app without any
 // costs no read of the list. Frozen once landed.
 import { sql, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 export async function up(db: Kysely<unknown>, dialect: MigrationDialect): Promise<void> {
   const pg = dialect === 'postgres';

@@ -14,7 +14,7 @@
 // is created partitioned here, as that step would have made it (store_id leads its key). Frozen
 // once landed.
 import { sql, type Kysely } from 'kysely';
-import type { MigrationDialect } from './dialect.ts';
+import type { MigrationDialect } from '../migration-dialect.ts';
 
 const LEASES = 'webhook_delivery_leases';
 
