@@ -1,16 +1,9 @@
-// The grant store's client contract, on every database the platform supports: storage never judges
-// a client. It runs a grant only on the app row the service approved, and otherwise changes nothing
-// and hands back the app as it is now, so that the service judges every change (on this node or
-// another) before a grant. The service's side is grantAsClient (services/client-auth.ts).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { type ClientCheck, grantAsClient } from '../src/services/client-auth.ts';
 import type { AppRow, CodeRedemption, InstallationRow, NewTokenPair, RefreshRotation, Storage, StoreRow } from '../src/storage/ports.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
-import { DIALECTS, type Dialect, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
+import { storageTargets } from './storage-targets.ts';
 import { recordingStorage, unroutedQueries } from './partition-routing.ts';
 
 const NOW = Date.UTC(2026, 10, 22);
@@ -18,49 +11,7 @@ const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
 const DAY = 24 * HOUR;
 
-interface Target {
-  name: string;
-  dialect: Dialect;
-  file: boolean;
-  partitions?: number;
-  database(): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }>;
-}
-
-const postgres = async () => {
-  const schema = await freshPostgresUrl();
-  return { config: { dialect: 'postgres', url: schema.url } as const, cleanup: () => schema.drop() };
-};
-
-const TARGETS: Target[] = [
-  {
-    name: 'sqlite (memory)',
-    dialect: 'sqlite',
-    file: false,
-    database: async () => ({ config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} }),
-  },
-  {
-    name: 'sqlite (file)',
-    dialect: 'sqlite',
-    file: true,
-    database: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'storegate-grant-contract-'));
-      return {
-        config: { dialect: 'sqlite', path: join(dir, 'contract.db') },
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-];
-if (DIALECTS.includes('postgres')) {
-  TARGETS.push({ name: 'postgres', dialect: 'postgres', file: false, database: postgres });
-  TARGETS.push({
-    name: 'postgres (store tables partitioned)',
-    dialect: 'postgres',
-    file: false,
-    partitions: TEST_PARTITIONS,
-    database: postgres,
-  });
-}
+const TARGETS = storageTargets('grant-contract');
 
 // Unique within one database: a plain counter, so runs are repeatable.
 let seq = 0;

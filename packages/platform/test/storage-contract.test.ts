@@ -1,14 +1,3 @@
-// One contract for the storage ports, run on every database the platform supports: SQLite in
-// memory, SQLite in a file (where commits go through the real sync-to-disk path), and PostgreSQL
-// when TEST_PG_URL is set. The assertions talk to `Storage` only, never to SQL, so any other
-// implementation of the ports has to pass the same suite.
-//
-// One database per target is shared by its tests (migrating PostgreSQL per test would be slow), so
-// every test makes its own stores, apps and hashes, and reads that see the whole table (the
-// delivery queue, pruning) start from a drained queue or use times no other test uses.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { DuplicateRecordError } from '../src/domain/errors.ts';
@@ -32,7 +21,7 @@ import type {
 import { MIGRATIONS } from '../src/storage/migrate.ts';
 import type { NewRecord } from '../src/storage/ports/bulk-rows.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
-import { DIALECTS, freshPostgresUrl, TEST_PARTITIONS, type Dialect } from './harness.ts';
+import { storageTargets } from './storage-targets.ts';
 import { recordingStorage, unroutedQueries, type RecordingStorage } from './partition-routing.ts';
 
 const NOW = Date.UTC(2026, 10, 22);
@@ -42,56 +31,7 @@ const DAY = 24 * HOUR;
 /** Later than any time a test uses: claiming at FAR sees every pending delivery. */
 const FAR = NOW + 3650 * DAY;
 
-interface Target {
-  name: string;
-  dialect: Dialect;
-  file: boolean;
-  /** PostgreSQL: the first migration partitions every store table into this many. */
-  partitions?: number;
-  database(): Promise<{ config: DatabaseConfig; cleanup(): Promise<void> }>;
-}
-
-const TARGETS: Target[] = [
-  {
-    name: 'sqlite (memory)',
-    dialect: 'sqlite',
-    file: false,
-    database: async () => ({ config: { dialect: 'sqlite', path: ':memory:' }, cleanup: async () => {} }),
-  },
-  {
-    name: 'sqlite (file)',
-    dialect: 'sqlite',
-    file: true,
-    database: async () => {
-      const dir = mkdtempSync(join(tmpdir(), 'storegate-contract-'));
-      return {
-        config: { dialect: 'sqlite', path: join(dir, 'contract.db') },
-        cleanup: async () => rmSync(dir, { recursive: true, force: true }),
-      };
-    },
-  },
-];
-if (DIALECTS.includes('postgres')) {
-  TARGETS.push({
-    name: 'postgres',
-    dialect: 'postgres',
-    file: false,
-    database: async () => {
-      const schema = await freshPostgresUrl();
-      return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
-    },
-  });
-  TARGETS.push({
-    name: 'postgres (store tables partitioned)',
-    dialect: 'postgres',
-    file: false,
-    partitions: TEST_PARTITIONS,
-    database: async () => {
-      const schema = await freshPostgresUrl();
-      return { config: { dialect: 'postgres', url: schema.url }, cleanup: () => schema.drop() };
-    },
-  });
-}
+const TARGETS = storageTargets('contract');
 
 // Names, hashes and ids unique within one database: a plain counter, so runs are repeatable.
 let seq = 0;
