@@ -1,69 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { type ClientCheck, grantAsClient } from '../src/services/client-auth.ts';
-import type { AppRow, CodeRedemption, InstallationRow, NewTokenPair, RefreshRotation, Storage, StoreRow } from '../src/storage/ports.ts';
+import type { AppRow, CodeRedemption, NewTokenPair, RefreshRotation, Storage } from '../src/storage/ports.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { storageTargets } from './storage-targets.ts';
 import { recordingStorage, unroutedQueries } from './partition-routing.ts';
-
-const NOW = Date.UTC(2026, 10, 22);
-const MINUTE = 60_000;
-const HOUR = 60 * MINUTE;
-const DAY = 24 * HOUR;
+import { DAY, HOUR, MINUTE, NOW, tag, type World, world, issue } from './storage-contract/support.ts';
 
 const TARGETS = storageTargets('grant-contract');
-
-// Unique within one database: a plain counter, so runs are repeatable.
-let seq = 0;
-const tag = (prefix: string) => `${prefix}-${++seq}`;
-
-interface World {
-  store: StoreRow;
-  app: AppRow;
-  installation: InstallationRow;
-}
-
-/** A merchant with a store, a partner with an app, and the app installed in the store. */
-async function world(s: Storage): Promise<World> {
-  const name = tag('w');
-  const merchant = await s.accounts.insertMerchant({ email: `${name}@merchant.test`, passwordHash: 'hash-merchant', now: NOW });
-  const store = await s.accounts.insertStore({ name, ownerMerchantId: merchant.id, now: NOW });
-  const partner = await s.accounts.insertPartner({ email: `${name}@partner.test`, passwordHash: 'hash-partner', now: NOW });
-  const app = await s.apps.insertApp({
-    client_id: `client-${name}`,
-    partner_id: partner.id,
-    name: `App ${name}`,
-    app_url: `https://${name}.example.test/`,
-    redirect_uri: `https://${name}.example.test/callback`,
-    scopes: 'read_products',
-    client_secret_enc: `secret-${name}`,
-    created_at: NOW,
-  });
-  const installation = await s.apps.insertInstallation({ storeId: store.id, appId: app.id, scopes: 'read_products', now: NOW });
-  return { store, app, installation };
-}
-
-/** A token family with one access/refresh pair, issued by a grant. */
-async function issue(s: Storage, w: World): Promise<NewTokenPair> {
-  const n = tag('t');
-  const p: NewTokenPair = {
-    familyId: `family-${n}`,
-    installationId: w.installation.id,
-    storeId: w.store.id,
-    appId: w.app.id,
-    scopes: 'read_products',
-    accessHash: `access-${n}`,
-    refreshHash: `refresh-${n}`,
-    accessExpiresAt: NOW + HOUR,
-    refreshExpiresAt: NOW + 30 * DAY,
-    now: NOW,
-  };
-  await s.grants.run(async (q) => {
-    await q.insertFamily(w.store.id, p.familyId, p.installationId, NOW);
-    await q.insertPair(p);
-  });
-  return p;
-}
 
 async function insertCode(s: Storage, w: World): Promise<string> {
   const codeHash = tag('code-hash');

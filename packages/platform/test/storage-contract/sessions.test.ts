@@ -1,4 +1,5 @@
-// The storage contract for the small ports behind sign-in: sessions, login throttles and one-time reveals.
+// The storage contract for the small ports around signing in: sessions, login throttles and one-time reveals (a secret
+// shown once, to one session).
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Storage } from '../../src/storage/ports.ts';

@@ -1,4 +1,4 @@
-// The storage contract for the storage ports that hold no store data of their own: migrating, pinging, transactions and their
+// The storage contract for the storage as a whole and its accounts: migrating, pinging, transactions and their
 // rollback, the change stamp, accounts (merchants, stores, partners) and the per-store lock.
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
