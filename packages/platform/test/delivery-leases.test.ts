@@ -10,6 +10,7 @@ import type { DatabaseConfig } from '../src/config.ts';
 import type { ClaimedDelivery, DeliveryOutcome, Storage } from '../src/storage/ports.ts';
 import { type OpenStorage, openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS_WITH_PARTITIONED, type Dialect, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
+import { drain } from './storage-contract/queue.ts';
 
 const NOW = Date.UTC(2026, 10, 30);
 const MINUTE = 60_000;
@@ -45,27 +46,6 @@ async function queue(
   );
   const rows = await s.webhooks.listDeliveries({ storeId: store.id, limit: count });
   return { storeId: store.id, ids: rows.map((r) => r.id).sort((a, b) => a - b) };
-}
-
-/** Later than any time a test uses: claiming at FAR sees every pending delivery. */
-const FAR = NOW + 1000 * HOUR;
-
-/** Ends every pending delivery left by an earlier test, so each test claims its own alone. */
-async function drain(s: Storage): Promise<void> {
-  for (;;) {
-    const rows = await claim(s, 'drain', FAR);
-    if (rows.length === 0) return;
-    await s.deliveryQueue.recordOutcomes(
-      rows.map((r) => ({
-        id: r.id,
-        storeId: Number(r.store_id),
-        subscriptionId: r.subscription_id,
-        attempts: r.attempts,
-        cancelled: 'drained',
-      })),
-      { worker: 'drain', now: FAR, disableAfterDead: 5 },
-    );
-  }
 }
 
 const claim = (s: Storage, worker: string, now: number, limit = 1000, leaseMs = MINUTE) =>
