@@ -3,7 +3,6 @@
 // the `scope` of the token response has the same forms). Any valid token may ask: an app checks
 // here what the merchant granted before calling what needs it.
 import type { FastifyInstance } from 'fastify';
-import type { Services } from '../../services/services.ts';
 import { errorResponses, methodNotAllowed, VERSION_PARAM, withApiHeaders } from './api-common.ts';
 
 const ACCESS_SCOPES = {
@@ -24,7 +23,7 @@ const ACCESS_SCOPES = {
   },
 };
 
-export function registerAccessScopesRoute(api: FastifyInstance, _services: Services): void {
+export function registerAccessScopesRoute(api: FastifyInstance): void {
   const url = '/openapi/:version/oauth/access_scopes';
   api.get(
     url,

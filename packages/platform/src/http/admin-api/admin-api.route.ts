@@ -51,7 +51,7 @@ import { registerBearerChallenges } from './bearer.ts';
 import { registerAccessScopesRoute } from './access-scopes.route.ts';
 import { registerUnservedRoutes } from './unserved.route.ts';
 import { registerSuccessEnvelope } from './success-envelope.ts';
-import { admit } from './admission.ts';
+import { type AdmissionServices, admit } from './admission.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -69,7 +69,16 @@ declare module 'fastify' {
   }
 }
 
-export function registerAdminApi(app: FastifyInstance, services: Services): void {
+/** What the Admin API's routes and checks use, the bulk download outside its hooks included. */
+export type AdminApiServices = Pick<
+  Services,
+  keyof AdmissionServices | keyof ResourceServices | 'accounts' | 'bulkExports' | 'events' | 'subscriptions' | 'webhookRecovery'
+>;
+
+/** What the routes of one resource use: its rows, the Idempotency-Key records, the Link header's host. */
+type ResourceServices = Pick<Services, 'config' | 'idempotency' | 'resources'>;
+
+export function registerAdminApi(app: FastifyInstance, services: AdminApiServices): void {
   // Outside the Admin API's hooks: the signed address is the credential, not an Access-Token.
   registerBulkDownloadRoute(app, services);
   app.register(async (api) => {
@@ -132,8 +141,8 @@ export function registerAdminApi(app: FastifyInstance, services: Services): void
     registerShopRoute(api, services);
     registerEventRoutes(api, services);
     registerBulkOperationRoutes(api, services);
-    registerAccessScopesRoute(api, services);
-    registerUnservedRoutes(api, services);
+    registerAccessScopesRoute(api);
+    registerUnservedRoutes(api);
   });
 }
 
@@ -149,7 +158,7 @@ function unwrap(body: unknown, wrapper: string): unknown {
   return keys.length === 1 && keys[0] === wrapper && inner && typeof inner === 'object' && !Array.isArray(inner) ? inner : body;
 }
 
-function registerResource(api: FastifyInstance, services: Services, def: ResourceDef): void {
+function registerResource(api: FastifyInstance, services: ResourceServices, def: ResourceDef): void {
   const base = `/openapi/:version/${def.name}`;
   const item = `${base}/:id`;
   const tags = [def.name];
@@ -164,7 +173,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
   };
   const fieldNames = fieldNamesOf(def.object);
   const answerOne = (req: FastifyRequest, status: number) =>
-    writeAnswer(services, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }), recordTag);
+    writeAnswer(services.idempotency, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }), recordTag);
 
   api.get(
     base,
@@ -281,7 +290,7 @@ function registerResource(api: FastifyInstance, services: Services, def: Resourc
         },
       },
       async (req, reply) => {
-        const answer = writeAnswer(services, req, 200, () => ({}));
+        const answer = writeAnswer(services.idempotency, req, 200, () => ({}));
         const id = parseId((req.params as { id: string }).id);
         await services.resources.delete(def, req.store!.id, id, answer.step, { ifMatch: req.ifMatch });
         return answer.send(reply, undefined);

@@ -10,6 +10,7 @@ import { allows } from '../../domain/scopes.ts';
 import { routePattern } from '../../domain/api-health.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import type { RateLimiter } from '../../services/rate-limiter.ts';
+import type { PlatformMetrics } from '../../services/metrics.ts';
 import type { RenderedPage } from '../../services/resource-service.ts';
 import type { Services } from '../../services/services.ts';
 import { setRateLimitHeaders } from './api-headers.ts';
@@ -24,11 +25,18 @@ declare module 'fastify' {
   }
 }
 
+/** What the rate limit needs: the limiter, the brown-out message's settings, the refusal counter. */
+type LimitServices = Pick<Services, 'config' | 'rateLimiter' | 'metrics'>;
+/** What is judged once the token is known: usage of deprecated versions, brown-outs, then the limit. */
+type PrincipalServices = Pick<Services, 'apiUsage' | 'brownouts' | keyof LimitServices>;
+/** Everything admission reads: the token (alone or with its list page), then the checks above. */
+export type AdmissionServices = Pick<Services, 'apiAuth' | 'authenticatedPages' | keyof PrincipalServices>;
+
 /**
  * Version (404), Access-Token (401), rate limit (429), scope (403), in that order. Returns a
  * promise only when the token must be read from the database or the limiter is remote.
  */
-export function admit(services: Services, req: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
+export function admit(services: AdmissionServices, req: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
   reply.header('X-Content-Type-Options', 'nosniff');
   const version = (req.params as { version?: string }).version ?? '';
   if (!isApiVersion(version))
@@ -55,7 +63,7 @@ export function admit(services: Services, req: FastifyRequest, reply: FastifyRep
  * Undefined where this does not apply: then the checks run alone and the handler reads the page.
  */
 function admitWithPage(
-  services: Services,
+  services: Pick<Services, 'authenticatedPages' | keyof PrincipalServices>,
   req: FastifyRequest,
   reply: FastifyReply,
   def: ResourceDef,
@@ -73,7 +81,7 @@ function admitWithPage(
 }
 
 function admitPrincipal(
-  services: Services,
+  services: PrincipalServices,
   req: FastifyRequest,
   reply: FastifyReply,
   principal: ApiPrincipal | undefined,
@@ -98,7 +106,7 @@ function admitPrincipal(
 }
 
 function admitLimit(
-  services: Services,
+  services: LimitServices,
   req: FastifyRequest,
   reply: FastifyReply,
   principal: ApiPrincipal,
@@ -108,12 +116,12 @@ function admitLimit(
   const limiter = services.rateLimiter;
   if (!limiter) return checkScope(req, principal);
   const decision = limiter.take(`${principal.storeId}:${principal.owner}`);
-  if (decision instanceof Promise) return decision.then((d) => admitRate(services, limiter, req, reply, principal, d));
-  return admitRate(services, limiter, req, reply, principal, decision);
+  if (decision instanceof Promise) return decision.then((d) => admitRate(services.metrics, limiter, req, reply, principal, d));
+  return admitRate(services.metrics, limiter, req, reply, principal, decision);
 }
 
 function admitRate(
-  services: Services,
+  metrics: PlatformMetrics,
   limiter: RateLimiter,
   req: FastifyRequest,
   reply: FastifyReply,
@@ -122,7 +130,7 @@ function admitRate(
 ): undefined {
   setRateLimitHeaders(reply, limiter, decision);
   if (!decision.allowed) {
-    services.metrics.rateLimited('admin_api');
+    metrics.rateLimited('admin_api');
     reply.header('Retry-After', String(decision.retryAfterSeconds));
     throw new TooManyRequestsError(`Rate limit exceeded; retry after ${decision.retryAfterSeconds} s`);
   }

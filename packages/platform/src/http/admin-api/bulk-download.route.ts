@@ -26,7 +26,7 @@ export function requestedRange(header: string | undefined, size: number): { star
   return { start, end };
 }
 
-export function registerBulkDownloadRoute(app: FastifyInstance, services: Services): void {
+export function registerBulkDownloadRoute(app: FastifyInstance, services: Pick<Services, 'bulkExports'>): void {
   app.get(
     '/bulk_downloads/:id',
     {

@@ -2,7 +2,7 @@
 // GET shows one or lists the caller's own, POST …/cancel ends one. The file is fetched from the
 // signed address the operation carries once completed (bulk-download.route.ts), not from here.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { storeBaseUrl } from '../../config.ts';
+import { storeBaseUrl, type Config } from '../../config.ts';
 import { BULK_RESOURCES, BULK_STATUSES } from '../../domain/bulk-operations.ts';
 import type { BulkOperationView } from '../../services/bulk-exports.ts';
 import type { Services } from '../../services/services.ts';
@@ -63,11 +63,11 @@ const BODY = {
 
 const ONE = withApiHeaders({ type: 'object', required: ['data'], properties: { data: OPERATION } });
 
-function absolute(services: Services, req: FastifyRequest, view: BulkOperationView): BulkOperationView {
-  return view.url ? { ...view, url: `${storeBaseUrl(services.config, req.store!.name)}${view.url}` } : view;
+function absolute(config: Config, req: FastifyRequest, view: BulkOperationView): BulkOperationView {
+  return view.url ? { ...view, url: `${storeBaseUrl(config, req.store!.name)}${view.url}` } : view;
 }
 
-export function registerBulkOperationRoutes(api: FastifyInstance, services: Services): void {
+export function registerBulkOperationRoutes(api: FastifyInstance, services: Pick<Services, 'bulkExports' | 'config'>): void {
   const base = '/openapi/:version/bulk_operations';
   const item = `${base}/:id`;
   const tags = ['bulk_operations'];
@@ -92,7 +92,7 @@ export function registerBulkOperationRoutes(api: FastifyInstance, services: Serv
     async (req, reply) => {
       const body = req.body as { resource: string; filters?: Record<string, string>; fields?: string };
       const view = await services.bulkExports.create(req.principal!, body);
-      return reply.code(202).send({ data: absolute(services, req, view) });
+      return reply.code(202).send({ data: absolute(services.config, req, view) });
     },
   );
 
@@ -119,7 +119,7 @@ export function registerBulkOperationRoutes(api: FastifyInstance, services: Serv
     async (req) => {
       const limit = (req.query as { limit?: number }).limit ?? 50;
       const views = await services.bulkExports.list(req.principal!, limit);
-      return { data: views.map((v) => absolute(services, req, v)) };
+      return { data: views.map((v) => absolute(services.config, req, v)) };
     },
   );
 
@@ -128,7 +128,7 @@ export function registerBulkOperationRoutes(api: FastifyInstance, services: Serv
     { config, schema: { tags, summary: 'Get a bulk operation', params: idParams, response: { 200: ONE, ...errorResponses } } },
     async (req) => {
       const view = await services.bulkExports.get(req.principal!, parseId((req.params as { id: string }).id));
-      return { data: absolute(services, req, view) };
+      return { data: absolute(services.config, req, view) };
     },
   );
 
@@ -147,7 +147,7 @@ export function registerBulkOperationRoutes(api: FastifyInstance, services: Serv
     },
     async (req) => {
       const view = await services.bulkExports.cancel(req.principal!, parseId((req.params as { id: string }).id));
-      return { data: absolute(services, req, view) };
+      return { data: absolute(services.config, req, view) };
     },
   );
 

@@ -84,7 +84,7 @@ async function refuseUnknownParameters(req: FastifyRequest): Promise<void> {
   );
 }
 
-export function registerEventRoutes(api: FastifyInstance, services: Services): void {
+export function registerEventRoutes(api: FastifyInstance, services: Pick<Services, 'config' | 'events'>): void {
   const url = '/openapi/:version/events';
   api.get(
     url,

@@ -5,7 +5,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onSendAsyncHookHandler, preHandlerAsyncHookHandler } from 'fastify';
 import { parseIdempotencyKey, requestFingerprint } from '../../domain/idempotency.ts';
 import type { ResourceName } from '../../domain/resources.ts';
-import type { Reservation, StoredResponse, WriteStep } from '../../services/idempotency.ts';
+import type { IdempotentRequests, Reservation, StoredResponse, WriteStep } from '../../services/idempotency.ts';
 import type { Services } from '../../services/services.ts';
 
 declare module 'fastify' {
@@ -43,7 +43,7 @@ export const IDEMPOTENCY_KEY_HEADERS = {
   },
 };
 
-export function registerIdempotency(api: FastifyInstance, services: Services): void {
+export function registerIdempotency(api: FastifyInstance, services: Pick<Services, 'idempotency'>): void {
   api.decorateRequest('idempotency', undefined);
   api.decorateRequest('idempotencyRecorded', false);
 
@@ -109,12 +109,12 @@ function kept(reply: FastifyReply): Record<string, string> {
  * transaction; `send` sends it once the write committed.
  *
  * @example
- * const answer = writeAnswer(services, req, 201, (row: ResourceRow) => ({ data: def.toJson(row) }));
+ * const answer = writeAnswer(services.idempotency, req, 201, (row: ResourceRow) => ({ data: def.toJson(row) }));
  * const row = await services.resources.create(def, storeId, body, answer.step);
  * return answer.send(reply, row);
  */
 export function writeAnswer<T>(
-  services: Services,
+  idempotency: IdempotentRequests,
   req: FastifyRequest,
   status: number,
   render: (result: T) => unknown,
@@ -127,7 +127,7 @@ export function writeAnswer<T>(
   const stored = (result: T): StoredResponse => ({ status, body: text(result), headers: headers(result) });
   const reservation = req.idempotency;
   return {
-    step: reservation && services.idempotency.recordIn(reservation, stored),
+    step: reservation && idempotency.recordIn(reservation, stored),
     send(reply, result) {
       if (reservation) req.idempotencyRecorded = true;
       if (etag) reply.header('ETag', etag(result));

@@ -20,7 +20,7 @@ const SHOP = {
   },
 };
 
-export function registerShopRoute(api: FastifyInstance, services: Services): void {
+export function registerShopRoute(api: FastifyInstance, services: Pick<Services, 'accounts' | 'config'>): void {
   const url = '/openapi/:version/shop';
   api.get(
     url,

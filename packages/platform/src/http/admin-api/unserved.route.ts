@@ -5,7 +5,6 @@
 import type { FastifyInstance } from 'fastify';
 import { NotFoundError } from '../../domain/errors.ts';
 import type { UnservedResource } from '../../domain/scopes.ts';
-import type { Services } from '../../services/services.ts';
 
 /** The family's paths of each unserved resource, by the first segment after the version. */
 export const UNSERVED_PATHS: Readonly<Record<string, UnservedResource>> = {
@@ -34,7 +33,7 @@ export const UNSERVED_PATHS: Readonly<Record<string, UnservedResource>> = {
   cart_transforms: 'cart_transform',
 };
 
-export function registerUnservedRoutes(api: FastifyInstance, _services: Services): void {
+export function registerUnservedRoutes(api: FastifyInstance): void {
   for (const [segment, resource] of Object.entries(UNSERVED_PATHS)) {
     for (const url of [`/openapi/:version/${segment}`, `/openapi/:version/${segment}/*`]) {
       api.route({

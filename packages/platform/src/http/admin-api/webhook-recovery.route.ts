@@ -55,7 +55,7 @@ const REPLAY = {
   },
 };
 
-export function registerWebhookRecoveryRoutes(api: FastifyInstance, services: Services): void {
+export function registerWebhookRecoveryRoutes(api: FastifyInstance, services: Pick<Services, 'webhookRecovery'>): void {
   const item = '/openapi/:version/webhooks/:id';
   const tags = ['webhooks'];
   const config = { area: 'store' as const, api: { since: SINCE } };

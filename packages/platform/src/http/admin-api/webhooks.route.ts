@@ -120,7 +120,10 @@ async function refusePrivacyTopics(req: FastifyRequest): Promise<void> {
     });
 }
 
-export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services: Services): void {
+export function registerWebhookSubscriptionRoutes(
+  api: FastifyInstance,
+  services: Pick<Services, 'config' | 'idempotency' | 'subscriptions'>,
+): void {
   const base = '/openapi/:version/webhooks';
   const item = `${base}/:id`;
   const tags = ['webhooks'];
@@ -174,7 +177,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
-      const answer = writeAnswer(services, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
+      const answer = writeAnswer(services.idempotency, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
       const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion!, ...shapeOf(body) };
       const row = await services.subscriptions.create(req.principal!, input, answer.step);
       return answer.send(reply, row);
@@ -225,7 +228,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
     },
     async (req, reply) => {
       const body = req.body as { address?: string; topic?: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
-      const answer = writeAnswer(services, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
+      const answer = writeAnswer(services.idempotency, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
       const input = { address: body.address, topic: body.topic, ...shapeOf(body) };
       const row = await services.subscriptions.update(req.principal!, id(req.params), input, answer.step, req.ifMatch);
       return answer.send(reply, row);
@@ -261,7 +264,7 @@ export function registerWebhookSubscriptionRoutes(api: FastifyInstance, services
       },
     },
     async (req, reply) => {
-      const answer = writeAnswer(services, req, 200, () => ({}));
+      const answer = writeAnswer(services.idempotency, req, 200, () => ({}));
       await services.subscriptions.delete(req.principal!, id(req.params), answer.step, req.ifMatch);
       return answer.send(reply, undefined);
     },
