@@ -8,7 +8,9 @@ import { registerErrorHandler } from './plugins/error-handler.ts';
 import { registerHostRouting } from './plugins/host-routing.ts';
 import { nextRequestId, registerRequestId } from './plugins/request-id.ts';
 
-export async function buildProbeServer(services: Services): Promise<FastifyInstance> {
+export async function buildProbeServer(
+  services: Pick<Services, 'accounts' | 'config' | 'metrics' | 'readiness'>,
+): Promise<FastifyInstance> {
   const app = Fastify({
     // The worker logs its own lines; the probes' requests are not worth a log line each.
     logger: false,
@@ -16,7 +18,6 @@ export async function buildProbeServer(services: Services): Promise<FastifyInsta
     genReqId: nextRequestId,
     http: { requireHostHeader: false },
   });
-  app.decorate('services', services);
   registerRequestId(app);
   registerHostRouting(app, services);
   registerErrorHandler(app);

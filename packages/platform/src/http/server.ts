@@ -33,12 +33,6 @@ import { registerStoreAdminRoutes } from './store-admin/admin.route.ts';
 import { registerLoginRoutes } from './store-admin/login.route.ts';
 import { registerAssetRoutes } from './views/assets.route.ts';
 
-declare module 'fastify' {
-  interface FastifyInstance {
-    services: Services;
-  }
-}
-
 export interface HttpOptions {
   /** Where JSON logs go (default stdout); tests capture them to prove no secret is logged. */
   logStream?: DestinationStream | undefined;
@@ -93,7 +87,6 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
     // Pretty logs are read by a person: one line per request instead of two objects.
     ...(config.logFormat === 'pretty' ? { logController: new OneLinePerRequest() } : {}),
   });
-  app.decorate('services', services);
   app.addHook('onClose', async () => {
     await services.rateLimiter?.close();
     await services.grantLimits?.close();

@@ -6,7 +6,7 @@
 // discovery document states), so an app that talks to several stores or platforms can tell which
 // one answered; the redirect with the code names it when the app has turned that on (see below).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { storeBaseUrl } from '../../config.ts';
+import { storeBaseUrl, type Config } from '../../config.ts';
 import type { Services } from '../../services/services.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { parseScopes, storedScopes, type Scope } from '../../domain/scopes.ts';
@@ -39,10 +39,10 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-async function checkClient(services: Services, p: Record<string, unknown>): Promise<AppRow> {
+async function checkClient(apps: Services['apps'], p: Record<string, unknown>): Promise<AppRow> {
   const clientId = str(p.client_id);
   if (!clientId) throw new AuthorizePageError('The link is missing client_id.');
-  const app = await services.apps.findByClientId(clientId);
+  const app = await apps.findByClientId(clientId);
   if (!app) throw new AuthorizePageError('No app is registered with this client_id.');
   return app;
 }
@@ -105,12 +105,12 @@ function checkGrantOptions(p: Record<string, unknown>): boolean {
 
 /** Runs the checks in order. Errors after the redirect_uri is known go back to the app. */
 async function parseAuthorize(
-  services: Services,
+  services: Pick<Services, 'apps' | 'config'>,
   p: Record<string, unknown>,
   req: FastifyRequest,
   reply: FastifyReply,
 ): Promise<AuthorizeRequest | undefined> {
-  const app = await checkClient(services, p);
+  const app = await checkClient(services.apps, p);
   const redirectUri = checkRedirectUri(app, p);
   try {
     checkResponseType(p);
@@ -131,7 +131,7 @@ async function parseAuthorize(
     return { app, redirectUri, state, scopes, codeChallenge, online, params };
   } catch (err) {
     if (err instanceof OAuthError) {
-      redirectError(services, req, reply, redirectUri, err, str(p.state));
+      redirectError(services.config, req, reply, redirectUri, err, str(p.state));
       return undefined;
     }
     throw err;
@@ -139,12 +139,12 @@ async function parseAuthorize(
 }
 
 /** The issuer of this store's authorization responses: its base URL. */
-function issuer(services: Services, req: FastifyRequest): string {
-  return storeBaseUrl(services.config, req.store!.name);
+function issuer(config: Config, req: FastifyRequest): string {
+  return storeBaseUrl(config, req.store!.name);
 }
 
 function redirectError(
-  services: Services,
+  config: Config,
   req: FastifyRequest,
   reply: FastifyReply,
   redirectUri: string,
@@ -155,12 +155,12 @@ function redirectError(
   url.searchParams.set('error', err.error);
   url.searchParams.set('error_description', err.description);
   if (state) url.searchParams.set('state', state);
-  url.searchParams.set('iss', issuer(services, req));
+  url.searchParams.set('iss', issuer(config, req));
   void reply.redirect(url.toString(), 303);
 }
 
 async function redirectWithCode(
-  services: Services,
+  services: Pick<Services, 'clock' | 'config' | 'oauth' | 'rotations'>,
   req: FastifyRequest,
   reply: FastifyReply,
   ar: AuthorizeRequest,
@@ -184,7 +184,7 @@ async function redirectWithCode(
   // and always carry it.
   const params: Record<string, string> = {
     code,
-    ...(ar.app.authorization_iss === 1 ? { iss: issuer(services, req) } : {}),
+    ...(ar.app.authorization_iss === 1 ? { iss: issuer(services.config, req) } : {}),
     shop: storeHostname(store.name, services.config.storeDomain),
     state: ar.state,
     timestamp: String(Math.floor(services.clock() / 1000)),
@@ -195,11 +195,14 @@ async function redirectWithCode(
   return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
 }
 
-export function registerAuthorizeRoutes(app: FastifyInstance, services: Services): void {
+/** What the authorize route uses: the app and its grant, the merchant's session, the signed redirect. */
+export type AuthorizeRouteServices = Pick<Services, 'accounts' | 'apps' | 'clock' | 'config' | 'oauth' | 'rotations'>;
+
+export function registerAuthorizeRoutes(app: FastifyInstance, services: AuthorizeRouteServices): void {
   app.get('/admin/oauth/authorize', async (req, reply) => {
     const ar = await parseAuthorize(services, req.query as Record<string, unknown>, req, reply);
     if (!ar) return reply;
-    const merchant = await currentMerchant(services, req);
+    const merchant = await currentMerchant(services.accounts, req);
     if (!merchant) return redirectToLogin(req, reply);
     const installation = await services.apps.findInstallation(req.store!.id, ar.app.id);
     const granted = installation && installation.uninstalled_at === null ? storedScopes(installation.scopes) : undefined;
@@ -223,11 +226,11 @@ export function registerAuthorizeRoutes(app: FastifyInstance, services: Services
     const body = (req.body ?? {}) as Record<string, unknown>;
     const ar = await parseAuthorize(services, body, req, reply);
     if (!ar) return reply;
-    const merchant = await currentMerchant(services, req);
+    const merchant = await currentMerchant(services.accounts, req);
     if (!merchant) return redirectToLogin(req, reply);
     const decision = str(body.decision);
     if (decision === 'cancel') {
-      redirectError(services, req, reply, ar.redirectUri, new AccessDenied(), ar.state);
+      redirectError(services.config, req, reply, ar.redirectUri, new AccessDenied(), ar.state);
       return reply;
     }
     if (decision !== 'install') throw new InvalidRequest('decision must be install or cancel');

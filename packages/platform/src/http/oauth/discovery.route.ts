@@ -61,7 +61,7 @@ const METADATA = {
   },
 };
 
-export function registerDiscoveryRoute(app: FastifyInstance, services: Services): void {
+export function registerDiscoveryRoute(app: FastifyInstance, services: Pick<Services, 'apps' | 'config'>): void {
   app.get(
     '/.well-known/oauth-authorization-server',
     {

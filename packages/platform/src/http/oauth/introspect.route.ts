@@ -14,7 +14,10 @@ import { INTROSPECTION_SCHEMA } from './introspect-schema.ts';
 
 const HINTS = ['access_token', 'refresh_token'];
 
-export function registerIntrospectRoute(app: FastifyInstance, services: Services): void {
+export function registerIntrospectRoute(
+  app: FastifyInstance,
+  services: Pick<Services, 'config' | 'introspection' | 'metrics' | 'resourceServers'>,
+): void {
   app.post(
     '/admin/oauth/introspect',
     {

@@ -34,7 +34,7 @@ const JWKS = {
   },
 };
 
-export function registerJwksRoute(app: FastifyInstance, services: Services): void {
+export function registerJwksRoute(app: FastifyInstance, services: Pick<Services, 'signingKeys'>): void {
   app.get(
     '/.well-known/jwks.json',
     {

@@ -4,7 +4,7 @@ import type { Services } from '../../services/services.ts';
 import { InvalidRequest, OAuthError } from '../../domain/errors.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 
-export function registerRevokeRoute(app: FastifyInstance, services: Services): void {
+export function registerRevokeRoute(app: FastifyInstance, services: Pick<Services, 'apps' | 'oauth'>): void {
   app.post('/admin/oauth/revoke', { config: { oauth: true, helmet: { skipRoute: true } }, bodyLimit: 16 * 1024 }, async (req, reply) => {
     reply.header('X-Content-Type-Options', 'nosniff');
     const params = bodyParams(req);

@@ -14,7 +14,10 @@ import { oauthErrorCode } from '../plugins/error-handler.ts';
 import { bodyParams, clientCredentials } from './client-credentials.ts';
 import { TOKEN_ROUTE_SCHEMA } from './token-schema.ts';
 
-export function registerTokenRoute(app: FastifyInstance, services: Services): void {
+/** What the token endpoint uses: the client check, the grant limits, the grants, the refusal counters. */
+export type TokenRouteServices = Pick<Services, 'apps' | 'config' | 'grantLimits' | 'metrics' | 'oauth'>;
+
+export function registerTokenRoute(app: FastifyInstance, services: TokenRouteServices): void {
   const documentedOnly = {
     schema: TOKEN_ROUTE_SCHEMA,
     validatorCompiler: () => () => true,
@@ -52,7 +55,12 @@ const GRANT_TYPES = ['authorization_code', 'refresh_token', TOKEN_EXCHANGE];
  * grant needs, then the grant: the service judges the client on the app row storage read, and
  * storage runs the grant only while the app is still that row, so nothing changes before the checks.
  */
-async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<string, string>, services: Services): Promise<Answer> {
+async function grant(
+  req: FastifyRequest,
+  reply: FastifyReply,
+  params: Record<string, string>,
+  services: TokenRouteServices,
+): Promise<Answer> {
   const grantType = params.grant_type;
   if (!grantType) throw new InvalidRequest('grant_type is required');
   if (!GRANT_TYPES.includes(grantType)) throw new UnsupportedGrantType(`grant_type must be one of ${GRANT_TYPES.join(', ')}`);
@@ -79,7 +87,7 @@ async function grant(req: FastifyRequest, reply: FastifyReply, params: Record<st
 async function admit(
   req: FastifyRequest,
   reply: FastifyReply,
-  services: Services,
+  services: Pick<Services, 'grantLimits' | 'metrics'>,
   clientId: string,
   clientSecret: string,
 ): Promise<Extract<GrantAdmission, { allowed: true }> | undefined> {
@@ -127,7 +135,7 @@ function exchangeProblem(params: Record<string, string>): InvalidRequest | undef
 async function run(
   req: FastifyRequest,
   params: Record<string, string>,
-  services: Services,
+  services: Pick<Services, 'config' | 'oauth'>,
   client: ReturnType<Services['apps']['clientCheck']>,
 ): Promise<Answer> {
   if (params.grant_type === TOKEN_EXCHANGE) {

@@ -34,7 +34,7 @@ ${rows}</tbody>
 )}`;
 }
 
-export function registerPartnerApiHealthRoute(app: FastifyInstance, services: Services): void {
+export function registerPartnerApiHealthRoute(app: FastifyInstance, services: Pick<Services, 'apiHealth' | 'apps'>): void {
   app.get('/partner/apps/:clientId/api-health', partnerOnly, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);

@@ -103,7 +103,10 @@ function basicCredentials(header: string | undefined): { clientId: string; clien
 
 const authenticated = new WeakMap<FastifyRequest, AppRow>();
 
-export function registerPartnerApiRoutes(app: FastifyInstance, services: Services): void {
+/** What the partner API uses: the calling app's credentials and its app-level webhook subscriptions. */
+export type PartnerApiServices = Pick<Services, 'appWebhooks' | 'apps'>;
+
+export function registerPartnerApiRoutes(app: FastifyInstance, services: PartnerApiServices): void {
   app.register(async (api) => {
     // Bodies as written: an unknown field or a value of another type is a 422, never dropped or coerced.
     const strict = new Ajv({ allErrors: true, removeAdditional: false, coerceTypes: false, useDefaults: false, strict: false });
@@ -112,7 +115,7 @@ export function registerPartnerApiRoutes(app: FastifyInstance, services: Service
   });
 }
 
-function registerRoutes(app: FastifyInstance, services: Services): void {
+function registerRoutes(app: FastifyInstance, services: PartnerApiServices): void {
   /** Before the body is read: the app of the credentials, which must be the app of the path. */
   async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('Cache-Control', 'no-store');

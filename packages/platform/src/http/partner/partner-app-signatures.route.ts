@@ -2,7 +2,7 @@
 // with them on, the app's webhooks also carry `v1a` signatures by the platform's Ed25519 keys,
 // which the app checks against the platform's published JWKS, beside the usual HMAC.
 import type { FastifyInstance } from 'fastify';
-import { platformBaseUrl } from '../../config.ts';
+import { platformBaseUrl, type Config } from '../../config.ts';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import type { AppRow } from '../../services/app-service.ts';
 import type { Services } from '../../services/services.ts';
@@ -17,9 +17,9 @@ export const SIGNATURE_NOTICES: Record<string, string> = {
   ed25519_off: 'Webhooks to this app no longer carry v1a (Ed25519) signatures; the HMAC signatures are unchanged.',
 };
 
-export function signatureSection(services: Services, a: AppRow, csrf: string): SafeHtml {
+export function signatureSection(config: Config, a: AppRow, csrf: string): SafeHtml {
   const on = a.webhook_signature_ed25519 === 1;
-  const jwks = `${platformBaseUrl(services.config)}/.well-known/jwks.json`;
+  const jwks = `${platformBaseUrl(config)}/.well-known/jwks.json`;
   return html`<h2>Asymmetric webhook signatures</h2>
 <p>Every webhook carries HMAC signatures made with the client secret (<code>X-Service-Hmac-Sha256</code>, and <code>v1,</code>
 in <code>webhook-signature</code>). With asymmetric signatures on, <code>webhook-signature</code> also carries <code>v1a,</code>
@@ -34,7 +34,7 @@ two entries come, one per key.</p>
   }</form>`;
 }
 
-export function registerPartnerSignatureRoutes(app: FastifyInstance, services: Services): void {
+export function registerPartnerSignatureRoutes(app: FastifyInstance, services: Pick<Services, 'apps' | 'webhookSignatures'>): void {
   app.post('/partner/apps/:clientId/webhook-signatures', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);

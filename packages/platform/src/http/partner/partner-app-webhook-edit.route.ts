@@ -16,7 +16,11 @@ const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as
 
 type SubscriptionOf = (partnerId: number, params: unknown) => Promise<{ a: AppRow; id: number; s: ListedAppSubscription | undefined }>;
 
-export function registerPartnerAppWebhookEditRoutes(app: FastifyInstance, services: Services, subscriptionOf: SubscriptionOf): void {
+export function registerPartnerAppWebhookEditRoutes(
+  app: FastifyInstance,
+  services: Pick<Services, 'appWebhooks'>,
+  subscriptionOf: SubscriptionOf,
+): void {
   const render = (
     reply: FastifyReply,
     partnerEmail: string,

@@ -32,7 +32,7 @@ interface Form extends ShapeForm {
   skipped?: { store: string; reason: string }[];
 }
 
-export function registerPartnerAppWebhookRoutes(app: FastifyInstance, services: Services): void {
+export function registerPartnerAppWebhookRoutes(app: FastifyInstance, services: Pick<Services, 'appWebhooks' | 'apps'>): void {
   const render = async (reply: FastifyReply, partnerEmail: string, a: AppRow, form: Form, notice?: string) => {
     const rows = await services.appWebhooks.list(a.id);
     const base = `/partner/apps/${a.client_id}/webhooks`;

@@ -75,7 +75,10 @@ function privacyField(value: string, errors: readonly string[] | undefined) {
 <p class="muted">https in production; leave it empty and the app is sent no privacy webhooks.</p>`;
 }
 
-export function registerPartnerAppRoutes(app: FastifyInstance, services: Services): void {
+/** What the app pages use: the apps, their secrets and one-time reveals, the privacy deliveries. */
+export type PartnerAppServices = Pick<Services, 'apps' | 'config' | 'partnerDeliveries' | 'reveals' | 'rotations'>;
+
+export function registerPartnerAppRoutes(app: FastifyInstance, services: PartnerAppServices): void {
   const { reveals, partnerDeliveries: deliveries } = services;
 
   app.get('/partner', partnerOnly, async (req, reply) => {
@@ -219,7 +222,7 @@ match the <code>hmac</code>, so turn it off for such a client until it does.</p>
         ? html`<button class="secondary" type="submit" name="authorization_iss" value="off">Stop sending iss with the code</button>`
         : html`<button type="submit" name="authorization_iss" value="on">Send iss with the code</button>`
     }</form>
-${signatureSection(services, a, csrf)}
+${signatureSection(services.config, a, csrf)}
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">

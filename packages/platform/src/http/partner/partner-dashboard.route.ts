@@ -2,17 +2,33 @@
 // partner API the apps call with their own client credentials.
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
-import { registerPartnerAppRoutes } from './partner-apps.route.ts';
+import { type PartnerAppServices, registerPartnerAppRoutes } from './partner-apps.route.ts';
 import { registerPartnerLoginRoutes } from './partner-login.route.ts';
 import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';
 import { registerPartnerApiHealthRoute } from './partner-api-health.route.ts';
 import { registerPartnerEndpointsRoute } from './partner-endpoints.route.ts';
-import { registerPartnerApiRoutes } from './partner-api.route.ts';
+import { type PartnerApiServices, registerPartnerApiRoutes } from './partner-api.route.ts';
 import { registerPartnerAppWebhookRoutes } from './partner-app-webhooks.route.ts';
 import { registerPartnerSignatureRoutes } from './partner-app-signatures.route.ts';
 import { registerPartnerWebhookRecoveryRoutes } from './partner-webhook-recovery.route.ts';
 
-export function registerPartnerDashboard(app: FastifyInstance, services: Services): void {
+/** What the partner dashboard's pages and the partner API use, all of them together. */
+export type PartnerDashboardServices = Pick<
+  Services,
+  | keyof PartnerAppServices
+  | keyof PartnerApiServices
+  | 'accounts'
+  | 'apiHealth'
+  | 'clock'
+  | 'deliveries'
+  | 'endpointHealth'
+  | 'loginThrottle'
+  | 'metrics'
+  | 'webhookRecovery'
+  | 'webhookSignatures'
+>;
+
+export function registerPartnerDashboard(app: FastifyInstance, services: PartnerDashboardServices): void {
   registerPartnerLoginRoutes(app, services);
   registerPartnerAppRoutes(app, services);
   registerPartnerSignatureRoutes(app, services);

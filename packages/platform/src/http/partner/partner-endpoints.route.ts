@@ -56,7 +56,7 @@ ${latencyChart(`latency-${index}`, e.endpoint, e.hourly, e)}
 </section>`;
 }
 
-export function registerPartnerEndpointsRoute(app: FastifyInstance, services: Services): void {
+export function registerPartnerEndpointsRoute(app: FastifyInstance, services: Pick<Services, 'apps' | 'clock' | 'endpointHealth'>): void {
   app.get('/partner/apps/:clientId/endpoints', partnerOnly, async (req, reply) => {
     const partner = req.partner!;
     const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);

@@ -8,14 +8,17 @@ import { PARTNER_COOKIE, currentPartner, partnerReturnTo, setPartnerCookie } fro
 
 const platform = { config: { area: 'platform' as const } };
 
-export function registerPartnerLoginRoutes(app: FastifyInstance, services: Services): void {
+export function registerPartnerLoginRoutes(
+  app: FastifyInstance,
+  services: Pick<Services, 'accounts' | 'config' | 'loginThrottle' | 'metrics'>,
+): void {
   const throttle = services.loginThrottle;
 
   app.get('/', platform, async (_req, reply) => reply.redirect('/partner', 303));
 
   app.get('/partner/login', platform, async (req, reply) => {
-    const returnTo = partnerReturnTo(services, (req.query as Record<string, unknown>).return_to);
-    if (await currentPartner(services, req)) return reply.redirect(returnTo, 303);
+    const returnTo = partnerReturnTo(services.config, (req.query as Record<string, unknown>).return_to);
+    if (await currentPartner(services.accounts, req)) return reply.redirect(returnTo, 303);
     return sendLoginForm(req, reply, {
       action: '/partner/login',
       title: 'Partner log in',
@@ -28,14 +31,15 @@ export function registerPartnerLoginRoutes(app: FastifyInstance, services: Servi
   app.post('/partner/login', { ...platform, preHandler: app.csrfProtection }, async (req, reply) =>
     handleLoginPost(req, reply, {
       throttle,
+      metrics: services.metrics,
       formPath: '/partner/login',
-      returnTo: partnerReturnTo(services, (req.body as Record<string, unknown> | undefined)?.return_to),
+      returnTo: partnerReturnTo(services.config, (req.body as Record<string, unknown> | undefined)?.return_to),
       account: (email) => `partner:${email}`,
       authenticate: (email, password) => services.accounts.authenticatePartner(email, password),
       startSession: async (partnerId) => {
         const old = req.cookies[PARTNER_COOKIE];
         if (old) await services.accounts.endSession(old);
-        setPartnerCookie(services, reply, await services.accounts.startSession('partner', partnerId, null));
+        setPartnerCookie(services.config, reply, await services.accounts.startSession('partner', partnerId, null));
       },
       failureLog: { message: 'partner login failed', fields: {} },
     }),

@@ -33,7 +33,10 @@ export function recoveryActions(clientId: string, id: number, csrf: string): Saf
   return html`<form class="inline" method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="enable" aria-label="Enable subscription ${String(id)} again">Enable again</button></form> <a href="${base}">Subscription #${String(id)}: replay its deliveries</a>`;
 }
 
-export function registerPartnerWebhookRecoveryRoutes(app: FastifyInstance, services: Services): void {
+export function registerPartnerWebhookRecoveryRoutes(
+  app: FastifyInstance,
+  services: Pick<Services, 'apps' | 'clock' | 'webhookRecovery'>,
+): void {
   const recovery = services.webhookRecovery;
 
   /** The partner's app and its subscription named by the path (404 for another partner's). */

@@ -29,7 +29,10 @@ function httpStatus(code: number | null | undefined, error: string | null | unde
   return code !== null && code !== undefined ? String(code) : error ? 'no answer' : '—';
 }
 
-export function registerPartnerWebhookRoutes(app: FastifyInstance, services: Services): void {
+export function registerPartnerWebhookRoutes(
+  app: FastifyInstance,
+  services: Pick<Services, 'apps' | 'deliveries' | 'partnerDeliveries'>,
+): void {
   const deliveries = services.partnerDeliveries;
 
   app.get('/partner/apps/:clientId/deliveries', partnerOnly, async (req, reply) => {

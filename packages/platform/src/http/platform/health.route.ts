@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 
-export function registerHealthRoutes(app: FastifyInstance, services: Services): void {
+export function registerHealthRoutes(app: FastifyInstance, services: Pick<Services, 'readiness'>): void {
   app.get('/healthz', { config: { area: 'any-host' } }, async () => ({ status: 'ok' }));
   // A failing probe logs nothing: probes come every few seconds for as long as an outage lasts, and
   // the change of each dependency's state is logged once where it is watched.

@@ -19,17 +19,17 @@ declare module 'fastify' {
   }
 }
 
-export function registerSessionGate(app: FastifyInstance, services: Services): void {
+export function registerSessionGate(app: FastifyInstance, services: Pick<Services, 'accounts' | 'config'>): void {
   app.decorateRequest('merchant', undefined);
   app.decorateRequest('partner', undefined);
   const merchantGate: preHandlerAsyncHookHandler = async (req, reply) => {
-    const merchant = await currentMerchant(services, req);
+    const merchant = await currentMerchant(services.accounts, req);
     if (!merchant) return redirectToLogin(req, reply);
     req.merchant = merchant;
   };
   const partnerGate: preHandlerAsyncHookHandler = async (req, reply) => {
-    const session = await currentPartner(services, req);
-    if (!session) return redirectToPartnerLogin(services, req, reply);
+    const session = await currentPartner(services.accounts, req);
+    if (!session) return redirectToPartnerLogin(services.config, req, reply);
     const partner = await services.accounts.findPartnerById(session.partnerId);
     req.partner = { ...session, email: partner?.email ?? '' };
   };

@@ -8,7 +8,7 @@ import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts'
 import { describeDuration, formatTime } from '../views/form-fields.ts';
 import { html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { sendAdminPage } from '../views/store-admin-layout.ts';
-import { registerAppLaunchRoutes } from './app-launch.route.ts';
+import { type AppLaunchServices, registerAppLaunchRoutes } from './app-launch.route.ts';
 import { registerCustomerPrivacyRoutes } from './customer-privacy.route.ts';
 import { registerPrivateAppRoutes } from './private-apps.route.ts';
 import { registerStoreListRoutes } from './store-lists.route.ts';
@@ -24,7 +24,10 @@ function rowLink(href: string, text: string, name: string, className = 'button')
   return html`<a class="${className}" href="${href}">${text}<span class="visually-hidden"> ${name}</span></a>`;
 }
 
-export function registerStoreAdminRoutes(app: FastifyInstance, services: Services): void {
+/** What the store admin's pages use: apps and launches, private apps, the store's lists, privacy requests. */
+export type StoreAdminServices = Pick<Services, keyof AppLaunchServices | 'customerPrivacy' | 'resources' | 'reveals'>;
+
+export function registerStoreAdminRoutes(app: FastifyInstance, services: StoreAdminServices): void {
   app.get('/admin', merchantOnly, async (req, reply) => {
     const store = req.store!;
     const [installed, publicApps] = await Promise.all([services.apps.listInstalled(store.id), services.apps.listPublicApps()]);

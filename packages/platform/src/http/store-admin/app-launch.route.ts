@@ -20,23 +20,23 @@ import { currentMerchant } from './merchant-session.ts';
 
 const merchantOnly = { config: { session: 'merchant' as const } };
 
-async function appOf(services: Services, req: FastifyRequest): Promise<AppRow> {
+async function appOf(apps: Services['apps'], req: FastifyRequest): Promise<AppRow> {
   const { clientId } = req.params as { clientId: string };
-  const target = await services.apps.findByClientId(clientId);
+  const target = await apps.findByClientId(clientId);
   if (!target) throw new NotFoundError('No app with this client id');
   return target;
 }
 
 /** The merchant of the session (the session gate let the request in, so there is one). */
-async function merchantId(services: Services, req: FastifyRequest): Promise<number> {
-  const merchant = await currentMerchant(services, req);
+async function merchantId(accounts: Services['accounts'], req: FastifyRequest): Promise<number> {
+  const merchant = await currentMerchant(accounts, req);
   if (!merchant) throw new NotFoundError('No merchant is signed in');
   return merchant.merchantId;
 }
 
 /** The signed GET to the App URL; with a launch token when the app is installed. */
 async function launch(
-  services: Services,
+  services: Pick<Services, 'accounts' | 'clock' | 'config' | 'launchTokens' | 'rotations'>,
   req: FastifyRequest,
   reply: FastifyReply,
   target: AppRow,
@@ -48,7 +48,11 @@ async function launch(
     timestamp: String(Math.floor(services.clock() / 1000)),
   };
   if (installed)
-    params.id_token = await services.launchTokens.issue(target, storeBaseUrl(services.config, store.name), await merchantId(services, req));
+    params.id_token = await services.launchTokens.issue(
+      target,
+      storeBaseUrl(services.config, store.name),
+      await merchantId(services.accounts, req),
+    );
   const url = new URL(target.app_url);
   for (const [k, v] of new URLSearchParams(signedQueryString(params, services.rotations.querySigningSecret(target))))
     url.searchParams.set(k, v);
@@ -56,10 +60,13 @@ async function launch(
   return reply.header('Cache-Control', 'no-store').redirect(url.toString(), 303);
 }
 
-export function registerAppLaunchRoutes(app: FastifyInstance, services: Services): void {
+/** What Install and Open use: the app and its installation, the merchant, the signed launch. */
+export type AppLaunchServices = Pick<Services, 'accounts' | 'apps' | 'clock' | 'config' | 'launchTokens' | 'rotations'>;
+
+export function registerAppLaunchRoutes(app: FastifyInstance, services: AppLaunchServices): void {
   app.get('/admin/apps/:clientId/install', merchantOnly, async (req, reply) => {
     const store = req.store!;
-    const target = await appOf(services, req);
+    const target = await appOf(services.apps, req);
     const installation = await services.apps.findInstallation(store.id, target.id);
     const live = installation !== undefined && installation.uninstalled_at === null;
     if (target.managed_install !== 1 || (live && installation.scopes === target.scopes)) return launch(services, req, reply, target, live);
@@ -80,7 +87,7 @@ export function registerAppLaunchRoutes(app: FastifyInstance, services: Services
   // The merchant's answer on the consent page of an app whose scopes the platform manages.
   app.post('/admin/apps/:clientId/install', { ...merchantOnly, preHandler: app.csrfProtection }, async (req, reply) => {
     const store = req.store!;
-    const target = await appOf(services, req);
+    const target = await appOf(services.apps, req);
     const body = (req.body ?? {}) as Record<string, unknown>;
     if (target.managed_install !== 1) throw new NotFoundError(`${target.name} is installed through its own authorization request`);
     if (body.decision === 'cancel') return reply.redirect('/admin', 303);

@@ -57,7 +57,7 @@ function audienceList(apps: PrivacyAudienceApp[]): SafeHtml {
   )}</ul>`;
 }
 
-export function registerCustomerPrivacyRoutes(app: FastifyInstance, services: Services): void {
+export function registerCustomerPrivacyRoutes(app: FastifyInstance, services: Pick<Services, 'customerPrivacy'>): void {
   const privacy = services.customerPrivacy;
 
   async function confirmation(req: FastifyRequest, reply: FastifyReply, action: Action) {

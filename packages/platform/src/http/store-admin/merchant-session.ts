@@ -1,34 +1,33 @@
 // The merchant's browser session on a store host: a server-side record behind an HttpOnly cookie.
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Services } from '../../services/services.ts';
-import { storeBaseUrl } from '../../config.ts';
-import { SESSION_TTL_MS } from '../../services/account-service.ts';
+import { storeBaseUrl, type Config } from '../../config.ts';
+import { type AccountService, SESSION_TTL_MS } from '../../services/account-service.ts';
 import { returnPath } from '../return-path.ts';
 
 export const SESSION_COOKIE = 'sg_session';
 
 export async function currentMerchant(
-  services: Services,
+  accounts: AccountService,
   req: FastifyRequest,
 ): Promise<{ merchantId: number; sessionId: string } | undefined> {
   const id = req.cookies[SESSION_COOKIE];
-  const row = await services.accounts.findSession('merchant', id, req.store!.id);
+  const row = await accounts.findSession('merchant', id, req.store!.id);
   return row && id ? { merchantId: row.subject_id, sessionId: id } : undefined;
 }
 
-export function setSessionCookie(services: Services, reply: FastifyReply, id: string): void {
+export function setSessionCookie(config: Config, reply: FastifyReply, id: string): void {
   reply.setCookie(SESSION_COOKIE, id, {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
-    secure: services.config.publicScheme === 'https',
+    secure: config.publicScheme === 'https',
     maxAge: SESSION_TTL_MS / 1000,
   });
 }
 
 /** A return path after login: a path of this store's admin only, never another origin. */
-export function safeReturnTo(services: Services, req: FastifyRequest, value: unknown): string {
-  return returnPath(value, storeBaseUrl(services.config, req.store!.name), '/admin', 4000);
+export function safeReturnTo(config: Config, req: FastifyRequest, value: unknown): string {
+  return returnPath(value, storeBaseUrl(config, req.store!.name), '/admin', 4000);
 }
 
 /** Sends the browser to the login page, coming back to this URL afterwards. */

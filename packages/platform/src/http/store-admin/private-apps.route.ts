@@ -19,7 +19,10 @@ const NOTICES: Record<string, string> = {
 
 const merchantOnly = { config: { session: 'merchant' as const } };
 
-export function registerPrivateAppRoutes(app: FastifyInstance, services: Services): void {
+export function registerPrivateAppRoutes(
+  app: FastifyInstance,
+  services: Pick<Services, 'apps' | 'clock' | 'config' | 'reveals' | 'rotations'>,
+): void {
   const reveals = services.reveals;
 
   app.get('/admin/private-apps', merchantOnly, async (req, reply) => {

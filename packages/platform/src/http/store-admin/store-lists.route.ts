@@ -75,7 +75,7 @@ const VIEWS: ListView[] = [
   },
 ];
 
-export function registerStoreListRoutes(app: FastifyInstance, services: Services): void {
+export function registerStoreListRoutes(app: FastifyInstance, services: Pick<Services, 'resources'>): void {
   for (const view of VIEWS) {
     app.get(`/admin/${view.def.name}`, merchantOnly, async (req, reply) => {
       const store = req.store!;

@@ -3,6 +3,7 @@
 // page never sends a form again).
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { lockMessage, type LoginThrottle } from '../../services/login-throttle.ts';
+import type { PlatformMetrics } from '../../services/metrics.ts';
 import { hiddenFields, html, page, type SafeHtml } from './html.ts';
 
 /** The lock message's minutes travel in the redirect (303 after every POST); 1 to 60. */
@@ -42,6 +43,8 @@ export async function handleLoginPost(
   reply: FastifyReply,
   login: {
     throttle: LoginThrottle;
+    /** Counts the attempts refused unchecked because of a lock. */
+    metrics: PlatformMetrics;
     formPath: string;
     returnTo: string;
     account: (email: string) => string;
@@ -58,7 +61,7 @@ export async function handleLoginPost(
   const lockedBack = (waitMs: number) => reply.redirect(`${login.formPath}?locked=${Math.ceil(waitMs / 60_000)}&return_to=${back}`, 303);
   const attempt = await login.throttle.begin(keys);
   if (attempt.wait > 0) {
-    req.server.services.metrics.rateLimited('login');
+    login.metrics.rateLimited('login');
     return lockedBack(attempt.wait);
   }
   const subjectId = email && password ? await login.authenticate(email, password) : undefined;
