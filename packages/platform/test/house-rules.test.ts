@@ -2,7 +2,8 @@
 // in one go, and comments explain the code itself instead of pointing at documents, sections or
 // issues that move on without it. The CLI keeps its lines short and reaches the platform through its
 // package entry only; migrations are told their dialect rather than guessing it from a driver's
-// class; the delivery worker is handed its parts rather than building them.
+// class; the delivery worker is handed its parts rather than building them, and HTTP routes the
+// services they use rather than all of them.
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -122,6 +123,21 @@ function constructed(file: string, text: string): string[] {
   return found;
 }
 
+/** The one file under src/http/ that may take the whole service bag: it wires each route to the services it uses. */
+const SERVICES_WIRING = 'packages/platform/src/http/server.ts';
+
+/**
+ * Places where a file types something as the whole `Services` bag, as `file:line text`. `Pick<Services, …>`,
+ * `Services['apps']` and the import of the name are not the whole bag.
+ */
+function wholeServices(file: string, text: string): string[] {
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, text: line }))
+    .filter((l) => /:\s*Services\b(?!\s*\[)/.test(l.text))
+    .map((l) => `${file}:${l.line} ${l.text.trim()}`);
+}
+
 const WORKER = 'packages/platform/src/webhooks/webhook-worker.ts';
 
 describe('house rules (packages/*/src)', () => {
@@ -173,12 +189,36 @@ describe('house rules (packages/*/src)', () => {
   it('the delivery worker builds none of its parts: the composition root hands them over', () => {
     expect(constructed(WORKER, readFileSync(join(ROOT, WORKER), 'utf8'))).toEqual([]);
   });
+
+  it('routes and their helpers under src/http/ take the services they use, never the whole bag', () => {
+    const whole = files
+      .filter((f) => f.startsWith('packages/platform/src/http/') && SCRIPT_EXTENSIONS.has(extname(f)) && f !== SERVICES_WIRING)
+      .flatMap((f) => wholeServices(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(whole, `${whole.length} parameter(s) typed as the whole Services:\n${whole.join('\n')}\n`).toEqual([]);
+  });
 });
 
 describe('house rules: the mechanical checks catch what they are meant to catch', () => {
   it('long lines: over the limit only, with the line and its length', () => {
     const text = ['short', 'x'.repeat(MAX_LINE_CHARS), 'y'.repeat(MAX_LINE_CHARS + 1)].join('\n');
     expect(longLines('a.ts', text)).toEqual([`a.ts:3 (${MAX_LINE_CHARS + 1} chars)`]);
+  });
+
+  it('whole services: a parameter or field typed Services, not a Pick of it, a member type or the import', () => {
+    const text = [
+      'export function registerX(app: FastifyInstance, services: Services): void {',
+      'function y(_services : Services, req: FastifyRequest) {',
+      "function z(services: Pick<Services, 'config' | 'apps'>) {",
+      "type Summary = Awaited<ReturnType<Services['apps']['list']>>;",
+      "async function appOf(apps: Services ['apps'], req: FastifyRequest) {",
+      "import type { Services } from '../../services/services.ts';",
+      'const s: Services | undefined = undefined;',
+    ].join('\n');
+    expect(wholeServices('r.ts', text)).toEqual([
+      'r.ts:1 export function registerX(app: FastifyInstance, services: Services): void {',
+      'r.ts:2 function y(_services : Services, req: FastifyRequest) {',
+      'r.ts:7 const s: Services | undefined = undefined;',
+    ]);
   });
 
   it('deep imports of the platform: subpaths and paths into its folder, static, dynamic or re-exported', () => {
