@@ -69,14 +69,14 @@ declare module 'fastify' {
   }
 }
 
+/** What the routes of one resource use: its rows, the Idempotency-Key records, the Link header's host. */
+type ResourceServices = Pick<Services, 'config' | 'idempotency' | 'resources'>;
+
 /** What the Admin API's routes and checks use, the bulk download outside its hooks included. */
 export type AdminApiServices = Pick<
   Services,
   keyof AdmissionServices | keyof ResourceServices | 'accounts' | 'bulkExports' | 'events' | 'subscriptions' | 'webhookRecovery'
 >;
-
-/** What the routes of one resource use: its rows, the Idempotency-Key records, the Link header's host. */
-type ResourceServices = Pick<Services, 'config' | 'idempotency' | 'resources'>;
 
 export function registerAdminApi(app: FastifyInstance, services: AdminApiServices): void {
   // Outside the Admin API's hooks: the signed address is the credential, not an Access-Token.
