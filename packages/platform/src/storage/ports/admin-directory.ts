@@ -1,63 +1,58 @@
 // What the administrative commands read and change across stores (`storegate stores list`,
 // `merchants unlock`...): whole-table listings that no request path needs, kept apart from the
 // per-aggregate repositories the services share.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 
-export interface StoreListRow {
-  id: number;
-  name: string;
-  owner_email: string;
-  currency: string;
-  timezone: string;
-  created_at: number;
+type Stores = Selectable<Database['stores']>;
+type Apps = Selectable<Database['apps']>;
+type Installations = Selectable<Database['installations']>;
+type PrivateApps = Selectable<Database['private_apps']>;
+type Merchants = Selectable<Database['merchants']>;
+
+export interface StoreListRow extends Pick<Stores, 'id' | 'name' | 'currency' | 'timezone' | 'created_at'> {
+  owner_email: Merchants['email'];
   installed_apps: number;
   private_apps: number;
 }
 
-export interface PartnerListRow {
-  id: number;
-  email: string;
-  created_at: number;
+export interface PartnerListRow extends Pick<Selectable<Database['partners']>, 'id' | 'email' | 'created_at'> {
   apps: number;
 }
 
-export interface AppListRow {
-  id: number;
-  client_id: string;
-  name: string;
-  partner_email: string | null;
-  app_url: string;
-  redirect_uri: string;
-  scopes: string;
-  privacy_webhook_url: string | null;
-  authorization_iss: number;
-  managed_install: number;
-  created_at: number;
+export interface AppListRow
+  extends Pick<
+    Apps,
+    | 'id'
+    | 'client_id'
+    | 'name'
+    | 'app_url'
+    | 'redirect_uri'
+    | 'scopes'
+    | 'privacy_webhook_url'
+    | 'authorization_iss'
+    | 'managed_install'
+    | 'created_at'
+  > {
+  partner_email: Selectable<Database['partners']>['email'] | null;
   installations: number;
 }
 
-export interface PrivateAppListRow {
-  id: number;
-  store: string;
-  name: string;
-  scopes: string;
-  created_at: number;
-  revoked_at: number | null;
+export interface PrivateAppListRow extends Pick<PrivateApps, 'id' | 'name' | 'scopes' | 'created_at' | 'revoked_at'> {
+  /** The store's name. */
+  store: Stores['name'];
 }
 
-export interface InstallationListRow {
-  id: number;
-  store: string;
-  client_id: string;
-  app: string;
-  scopes: string;
-  installed_at: number;
-  uninstalled_at: number | null;
+export interface InstallationListRow extends Pick<Installations, 'id' | 'scopes' | 'installed_at' | 'uninstalled_at'> {
+  /** The store's name. */
+  store: Stores['name'];
+  client_id: Apps['client_id'];
+  /** The app's name. */
+  app: Apps['name'];
 }
 
-export interface MerchantRow {
-  id: number;
-  email: string;
-  stores: { id: number; name: string }[];
+export interface MerchantRow extends Pick<Merchants, 'id' | 'email'> {
+  stores: Pick<Stores, 'id' | 'name'>[];
 }
 
 export interface AdminDirectoryRepository {

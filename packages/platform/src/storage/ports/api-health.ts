@@ -1,7 +1,9 @@
 // The port on API health: calls to deprecated versions counted per caller, the marks that a caller
 // was told of a sunset, and the operator's brown-out windows. Usage rows are added to, never
 // overwritten, so nodes flushing at the same moment add up.
+import type { Selectable } from 'kysely';
 import type { ApiCallerKind } from '../../domain/api-health.ts';
+import type { Database } from '../schema.ts';
 
 /** Calls one node counted since its last flush, for one caller, store, version and route. */
 export interface ApiUsageDelta {
@@ -34,13 +36,7 @@ export interface RecentCaller {
   last_seen_at: number;
 }
 
-export interface BrownoutRow {
-  id: number;
-  version: string;
-  starts_at: number;
-  ends_at: number;
-  created_at: number;
-}
+export type BrownoutRow = Pick<Selectable<Database['api_version_brownouts']>, 'id' | 'version' | 'starts_at' | 'ends_at' | 'created_at'>;
 
 export interface ApiHealthRepository {
   /** Adds each delta to its row (calls summed, first and last seen widened); one statement per batch. */

@@ -1,36 +1,27 @@
 // App-level webhook subscriptions: an app's own list (one row serves every store that installs
 // the app) and the store copies made of it, which are ordinary store subscriptions naming the row
 // they came from.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { SubscriptionRow } from './rows.ts';
 
-export interface AppSubscriptionRow {
-  id: number;
-  app_id: number;
-  topic: string;
-  address: string;
-  api_version: string;
+type AppSubscriptions = Selectable<Database['app_webhook_subscriptions']>;
+
+export interface AppSubscriptionRow
+  extends Pick<AppSubscriptions, 'id' | 'app_id' | 'topic' | 'address' | 'api_version' | 'created_at' | 'updated_at'> {
   /** The filter text its copies get; null: every change of the topic. */
-  filter: string | null;
+  filter: AppSubscriptions['filter'];
   /** JSON array of the top-level fields its copies' deliveries hold; null: the whole object. */
-  include_fields: string | null;
-  created_at: number;
-  updated_at: number;
+  include_fields: AppSubscriptions['include_fields'];
 }
 
 /** A store's copy of one app-level subscription. */
-export interface StoreCopyRow {
-  id: number;
-  app_subscription_id: number;
-  topic: string;
-  filter: string | null;
-  include_fields: string | null;
+export interface StoreCopyRow extends Pick<SubscriptionRow, 'id' | 'topic' | 'filter' | 'include_fields'> {
+  app_subscription_id: NonNullable<SubscriptionRow['app_subscription_id']>;
 }
 
 /** What a copy takes from its app-level row besides the topic and address, which name it. */
-export interface CopyShape {
-  filter: string | null;
-  include_fields: string | null;
-}
+export type CopyShape = Pick<AppSubscriptions, 'filter' | 'include_fields'>;
 
 export interface AppWebhookRepository {
   /** The app's app-level subscriptions, oldest first. */

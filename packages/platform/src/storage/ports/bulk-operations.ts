@@ -3,33 +3,22 @@
 import type { BulkStatus } from '../../domain/bulk-operations.ts';
 import type { ListFilters } from '../../domain/list-filters.ts';
 import type { ResourceName } from '../../domain/resources.ts';
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 
 /** Who started an operation: an installed app or a private app of the store. */
 export type BulkOwner = { appId: number } | { privateAppId: number };
 
-export interface BulkOperationRow {
-  id: number;
-  store_id: number;
-  app_id: number | null;
-  private_app_id: number | null;
+type BulkOperations = Selectable<Database['bulk_operations']>;
+
+/** An operation as stored; `resource` and `status` hold only the values the domain names. */
+export interface BulkOperationRow extends Omit<BulkOperations, 'resource' | 'status' | 'filters' | 'attempts'> {
   resource: ResourceName;
   /** The list filters as query parameters (a JSON object of strings). */
-  filters: string;
-  fields: string | null;
+  filters: BulkOperations['filters'];
   status: BulkStatus;
-  rows: number;
-  bytes: number;
-  position: number;
-  chunks: number;
-  error: string | null;
-  snapshot_at: number | null;
-  claimed_by: string | null;
-  claimed_until: number | null;
   /** How many times a worker has claimed it, this claim included. */
-  attempts: number;
-  created_at: number;
-  updated_at: number;
-  finished_at: number | null;
+  attempts: BulkOperations['attempts'];
 }
 
 export interface NewBulkOperation {

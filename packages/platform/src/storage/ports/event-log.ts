@@ -1,5 +1,8 @@
 // The events list's query and rows: an owner's deliveries in a store, as apps read them back.
-import type { DeliveryStatus } from './rows.ts';
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
+
+type Deliveries = Selectable<Database['webhook_deliveries']>;
 
 /** Whose deliveries the events list reads: a public app's or a private app's. */
 export type EventOwner = { appId: number } | { privateAppId: number };
@@ -28,17 +31,10 @@ export interface EventLogPage {
 }
 
 /** A delivery with what its request carries: the ids, the topic, the body and the API version. */
-export interface EventLogRow {
-  id: number;
-  webhook_id: string;
-  event_id: string;
-  topic: string;
-  status: DeliveryStatus;
-  attempts: number;
-  created_at: number;
+export interface EventLogRow
+  extends Pick<Deliveries, 'id' | 'webhook_id' | 'event_id' | 'topic' | 'status' | 'attempts' | 'created_at' | 'include_fields'> {
   /** The event's payload, which the delivery sends narrowed to `include_fields` when set. */
-  payload: string;
-  include_fields: string | null;
+  payload: Selectable<Database['webhook_events']>['payload'];
   /** The subscription's API version; null once the subscription is deleted. */
-  api_version: string | null;
+  api_version: Selectable<Database['webhook_subscriptions']>['api_version'] | null;
 }

@@ -1,13 +1,13 @@
 // The port on the operator's resource servers: the clients of token introspection, created and
 // deleted only by the operator (CLI). Platform-wide, not a store's: no method names a store.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 
-export interface ResourceServerRow {
-  id: number;
-  client_id: string;
-  name: string;
+type ResourceServers = Selectable<Database['resource_servers']>;
+
+export interface ResourceServerRow extends Pick<ResourceServers, 'id' | 'client_id' | 'name' | 'created_at'> {
   /** SHA-256 (base64url) of the secret; the secret itself is never stored. */
-  secret_hash: string;
-  created_at: number;
+  secret_hash: ResourceServers['secret_hash'];
 }
 
 export interface ResourceServerRepository {

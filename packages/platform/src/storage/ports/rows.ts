@@ -1,137 +1,99 @@
-// The records the repositories read and write, as the services see them.
+// The records the repositories read and write, as the services see them. Each is cut from the
+// table it is read from (storage/schema.ts), so a column renamed or retyped there breaks every
+// reader here; a joined or computed field takes the type of the column it comes from.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { EndpointKey } from './endpoint-health.ts';
 
-export interface StoreRow {
-  id: number;
-  name: string;
-  owner_merchant_id: number;
-}
+type Stores = Selectable<Database['stores']>;
+type Merchants = Selectable<Database['merchants']>;
+type Apps = Selectable<Database['apps']>;
+type Installations = Selectable<Database['installations']>;
+type PrivateApps = Selectable<Database['private_apps']>;
+type Codes = Selectable<Database['authorization_codes']>;
+type RefreshTokens = Selectable<Database['refresh_tokens']>;
+type AccessTokens = Selectable<Database['access_tokens']>;
+type Subscriptions = Selectable<Database['webhook_subscriptions']>;
+type Deliveries = Selectable<Database['webhook_deliveries']>;
+type Attempts = Selectable<Database['webhook_attempts']>;
+type Events = Selectable<Database['webhook_events']>;
+type IdempotencyKeys = Selectable<Database['idempotency_keys']>;
+
+export type StoreRow = Pick<Stores, 'id' | 'name' | 'owner_merchant_id'>;
 
 /** The store's own record as apps read it: its owner's email joined in. */
-export interface ShopRow {
-  id: number;
-  name: string;
-  currency: string;
-  timezone: string;
-  created_at: number;
-  owner_email: string;
+export interface ShopRow extends Pick<Stores, 'id' | 'name' | 'currency' | 'timezone' | 'created_at'> {
+  owner_email: Merchants['email'];
 }
 
-export interface CredentialRow {
-  id: number;
-  email: string;
-  password_hash: string;
-}
+/** A merchant's or a partner's sign-in record (both tables have the same columns). */
+export type CredentialRow = Pick<Merchants, 'id' | 'email' | 'password_hash'>;
 
-export interface AppRow {
-  id: number;
-  client_id: string;
-  partner_id: number | null;
-  name: string;
-  app_url: string;
-  redirect_uri: string;
-  scopes: string;
-  client_secret_enc: string;
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: number | null;
+export interface AppRow
+  extends Pick<
+    Apps,
+    | 'id'
+    | 'client_id'
+    | 'partner_id'
+    | 'name'
+    | 'app_url'
+    | 'redirect_uri'
+    | 'scopes'
+    | 'client_secret_enc'
+    | 'previous_secret_enc'
+    | 'previous_secret_expires_at'
+  > {
   /** Where the privacy topics go; null when the app has set none (then it is sent none). */
-  privacy_webhook_url: string | null;
+  privacy_webhook_url: Apps['privacy_webhook_url'];
   /** 1 when the redirect with the code carries `iss` (signed with the other parameters), else 0. */
-  authorization_iss: number;
+  authorization_iss: Apps['authorization_iss'];
   /** 1 when the platform runs consent for `scopes` and opens the app with a launch token, else 0. */
-  managed_install: number;
+  managed_install: Apps['managed_install'];
   /** 1 when its webhooks also carry `v1a` (Ed25519) signatures by the platform's keys, else 0. */
-  webhook_signature_ed25519: number;
+  webhook_signature_ed25519: Apps['webhook_signature_ed25519'];
 }
 
-export interface NewApp {
-  client_id: string;
-  partner_id: number | null;
-  name: string;
-  app_url: string;
-  redirect_uri: string;
-  scopes: string;
-  client_secret_enc: string;
-  created_at: number;
-  privacy_webhook_url?: string | null;
-  authorization_iss?: number;
-  managed_install?: number;
+export type NewApp = Pick<
+  Apps,
+  'client_id' | 'partner_id' | 'name' | 'app_url' | 'redirect_uri' | 'scopes' | 'client_secret_enc' | 'created_at'
+> &
+  Partial<Pick<Apps, 'privacy_webhook_url' | 'authorization_iss' | 'managed_install'>>;
+
+export type InstallationRow = Pick<Installations, 'id' | 'store_id' | 'app_id' | 'scopes' | 'uninstalled_at'>;
+
+export interface InstalledApp extends Pick<Installations, 'app_id' | 'scopes' | 'installed_at'> {
+  client_id: Apps['client_id'];
+  name: Apps['name'];
 }
 
-export interface InstallationRow {
-  id: number;
-  store_id: number;
-  app_id: number;
-  scopes: string;
-  uninstalled_at: number | null;
-}
-
-export interface InstalledApp {
-  app_id: number;
-  client_id: string;
-  name: string;
-  scopes: string;
-  installed_at: number;
-}
-
-export interface PrivateAppSummary {
-  id: number;
-  name: string;
-  scopes: string;
-  created_at: number;
-  revoked_at: number | null;
+export interface PrivateAppSummary extends Pick<PrivateApps, 'id' | 'name' | 'scopes' | 'created_at' | 'revoked_at'> {
   /** When the webhook secret's rotation ends by itself; null when none is in progress (or it ended). */
-  previous_webhook_secret_expires_at: number | null;
+  previous_webhook_secret_expires_at: PrivateApps['previous_webhook_secret_expires_at'];
 }
 
-export interface WebSessionRow {
-  kind: 'merchant' | 'partner';
-  subject_id: number;
-  store_id: number | null;
-  expires_at: number;
-}
+export type WebSessionRow = Pick<Selectable<Database['web_sessions']>, 'kind' | 'subject_id' | 'store_id' | 'expires_at'>;
 
-export interface CodeRow {
-  app_id: number;
-  store_id: number;
-  installation_id: number;
-  redirect_uri: string;
-  scopes: string;
-  code_challenge: string | null;
-  expires_at: number;
-  used_at: number | null;
-  family_id: string | null;
+export interface CodeRow
+  extends Pick<
+    Codes,
+    'app_id' | 'store_id' | 'installation_id' | 'redirect_uri' | 'scopes' | 'code_challenge' | 'expires_at' | 'used_at' | 'family_id'
+  > {
   /** Set for an online code: the merchant its token is bound to. */
-  merchant_id: number | null;
+  merchant_id: Codes['merchant_id'];
 }
 
 /** A refresh token with its family's revocation folded in (revoked when either is). */
-export interface RefreshRow {
-  family_id: string;
-  installation_id: number;
-  store_id: number;
-  app_id: number;
-  scopes: string;
-  expires_at: number;
-  rotated_at: number | null;
-  revoked_at: number | null;
-}
+export type RefreshRow = Pick<
+  RefreshTokens,
+  'family_id' | 'installation_id' | 'store_id' | 'app_id' | 'scopes' | 'expires_at' | 'rotated_at' | 'revoked_at'
+>;
 
-export interface TokenOwner {
-  family_id: string;
-  app_id: number;
-  store_id: number;
-}
+export type TokenOwner = Pick<AccessTokens, 'family_id' | 'app_id' | 'store_id'>;
 
 /** An access token as the Admin API sees it: revoked when the token or its family is. */
-export interface AccessTokenRow {
-  app_id: number;
-  store_id: number;
-  scopes: string;
-  expires_at: number;
-  revoked_at: number | null;
+export interface AccessTokenRow extends Pick<AccessTokens, 'app_id' | 'store_id' | 'scopes' | 'expires_at' | 'revoked_at'> {
   /** When it first authenticated an Admin API call; null while never used. */
-  used_at: number | null;
+  used_at: AccessTokens['used_at'];
 }
 
 /**
@@ -139,45 +101,41 @@ export interface AccessTokenRow {
  * either token has been used (the refresh token rotated, the access token called the Admin API or
  * was revoked by its holder) and whether the family still stands.
  */
-export interface SuccessorRow {
-  access_expires_at: number;
+export interface SuccessorRow extends Pick<RefreshTokens, 'access_expires_at' | 'rotated_at'> {
   /** Revocation of the successor refresh token or of its family. */
-  revoked_at: number | null;
-  rotated_at: number | null;
-  access_used_at: number | null;
-  access_revoked_at: number | null;
+  revoked_at: RefreshTokens['revoked_at'];
+  access_used_at: AccessTokens['used_at'];
+  access_revoked_at: AccessTokens['revoked_at'];
 }
 
-export interface PrivateTokenRow {
-  id: number;
-  store_id: number;
-  scopes: string;
-  revoked_at: number | null;
-}
+export type PrivateTokenRow = Pick<PrivateApps, 'id' | 'store_id' | 'scopes' | 'revoked_at'>;
 
 /** A store resource row (products, orders, customers): columns as stored. */
-export type ResourceRow = { id: number; store_id: number } & Record<string, unknown>;
+export type ResourceRow = Pick<Selectable<Database['products']>, 'id' | 'store_id'> & Record<string, unknown>;
 
-export interface SubscriptionRow {
-  id: number;
-  store_id: number;
-  owner: string;
-  app_id: number | null;
-  private_app_id: number | null;
-  topic: string;
-  address: string;
-  api_version: string;
-  created_at: number;
-  updated_at: number;
-  disabled_at: number | null;
+export interface SubscriptionRow
+  extends Pick<
+    Subscriptions,
+    | 'id'
+    | 'store_id'
+    | 'owner'
+    | 'app_id'
+    | 'private_app_id'
+    | 'topic'
+    | 'address'
+    | 'api_version'
+    | 'created_at'
+    | 'updated_at'
+    | 'disabled_at'
+  > {
   /** Grows by one with every change: the record's ETag is made of it. */
-  version: number;
+  version: Subscriptions['version'];
   /** The app-level subscription this is the store's copy of (read-only through the Admin API); null otherwise. */
-  app_subscription_id: number | null;
+  app_subscription_id: Subscriptions['app_subscription_id'];
   /** The filter text (see domain/webhook-filter.ts); null: every change of the topic. */
-  filter: string | null;
+  filter: Subscriptions['filter'];
   /** JSON array of the top-level fields each delivery holds; null: the whole object. */
-  include_fields: string | null;
+  include_fields: Subscriptions['include_fields'];
 }
 
 /**
@@ -190,90 +148,75 @@ export type NewSubscription = Omit<
 > &
   Partial<Pick<SubscriptionRow, 'app_subscription_id' | 'filter' | 'include_fields'>>;
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'dead' | 'cancelled';
+export type DeliveryStatus = Deliveries['status'];
 
-export interface DeliveryLogRow {
-  id: number;
-  webhook_id: string;
-  event_id: string;
-  topic: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  next_attempt_at: number;
-  created_at: number;
-  updated_at: number;
-  private_app_id: number | null;
-  store_name: string;
-  client_id: string | null;
-  address: string | null;
+export interface DeliveryLogRow
+  extends Pick<
+    Deliveries,
+    | 'id'
+    | 'webhook_id'
+    | 'event_id'
+    | 'topic'
+    | 'status'
+    | 'attempts'
+    | 'last_status'
+    | 'last_error'
+    | 'next_attempt_at'
+    | 'created_at'
+    | 'updated_at'
+    | 'private_app_id'
+  > {
+  store_name: Stores['name'];
+  client_id: Apps['client_id'] | null;
+  address: Subscriptions['address'] | null;
 }
 
-export interface AttemptRow {
-  id: number;
-  delivery_id: number;
-  attempted_at: number;
-  status_code: number | null;
-  latency_ms: number;
-  response_body: string | null;
-  error: string | null;
-}
+export type AttemptRow = Pick<Attempts, 'id' | 'delivery_id' | 'attempted_at' | 'status_code' | 'latency_ms' | 'response_body' | 'error'>;
 
-export interface DisabledSubscriptionRow {
-  id: number;
-  app_id: number | null;
-  topic: string;
-  address: string;
-  disabled_at: number | null;
-  disabled_reason: string | null;
-  store_name: string;
+export interface DisabledSubscriptionRow
+  extends Pick<Subscriptions, 'id' | 'app_id' | 'topic' | 'address' | 'disabled_at' | 'disabled_reason'> {
+  store_name: Stores['name'];
 }
 
 /** What the worker loads for each claimed delivery: enough to decide whether and how to send it. */
-export interface ClaimedDelivery {
-  id: number;
-  store_id: number;
-  webhook_id: string;
-  event_id: string;
-  topic: string;
-  subscription_id: number;
-  attempts: number;
-  app_id: number | null;
-  private_app_id: number | null;
+export interface ClaimedDelivery
+  extends Pick<
+    Deliveries,
+    'id' | 'store_id' | 'webhook_id' | 'event_id' | 'topic' | 'subscription_id' | 'attempts' | 'app_id' | 'private_app_id'
+  > {
   /** Set when a replay queued it: its attempts count toward neither the breaker nor the dead streak. */
-  replayed_at: number | null;
-  payload: string;
+  replayed_at: Deliveries['replayed_at'];
+  payload: Events['payload'];
   /** The include_fields the delivery was queued with: its body holds only those fields. */
-  include_fields: string | null;
-  event_at: number;
-  store_name: string;
-  sub_id: number | null;
-  address: string | null;
-  api_version: string | null;
-  disabled_at: number | null;
+  include_fields: Deliveries['include_fields'];
+  event_at: Events['created_at'];
+  store_name: Stores['name'];
+  sub_id: Subscriptions['id'] | null;
+  address: Subscriptions['address'] | null;
+  api_version: Subscriptions['api_version'] | null;
+  disabled_at: Subscriptions['disabled_at'];
   /** When the subscription was last enabled again: a breaker from before then is forgotten. */
-  enabled_at: number | null;
-  client_secret_enc: string | null;
+  enabled_at: Subscriptions['enabled_at'];
+  client_secret_enc: Apps['client_secret_enc'] | null;
   /** 1 when the app asks for `v1a` (Ed25519) signatures too (null: not an app's delivery). */
-  webhook_signature_ed25519: number | null;
+  webhook_signature_ed25519: Apps['webhook_signature_ed25519'] | null;
   /** The app's privacy webhook address now (where privacy topics go). */
-  privacy_webhook_url: string | null;
-  installation_id: number | null;
-  uninstalled_at: number | null;
-  installed_at: number | null;
+  privacy_webhook_url: Apps['privacy_webhook_url'];
+  installation_id: Installations['id'] | null;
+  uninstalled_at: Installations['uninstalled_at'];
+  installed_at: Installations['installed_at'] | null;
   /** The scopes the installation grants now. */
-  installation_scopes: string | null;
+  installation_scopes: Installations['scopes'] | null;
   /** The app's client secret before a rotation, and when it stops signing (see `activePrevious`). */
-  previous_secret_enc: string | null;
-  previous_secret_expires_at: number | null;
-  private_id: number | null;
-  webhook_secret_enc: string | null;
-  previous_webhook_secret_enc: string | null;
-  previous_webhook_secret_expires_at: number | null;
-  revoked_at: number | null;
+  previous_secret_enc: Apps['previous_secret_enc'];
+  previous_secret_expires_at: Apps['previous_secret_expires_at'];
+  private_id: PrivateApps['id'] | null;
+  webhook_secret_enc: PrivateApps['webhook_secret_enc'] | null;
+  previous_webhook_secret_enc: PrivateApps['previous_webhook_secret_enc'];
+  previous_webhook_secret_expires_at: PrivateApps['previous_webhook_secret_expires_at'];
+  revoked_at: PrivateApps['revoked_at'];
   /** The scopes the private app holds now. */
-  private_scopes: string | null;
+  private_scopes: PrivateApps['scopes'] | null;
 }
 
 /** How one claimed delivery ended this round, as the worker hands it to storage to record. */
@@ -295,20 +238,12 @@ export type DeliveryOutcome =
     };
 
 /** A subscription an event may go to, with its owner's current scopes (stored form). */
-export interface Recipient {
-  id: number;
-  app_id: number | null;
-  private_app_id: number | null;
-  scopes: string | null;
-  filter: string | null;
-  include_fields: string | null;
+export interface Recipient extends Pick<Subscriptions, 'id' | 'app_id' | 'private_app_id' | 'filter' | 'include_fields'> {
+  scopes: Installations['scopes'] | null;
 }
 
 /** An installed app with a privacy webhook address, with its installation's current scopes (stored form). */
-export interface PrivacyRecipient {
-  app_id: number;
-  scopes: string;
-}
+export type PrivacyRecipient = Pick<Installations, 'app_id' | 'scopes'>;
 
 export interface NewDelivery {
   subscriptionId: number;
@@ -319,25 +254,18 @@ export interface NewDelivery {
   includeFields?: string | null;
 }
 
-export interface PartnerDeliveryRow {
-  id: number;
-  topic: string;
-  status: DeliveryStatus;
-  attempts: number;
-  last_status: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-  next_attempt_at: number;
-  store_name: string;
-  address: string | null;
+export interface PartnerDeliveryRow
+  extends Pick<
+    Deliveries,
+    'id' | 'topic' | 'status' | 'attempts' | 'last_status' | 'last_error' | 'created_at' | 'updated_at' | 'next_attempt_at'
+  > {
+  store_name: Stores['name'];
+  address: Subscriptions['address'] | null;
 }
 
-export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'updated_at'> {
-  webhook_id: string;
-  event_id: string;
-  sub_id: number | null;
-  disabled_at: number | null;
+export interface PartnerDeliveryDetailRow extends Omit<PartnerDeliveryRow, 'updated_at'>, Pick<Deliveries, 'webhook_id' | 'event_id'> {
+  sub_id: Subscriptions['id'] | null;
+  disabled_at: Subscriptions['disabled_at'];
 }
 
 /** One idempotency key: whose it is (store and calling app) and the key itself. */
@@ -365,12 +293,7 @@ export interface NewReservation extends IdempotencyKeyId {
   lockedUntil: number;
 }
 
-export interface IdempotencyKeyRow {
-  fingerprint: string;
-  token: string;
-  created_at: number;
-  locked_until: number;
-  request_id: string;
+export interface IdempotencyKeyRow extends Pick<IdempotencyKeys, 'fingerprint' | 'token' | 'created_at' | 'locked_until' | 'request_id'> {
   /** Null while the request that reserved the key is still running. */
   response: StoredResponse | null;
 }

@@ -1,11 +1,13 @@
 // Bringing a subscription back after its endpoint failed: enabling it again in place, and
 // replaying its deliveries since a time, each sent again with its original webhook id.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { DeliveryStatus, SubscriptionRow } from './rows.ts';
 
 /** A subscription with what recovering it needs to know about it and its owner now. */
 export interface RecoverableSubscription extends SubscriptionRow {
-  disabled_reason: string | null;
-  store_name: string;
+  disabled_reason: Selectable<Database['webhook_subscriptions']>['disabled_reason'];
+  store_name: Selectable<Database['stores']>['name'];
   /** The owner's scopes now (stored form): an installed app's grant, or a private app's. */
   scopes: string | null;
   /** The owner can still receive: an app installed in the store, a private app not revoked. */
