@@ -27,7 +27,7 @@ import { SecretRotations } from './services/secret-rotation.ts';
 import { DeliveryLog, LOG_RETENTION_MS } from './services/delivery-log.ts';
 import { IdempotentRequests } from './services/idempotency.ts';
 import { KeyRotation } from './services/key-rotation.ts';
-import { AdminDirectory } from './services/admin-directory.ts';
+import { AdminDirectory } from './services/admin-directory-service.ts';
 import { MasterKeys } from './services/master-keys.ts';
 import { EndpointHealth } from './services/endpoint-health.ts';
 import { EventLog } from './services/event-log.ts';

@@ -2,7 +2,8 @@
 // what to do with a presented refresh token. No I/O; the clock is a parameter.
 import { createHash } from 'node:crypto';
 
-export interface CodeRow {
+/** What the rules judge of an authorization code; storage's code row carries these and more. */
+export interface CodeFacts {
   app_id: number;
   redirect_uri: string;
   code_challenge: string | null;
@@ -13,7 +14,7 @@ export interface CodeRow {
 export type CodeCheck = { ok: true } | { ok: false; reason: string; replay?: boolean };
 
 export function checkCode(
-  row: CodeRow | undefined,
+  row: CodeFacts | undefined,
   req: { appId: number; redirectUri: string | undefined; codeVerifier: string | undefined; now: number },
 ): CodeCheck {
   if (!row || row.app_id !== req.appId) return { ok: false, reason: 'authorization code is invalid' };
@@ -52,7 +53,7 @@ export function presentedChallenge(verifier: string | undefined): string | null 
 }
 
 /** A code as its redemption in one step judges it: also its scopes and whether it is bound to a merchant. */
-export interface RedeemableCode extends CodeRow {
+export interface RedeemableCode extends CodeFacts {
   scopes: string;
   merchant_id: number | null;
 }
@@ -74,7 +75,8 @@ export function redeemsInOneStep(
   return installation !== undefined && installation.uninstalled_at === null && installation.scopes === row.scopes;
 }
 
-export interface RefreshRow {
+/** What the rules judge of a refresh token; storage's refresh row carries these and more. */
+export interface RefreshFacts {
   app_id: number;
   expires_at: number;
   rotated_at: number | null;
@@ -88,7 +90,7 @@ export type RefreshDecision = { action: 'rotate' } | { action: 'check-successor'
  * depends on that pair (see `decideReplay`). Reuse is judged before expiry, so an old stolen token
  * presented late still ends the family when its successor is in use.
  */
-export function decideRefresh(row: RefreshRow | undefined, req: { appId: number; now: number }): RefreshDecision {
+export function decideRefresh(row: RefreshFacts | undefined, req: { appId: number; now: number }): RefreshDecision {
   if (!row || row.app_id !== req.appId) return { action: 'reject', reason: 'refresh token is invalid' };
   if (row.revoked_at !== null) return { action: 'reject', reason: 'refresh token has been revoked' };
   if (row.rotated_at !== null) return { action: 'check-successor' };
@@ -101,7 +103,7 @@ export function decideRefresh(row: RefreshRow | undefined, req: { appId: number;
  * rotate. The single statement that rotates such a token states the same rule in SQL; a property
  * test feeds both the same rows and requires the same verdict.
  */
-export function rotatesInOneStep(row: RefreshRow | undefined, req: { appId: number; now: number }): boolean {
+export function rotatesInOneStep(row: RefreshFacts | undefined, req: { appId: number; now: number }): boolean {
   return decideRefresh(row, req).action === 'rotate';
 }
 
@@ -124,7 +126,7 @@ export type ReplayDecision =
  * old token in someone's hands is a stolen-token signal: the whole family is revoked. An access
  * token its holder revoked counts as used (whoever revoked it had received the pair).
  */
-export function decideReplay(old: Pick<RefreshRow, 'expires_at'>, next: SuccessorState | undefined, now: number): ReplayDecision {
+export function decideReplay(old: Pick<RefreshFacts, 'expires_at'>, next: SuccessorState | undefined, now: number): ReplayDecision {
   if (!next) return { action: 'reject', reason: 'refresh token is invalid' };
   if (next.revoked_at !== null) return { action: 'reject', reason: 'refresh token has been revoked' };
   if (next.rotated_at !== null || next.access_used_at !== null || next.access_revoked_at !== null)

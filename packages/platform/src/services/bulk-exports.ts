@@ -53,7 +53,7 @@ export interface BulkOperationView {
   url_expires_at: string | null;
 }
 
-export function ownerOf(p: ApiPrincipal): BulkOwner {
+export function bulkOwnerOf(p: ApiPrincipal): BulkOwner {
   return p.kind === 'app' ? { appId: p.id } : { privateAppId: p.id };
 }
 
@@ -105,7 +105,7 @@ export class BulkExports {
     if (req.fields !== undefined) query.fields = req.fields;
     const parsed = parseListQuery(query, fieldNames(def), def.matches);
     const canonical = Object.fromEntries(parsed.params.filter(([k]) => k !== 'fields'));
-    const owner = ownerOf(p);
+    const owner = bulkOwnerOf(p);
     const row = await this.storage.transaction(async (tx) => {
       await tx.accounts.lockStore(p.storeId);
       if ((await tx.bulkOperations.countOpen(p.storeId, owner)) >= this.maxOpen) return undefined;
@@ -133,7 +133,7 @@ export class BulkExports {
 
   /** The caller's own operations in the store, newest first (those of resources it may still read). */
   async list(p: ApiPrincipal, limit: number): Promise<BulkOperationView[]> {
-    const rows = await this.storage.bulkOperations.list(p.storeId, ownerOf(p), limit);
+    const rows = await this.storage.bulkOperations.list(p.storeId, bulkOwnerOf(p), limit);
     return rows.filter((r) => allows(p.scopes, 'read', r.resource)).map((r) => this.view(r));
   }
 
@@ -173,7 +173,7 @@ export class BulkExports {
   }
 
   private async find(p: ApiPrincipal, id: number): Promise<BulkOperationRow> {
-    const row = await this.storage.bulkOperations.get(p.storeId, ownerOf(p), id);
+    const row = await this.storage.bulkOperations.get(p.storeId, bulkOwnerOf(p), id);
     if (!row) throw new NotFoundError(`No bulk operation with id ${id}`);
     return row;
   }

@@ -15,7 +15,7 @@ import type { CustomerPrivacy } from './customer-privacy.ts';
 import type { DeliveryLog } from './delivery-log.ts';
 import type { IdempotentRequests } from './idempotency.ts';
 import type { KeyRotation } from './key-rotation.ts';
-import type { AdminDirectory } from './admin-directory.ts';
+import type { AdminDirectory } from './admin-directory-service.ts';
 import type { EndpointHealth } from './endpoint-health.ts';
 import type { EventLog } from './event-log.ts';
 import type { GrantLimits } from './grant-limits.ts';

@@ -12,7 +12,7 @@ import type { StorageStats } from './ports/storage-stats.ts';
 import type { AdminDirectoryRepository } from './ports/admin-directory.ts';
 import type { ResourceServerRepository } from './ports/resource-servers.ts';
 import type { WebhookSigningKeyRepository } from './ports/webhook-signing-keys.ts';
-import { SqlAdminDirectory } from './repositories/admin-directory.ts';
+import { SqlAdminDirectory } from './repositories/admin-directory-repository.ts';
 import { SqlApiHealthRepository } from './repositories/api-health-repository.ts';
 import { SqlEndpointHealthRepository } from './repositories/endpoint-health-repository.ts';
 import { SqlEventLogRepository } from './repositories/event-log-repository.ts';
