@@ -9,9 +9,9 @@ const platform = (path) => `^packages/platform/src/${path}`;
 const DOMAIN = platform('domain/');
 const CONFIG = [platform('config\\.ts$'), platform('config/')];
 const STORAGE = platform('storage/');
-// The storage interfaces the services and the webhook worker are written against: storage/ports.ts,
-// or the files of a storage/ports/ folder if it is split up.
-const STORAGE_PORTS = [platform('storage/ports\\.ts$'), platform('storage/ports/')];
+// The storage interfaces the services and the webhook worker are written against: the files of
+// storage/ports/, one port (or the rows it reads) per file.
+const STORAGE_PORTS = [platform('storage/ports/')];
 const SERVICES = platform('services/');
 const WEBHOOKS = platform('webhooks/');
 const HTTP = platform('http/');
@@ -36,7 +36,7 @@ module.exports = {
       'platform-services',
       SERVICES,
       [DOMAIN, ...CONFIG, SERVICES, ...STORAGE_PORTS],
-      'services/ imports domain/, config.ts, services/ and, of storage/, only the ports (storage/ports.ts or storage/ports/).',
+      'services/ imports domain/, config.ts, services/ and, of storage/, only the ports (storage/ports/).',
     ),
     layer(
       'platform-webhooks',

@@ -14,7 +14,7 @@ import { API_VERSIONS, type ApiVersion } from '../../packages/platform/src/domai
 import { CursorCodec } from '../../packages/platform/src/domain/cursor.ts';
 import { products } from '../../packages/platform/src/domain/resources.ts';
 import { linkedKeysetPage, type PageRequest } from '../../packages/platform/src/services/pagination.ts';
-import type { KeysetSource, KeysetWindow } from '../../packages/platform/src/storage/ports.ts';
+import type { KeysetSource, KeysetWindow } from '../../packages/platform/src/storage/ports/keyset-source.ts';
 
 type Row = { id: number } & Record<string, unknown>;
 const send = (msg: unknown) => process.send!(msg);

@@ -51,7 +51,7 @@ import { WebhookOutbox } from './services/webhook-outbox.ts';
 import { WebhookSubscriptions } from './services/webhook-subscriptions.ts';
 import { WebhookRecovery } from './services/webhook-recovery.ts';
 import type { Db } from './storage/database.ts';
-import type { Storage } from './storage/ports.ts';
+import type { Storage } from './storage/ports/storage.ts';
 import { SqlCredentialPrune } from './storage/repositories/credential-prune.ts';
 import { SqlMasterKeyRepository } from './storage/repositories/master-key-repository.ts';
 import { openStorage, storageOn } from './storage/sql-storage.ts';

@@ -2,7 +2,7 @@
 // recently used entry making room, and a client_id no app has is not kept.
 import { describe, expect, it } from 'vitest';
 import { AppRowCache, sameApp } from '../src/storage/app-row-cache.ts';
-import type { AppRow } from '../src/storage/ports.ts';
+import type { AppRow } from '../src/storage/ports/rows.ts';
 
 const app = (id: number, change: Partial<AppRow> = {}): AppRow => ({
   id,

@@ -58,15 +58,15 @@ describe('architecture (.dependency-cruiser.cjs)', () => {
       'packages/platform/src/index.ts': "export * from './platform.ts';\n",
       'packages/platform/src/platform.ts': "import { createRoutes } from './http/routes.ts';\nexport const platform = createRoutes;\n",
       'packages/platform/src/config.ts':
-        "import { rule } from './domain/rule.ts';\nimport type { Port } from './storage/ports.ts';\nexport const config = (p: Port) => [rule, p];\n",
+        "import { rule } from './domain/rule.ts';\nimport type { Port } from './storage/ports/port.ts';\nexport const config = (p: Port) => [rule, p];\n",
       'packages/platform/src/domain/rule.ts':
         "import type { Config } from '../services/service.ts';\nexport const rule = 1;\nexport type R = Config;\n",
-      'packages/platform/src/storage/ports.ts': 'export interface Port { x: number }\n',
+      'packages/platform/src/storage/ports/port.ts': 'export interface Port { x: number }\n',
       'packages/platform/src/storage/sql.ts':
-        "import type { Port } from './ports.ts';\nimport './missing.ts';\nexport const sql = (p: Port) => p.x;\n",
+        "import type { Port } from './ports/port.ts';\nimport './missing.ts';\nexport const sql = (p: Port) => p.x;\n",
       'packages/platform/src/storage/migrate.ts': "import { worker } from '../webhooks/worker.ts';\nexport const migrate = worker;\n",
       'packages/platform/src/services/service.ts':
-        "import type { Port } from '../storage/ports.ts';\nimport { sql } from '../storage/sql.ts';\nexport type Config = Port;\nexport const service = sql;\n",
+        "import type { Port } from '../storage/ports/port.ts';\nimport { sql } from '../storage/sql.ts';\nexport type Config = Port;\nexport const service = sql;\n",
       'packages/platform/src/webhooks/worker.ts': "import { platform } from '../platform.ts';\nexport const worker = platform;\n",
       'packages/platform/src/http/routes.ts':
         "import { sql } from '../storage/sql.ts';\nimport { worker } from '../webhooks/worker.ts';\nexport const createRoutes = () => [sql, worker];\n",
@@ -107,7 +107,7 @@ describe('architecture (.dependency-cruiser.cjs)', () => {
       expect(lines.sort()).toEqual(
         [
           'platform-domain: packages/platform/src/domain/rule.ts → packages/platform/src/services/service.ts',
-          'platform-config: packages/platform/src/config.ts → packages/platform/src/storage/ports.ts',
+          'platform-config: packages/platform/src/config.ts → packages/platform/src/storage/ports/port.ts',
           'platform-storage: packages/platform/src/storage/migrate.ts → packages/platform/src/webhooks/worker.ts',
           'platform-services: packages/platform/src/services/service.ts → packages/platform/src/storage/sql.ts',
           'platform-webhooks: packages/platform/src/webhooks/worker.ts → packages/platform/src/platform.ts',

@@ -8,7 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BulkExportRun, MAX_ATTEMPTS } from '../src/services/bulk-export-run.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import { createPlatform } from '../src/platform.ts';
-import type { BulkOperationRepository, Repositories, Storage } from '../src/storage/ports.ts';
+import type { BulkOperationRepository } from '../src/storage/ports/bulk-operations.ts';
+import type { Repositories } from '../src/storage/ports/repositories.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import type { BulkExportRunner } from '../src/webhooks/bulk-export-runner.ts';
 import { api, appToken, createFixture, createTestPlatform, DIALECTS, type Fixture, privateToken, type TestPlatform } from './harness.ts';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { type ClientApp, verifyClient } from '../src/domain/client-auth.ts';
 import { InvalidClient, InvalidGrant, InvalidRequest } from '../src/domain/errors.ts';
 import { ClientAuth } from '../src/services/client-auth.ts';
-import type { AppRow } from '../src/storage/ports.ts';
+import type { AppRow } from '../src/storage/ports/rows.ts';
 
 const NOW = Date.UTC(2026, 10, 22);
 /** Sealing for the test: a visible wrapper, so a test can tell what was opened. */

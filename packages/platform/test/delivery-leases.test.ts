@@ -7,7 +7,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
-import type { ClaimedDelivery, DeliveryOutcome, Storage } from '../src/storage/ports.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from '../src/storage/ports/rows.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import { type OpenStorage, openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS_WITH_PARTITIONED, type Dialect, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';
 import { drain } from './storage-contract/queue.ts';

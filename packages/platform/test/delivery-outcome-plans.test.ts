@@ -9,7 +9,7 @@ import { claimParams } from '../src/storage/repositories/delivery-claim.ts';
 import { deliveryQueries } from '../src/storage/repositories/delivery-queue.ts';
 import { outcomeWrites } from '../src/storage/repositories/delivery-outcomes.ts';
 import { outcomeBatch } from '../src/storage/repositories/delivery-outcome-batch.ts';
-import type { DeliveryOutcome } from '../src/storage/ports.ts';
+import type { DeliveryOutcome } from '../src/storage/ports/rows.ts';
 import { openDatabase } from '../src/storage/database.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl } from './harness.ts';

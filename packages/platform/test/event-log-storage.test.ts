@@ -6,7 +6,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import type { WebhookTopic } from '../src/domain/webhook-topics.ts';
-import type { EventLogQuery, Storage } from '../src/storage/ports.ts';
+import type { EventLogQuery } from '../src/storage/ports/event-log.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 

@@ -8,7 +8,7 @@ import { type CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privacySubscriptionId, type WebhookTopic } from '../src/domain/webhook-topics.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import type { Repositories } from '../src/storage/ports.ts';
+import type { Repositories } from '../src/storage/ports/repositories.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { type OpenStorage, openStorage, storageOn } from '../src/storage/sql-storage.ts';
 import { DIALECTS, DIALECTS_WITH_PARTITIONED, freshPostgresUrl, TEST_PARTITIONS } from './harness.ts';

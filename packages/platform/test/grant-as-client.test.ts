@@ -2,7 +2,8 @@
 // that approved row only, and judged again on the row storage hands back when the app changed.
 import { describe, expect, it } from 'vitest';
 import { type ClientCheck, type ClientGrant, grantAsClient } from '../src/services/client-auth.ts';
-import type { AppRow, GrantClient, GrantOutcome } from '../src/storage/ports.ts';
+import type { AppRow } from '../src/storage/ports/rows.ts';
+import type { GrantClient, GrantOutcome } from '../src/storage/ports/tokens.ts';
 
 function appRow(secret: string): AppRow {
   return {

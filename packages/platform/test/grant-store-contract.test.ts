@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DatabaseConfig } from '../src/config.ts';
 import { type ClientCheck, grantAsClient } from '../src/services/client-auth.ts';
-import type { AppRow, CodeRedemption, NewTokenPair, RefreshRotation, Storage } from '../src/storage/ports.ts';
+import type { AppRow } from '../src/storage/ports/rows.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
+import type { CodeRedemption, NewTokenPair, RefreshRotation } from '../src/storage/ports/tokens.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { storageTargets } from './storage-targets.ts';
 import { recordingStorage, unroutedQueries } from './partition-routing.ts';

@@ -3,7 +3,8 @@
 // responses stored only by the reservation that holds the key (also inside a transaction that then
 // rolls back), release, pruning.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { IdempotencyKeyId, NewReservation, Storage, StoredResponse } from '../src/storage/ports.ts';
+import type { IdempotencyKeyId, NewReservation, StoredResponse } from '../src/storage/ports/rows.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 

@@ -7,7 +7,8 @@
 import { type CompiledQuery, Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Db, openDatabase } from '../src/storage/database.ts';
-import type { KeysetQuery, KeysetScope, Storage } from '../src/storage/ports.ts';
+import type { KeysetQuery, KeysetScope } from '../src/storage/ports/keyset-source.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 

@@ -11,7 +11,7 @@ import { type Config, loadConfig } from '../src/config.ts';
 import { createPlatform, type Platform } from '../src/platform.ts';
 import { PlatformMetrics } from '../src/services/metrics.ts';
 import { Readiness } from '../src/services/readiness.ts';
-import type { DeliveryQueue } from '../src/storage/ports.ts';
+import type { DeliveryQueue } from '../src/storage/ports/delivery-queue.ts';
 import { DatabaseOutage } from '../src/webhooks/database-outage.ts';
 import { EndpointBreakers } from '../src/webhooks/endpoint-breakers.ts';
 import {

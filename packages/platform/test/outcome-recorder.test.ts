@@ -3,7 +3,8 @@
 // them without waiting out its gathering window.
 import { describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../src/config.ts';
-import type { DeliveryOutcome, DeliveryQueue } from '../src/storage/ports.ts';
+import type { DeliveryQueue } from '../src/storage/ports/delivery-queue.ts';
+import type { DeliveryOutcome } from '../src/storage/ports/rows.ts';
 import { OutcomeRecorder } from '../src/webhooks/outcome-recorder.ts';
 import { silentLogger } from '../src/webhooks/worker-logger.ts';
 

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { CursorCodec } from '../src/domain/cursor.ts';
 import { linkedKeysetPage, type PageRequest } from '../src/services/pagination.ts';
-import type { KeysetQuery, KeysetSource } from '../src/storage/ports.ts';
+import type { KeysetQuery, KeysetSource } from '../src/storage/ports/keyset-source.ts';
 
 type Row = { id: number };
 

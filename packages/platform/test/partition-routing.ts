@@ -7,7 +7,7 @@ import pg from 'pg';
 import { openDatabase, type Db } from '../src/storage/database.ts';
 import { FLEET_WIDE, fleetWideName } from '../src/storage/fleet-wide.ts';
 import { STORE_TABLES } from '../src/storage/partitioning.ts';
-import type { Storage } from '../src/storage/ports.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { storageOn } from '../src/storage/sql-storage.ts';
 

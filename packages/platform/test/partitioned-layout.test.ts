@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FLEET_WIDE, fleetWide } from '../src/storage/fleet-wide.ts';
 import { STORE_TABLES } from '../src/storage/partitioning.ts';
 import { MIGRATIONS } from '../src/storage/migrate.ts';
-import type { Storage } from '../src/storage/ports.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { freshPostgresUrl } from './harness.ts';
 import { unroutedQueries } from './partition-routing.ts';

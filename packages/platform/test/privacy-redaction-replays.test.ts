@@ -10,7 +10,9 @@ import { redactedAnswer } from '../src/domain/customer-redaction.ts';
 import { CustomerPrivacy } from '../src/services/customer-privacy.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
 import { openDatabase } from '../src/storage/database.ts';
-import type { NewReservation, Repositories, Storage } from '../src/storage/ports.ts';
+import type { Repositories } from '../src/storage/ports/repositories.ts';
+import type { NewReservation } from '../src/storage/ports/rows.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import type { Database } from '../src/storage/schema.ts';
 import { type OpenStorage, openStorage, storageOn } from '../src/storage/sql-storage.ts';
 import {

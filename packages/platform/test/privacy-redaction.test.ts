@@ -9,7 +9,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { CustomerPrivacy } from '../src/services/customer-privacy.ts';
 import { WebhookOutbox } from '../src/services/webhook-outbox.ts';
-import type { Repositories, Storage } from '../src/storage/ports.ts';
+import type { Repositories } from '../src/storage/ports/repositories.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import type { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import {
   DIALECTS,

@@ -3,7 +3,7 @@
 // one topic, a customer's orders and the redaction of a customer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { privacySubscriptionId } from '../src/domain/webhook-topics.ts';
-import type { Storage } from '../src/storage/ports.ts';
+import type { Storage } from '../src/storage/ports/storage.ts';
 import { openStorage } from '../src/storage/sql-storage.ts';
 import { DIALECTS, freshPostgresUrl } from './harness.ts';
 

@@ -2,7 +2,7 @@
 // and layout: the rows it writes, the ids after it, and a bulk insert that fails part-way.
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { NewRecord } from '../src/storage/ports.ts';
+import type { NewRecord } from '../src/storage/ports/bulk-rows.ts';
 import {
   api,
   createFixture,

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SecretBox } from '../src/domain/secret-box.ts';
 import { storeHostname } from '../src/domain/store-host.ts';
-import type { ClaimedDelivery } from '../src/storage/ports.ts';
+import type { ClaimedDelivery } from '../src/storage/ports/rows.ts';
 import { DeliveryJobs } from '../src/webhooks/delivery-jobs.ts';
 import { bodyHmac, deliveryHeaders, signEvent, webhookHeaders } from '../src/webhooks/signer.ts';
 import { RESPONSE_KEEP_BYTES, WebhookSender } from '../src/webhooks/webhook-sender.ts';

@@ -17,7 +17,7 @@ import { SUBSCRIBABLE_TOPICS, topicFor, topicResource } from '../src/domain/webh
 import { CURRENT_VERSION } from '../src/domain/api-versions.ts';
 import { hostProblem } from '../src/services/public-address.ts';
 import { AddressGuard } from '../src/webhooks/address-guard.ts';
-import type { ClaimedDelivery } from '../src/storage/ports.ts';
+import type { ClaimedDelivery } from '../src/storage/ports/rows.ts';
 import { decide } from '../src/webhooks/delivery-jobs.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../src/webhooks/signer.ts';
 import { publicOnlyLookup, WebhookSender } from '../src/webhooks/webhook-sender.ts';

@@ -2,7 +2,7 @@
 // their name for its claims, and a set of parts belongs to one worker only.
 import { afterEach, describe, expect, it } from 'vitest';
 import { SecretBox } from '../src/domain/secret-box.ts';
-import type { DeliveryQueue } from '../src/storage/ports.ts';
+import type { DeliveryQueue } from '../src/storage/ports/delivery-queue.ts';
 import { WebhookWorker } from '../src/webhooks/webhook-worker.ts';
 import type { WebhookWorkerOptions } from '../src/webhooks/worker-options.ts';
 import { buildWorkerParts, type WorkerParts } from '../src/webhooks/worker-parts.ts';

@@ -3,7 +3,7 @@
 // row another transaction has not committed yet; the unique index decides, and the loser gets the
 // same 422 as a request that came second.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Repositories } from '../src/storage/ports.ts';
+import type { Repositories } from '../src/storage/ports/repositories.ts';
 import { api, createFixture, createTestPlatform, DIALECTS, privateToken, type Fixture, type TestPlatform } from './harness.ts';
 
 const V = '/openapi/2026-01';

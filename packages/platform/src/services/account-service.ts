@@ -5,7 +5,8 @@ import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../domain/pas
 import { canonicalTimezone, currencyProblem, timezoneProblem } from '../domain/shop-profile.ts';
 import { isValidStoreName } from '../domain/store-host.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
-import type { ShopRow, Storage, StoreRow, WebSessionRow } from '../storage/ports.ts';
+import type { ShopRow, StoreRow, WebSessionRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 
 export type { ShopRow, StoreRow };
 

@@ -14,7 +14,8 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Scope } from '../domain/scopes.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AccessTokenLookup, GrantStore, Issued, PrivateTokenRow, TokenKey, TokenRepository } from '../storage/ports.ts';
+import type { PrivateTokenRow } from '../storage/ports/rows.ts';
+import type { AccessTokenLookup, GrantStore, Issued, TokenKey, TokenRepository } from '../storage/ports/tokens.ts';
 
 export interface ApiPrincipal {
   kind: 'app' | 'private';

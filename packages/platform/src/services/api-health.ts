@@ -9,7 +9,7 @@ import { type ApiCallerKind, DAY_MS, daysLeft, noticeDue, noticePayload, sunsetW
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import type { Clock } from '../domain/clock.ts';
 import { NoNoticeRecipient } from '../domain/errors.ts';
-import type { Storage } from '../storage/ports.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { ApiUsageRow, RecentCaller } from '../storage/ports/api-health.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 

@@ -5,7 +5,9 @@
 import { MAX_STORE_SUBSCRIPTIONS_PER_TOPIC, MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../domain/limits.ts';
 import { type Scope, storedScopes } from '../domain/scopes.ts';
 import { isTopic, mayReceive } from '../domain/webhook-topics.ts';
-import type { AppSubscriptionRow, CopyShape, NewSubscription, Repositories } from '../storage/ports.ts';
+import type { AppSubscriptionRow, CopyShape } from '../storage/ports/app-webhooks.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { NewSubscription } from '../storage/ports/rows.ts';
 
 /**
  * `app/uninstalled` is sent after the uninstall, to the address of the subscription it was queued

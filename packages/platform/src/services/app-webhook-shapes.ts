@@ -4,7 +4,7 @@
 import { ValidationFailedError } from '../domain/errors.ts';
 import { checkSubscriptionShape, readIncludeFields, storedIncludeFields } from '../domain/webhook-subscription-shape.ts';
 import type { WebhookTopic } from '../domain/webhook-topics.ts';
-import type { AppSubscriptionRow, CopyShape } from '../storage/ports.ts';
+import type { AppSubscriptionRow, CopyShape } from '../storage/ports/app-webhooks.ts';
 
 /** A change of the filter and include_fields: undefined keeps the one there, null removes it. */
 export interface ReshapeInput {

@@ -11,7 +11,8 @@ import { MAX_SUBSCRIPTIONS_PER_OWNER, MAX_SUBSCRIPTIONS_PER_TOPIC } from '../dom
 import { checkWebhookAddress } from '../domain/ssrf.ts';
 import { storedIncludeFields } from '../domain/webhook-subscription-shape.ts';
 import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, type WebhookTopic } from '../domain/webhook-topics.ts';
-import type { AppSubscriptionRow, Storage } from '../storage/ports.ts';
+import type { AppSubscriptionRow } from '../storage/ports/app-webhooks.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import { copiesAfterChange, type SkippedCopy } from './app-webhook-copies.ts';
 import { checkedAppShape, type ReshapeInput, type ShapeChange, shapeChange } from './app-webhook-shapes.ts';
 import { resolvesToPublic } from './webhook-subscriptions.ts';

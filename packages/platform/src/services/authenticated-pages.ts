@@ -8,7 +8,7 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import { InvalidCursor } from '../domain/errors.ts';
 import { hasFilters } from '../domain/list-filters.ts';
 import type { ResourceDef } from '../domain/resources.ts';
-import type { TokenRepository } from '../storage/ports.ts';
+import type { TokenRepository } from '../storage/ports/tokens.ts';
 import type { ApiAuthService, ApiPrincipal } from './api-auth.ts';
 import { type PageRequest, type TextPagePlan, textPagePlan } from './pagination.ts';
 import type { RenderedPage } from './resource-service.ts';

@@ -13,7 +13,8 @@ import type { Clock } from '../domain/clock.ts';
 import { BulkAttemptError } from '../domain/errors.ts';
 import { selectFields } from '../domain/list-filters.ts';
 import { allows, storedScopes } from '../domain/scopes.ts';
-import type { BulkOperationRow, Storage } from '../storage/ports.ts';
+import type { BulkOperationRow } from '../storage/ports/bulk-operations.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import { bulkDef, rowOwner, storedFilters } from './bulk-exports.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 

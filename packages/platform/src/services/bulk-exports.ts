@@ -23,7 +23,8 @@ import {
 import { type ListFilters, PAGE_PARAMS, parseListQuery } from '../domain/list-filters.ts';
 import { RESOURCE_DEFS, type ResourceDef, type ResourceName } from '../domain/resources.ts';
 import { allows, storedScopes } from '../domain/scopes.ts';
-import type { BulkOperationRow, BulkOwner, Storage } from '../storage/ports.ts';
+import type { BulkOperationRow, BulkOwner } from '../storage/ports/bulk-operations.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 
 export interface BulkExportRequest {

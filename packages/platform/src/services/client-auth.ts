@@ -7,7 +7,8 @@
 import type { Clock } from '../domain/clock.ts';
 import { verifyClient } from '../domain/client-auth.ts';
 import { InvalidClient, type OAuthError } from '../domain/errors.ts';
-import type { AppRow, GrantClient, GrantOutcome } from '../storage/ports.ts';
+import type { AppRow } from '../storage/ports/rows.ts';
+import type { GrantClient, GrantOutcome } from '../storage/ports/tokens.ts';
 
 /** Besides the credentials, what a grant's request is judged on once its client is authenticated. */
 export interface GrantRequest {

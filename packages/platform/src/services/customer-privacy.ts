@@ -13,7 +13,8 @@ import { ConflictError, NotFoundError } from '../domain/errors.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { mayReceive } from '../domain/webhook-topics.ts';
-import type { Repositories, Storage } from '../storage/ports.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
 /** An installed app, as the merchant sees it before sending a privacy request. */

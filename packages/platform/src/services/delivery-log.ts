@@ -2,7 +2,8 @@
 // dashboard, manual redelivery, and the 30-day retention.
 import type { Clock } from '../domain/clock.ts';
 import { ConflictError, NotFoundError, ValidationFailedError } from '../domain/errors.ts';
-import type { DeliveryStatus, Storage } from '../storage/ports.ts';
+import type { DeliveryStatus } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 
 export const DELIVERY_STATUSES = ['pending', 'delivered', 'dead', 'cancelled'] as const;
 export type { DeliveryStatus };

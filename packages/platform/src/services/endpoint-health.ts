@@ -15,7 +15,7 @@ import {
   OUTCOME_KINDS,
 } from '../domain/endpoint-health.ts';
 import { BadRequestError } from '../domain/errors.ts';
-import type { BreakerRow, EndpointHealthRepository, EndpointHourRow, StoredBreakerState } from '../storage/ports.ts';
+import type { BreakerRow, EndpointHealthRepository, EndpointHourRow, StoredBreakerState } from '../storage/ports/endpoint-health.ts';
 
 /** Hours a page or command may ask for: the last 7 days at most. */
 export const MAX_HEALTH_HOURS = 168;

@@ -6,7 +6,9 @@ import type { CursorCodec } from '../domain/cursor.ts';
 import { ForbiddenError, InvalidCursor, InvalidCursorError, ValidationFailedError } from '../domain/errors.ts';
 import { shapePayload } from '../domain/webhook-subscription-shape.ts';
 import { mayReceive, TOPICS, topicResource, type WebhookTopic } from '../domain/webhook-topics.ts';
-import type { DeliveryStatus, EventLogRow, EventOwner, Storage } from '../storage/ports.ts';
+import type { EventLogRow, EventOwner } from '../storage/ports/event-log.ts';
+import type { DeliveryStatus } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import { LOG_RETENTION_MS } from './delivery-log.ts';
 

@@ -7,7 +7,9 @@ import { randomUUID } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import { IdempotencyKeyInUseError, IdempotencyKeyReusedError } from '../domain/errors.ts';
 import { IDEMPOTENCY_WINDOW_MS, RESERVATION_LEASE_MS } from '../domain/idempotency.ts';
-import type { IdempotencyKeyId, IdempotencyRepository, Repositories, StoredResponse } from '../storage/ports.ts';
+import type { IdempotencyRepository } from '../storage/ports/idempotency-keys.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { IdempotencyKeyId, StoredResponse } from '../storage/ports/rows.ts';
 
 export type { StoredResponse };
 

@@ -14,7 +14,7 @@ import type { Clock } from '../domain/clock.ts';
 import { InvalidGrant } from '../domain/errors.ts';
 import { pooledRandomBytes } from '../domain/random.ts';
 import { allSigningSecrets, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
-import type { AppRow } from '../storage/ports.ts';
+import type { AppRow } from '../storage/ports/rows.ts';
 
 /** How long a launch token lives, in seconds. */
 export const LAUNCH_TOKEN_TTL_SECONDS = 60;

@@ -2,7 +2,7 @@
 // every node), each one recorded atomically BEFORE its password is checked, so a burst of parallel
 // guesses cannot slip past the count; an attempt over the limit is refused unchecked and locks the
 // key for a while. A refused attempt costs no password hashing either.
-import type { AttemptCount, ThrottleRepository } from '../storage/ports.ts';
+import type { AttemptCount, ThrottleRepository } from '../storage/ports/throttles.ts';
 import type { Clock } from '../domain/clock.ts';
 
 export interface ThrottlePolicy {

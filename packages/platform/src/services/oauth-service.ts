@@ -6,7 +6,9 @@ import { checkCode, decideRefresh, decideReplay, presentedChallenge } from '../d
 import { covers, formatScopes, type Scope, storedScopes } from '../domain/scopes.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../domain/tokens.ts';
 import { InvalidGrant } from '../domain/errors.ts';
-import type { AppRow, GrantQueries, Storage } from '../storage/ports.ts';
+import type { AppRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
+import type { GrantQueries } from '../storage/ports/tokens.ts';
 import { type ClientCheck, grantAsClient } from './client-auth.ts';
 import type { LaunchTokens } from './launch-tokens.ts';
 

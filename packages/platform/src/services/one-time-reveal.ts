@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import { hashToken } from '../domain/tokens.ts';
-import type { RevealRepository } from '../storage/ports.ts';
+import type { RevealRepository } from '../storage/ports/reveals.ts';
 import type { Sealer } from './master-keys.ts';
 
 export const REVEAL_TTL_MS = 5 * 60_000;

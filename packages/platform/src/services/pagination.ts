@@ -6,7 +6,8 @@ import type { PaginationConvention } from '../domain/api-versions.ts';
 import type { CursorCodec, Direction } from '../domain/cursor.ts';
 import { InvalidCursor, InvalidCursorError } from '../domain/errors.ts';
 import { filterDigest, type ListFilters } from '../domain/list-filters.ts';
-import type { JsonPage, KeysetQuery, KeysetSource } from '../storage/ports.ts';
+import type { JsonPage } from '../storage/ports/json-page.ts';
+import type { KeysetQuery, KeysetSource } from '../storage/ports/keyset-source.ts';
 
 export interface PageRequest {
   limit: number;

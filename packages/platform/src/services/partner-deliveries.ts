@@ -7,8 +7,8 @@ import type {
   DisabledSubscriptionRow,
   PartnerDeliveryDetailRow,
   PartnerDeliveryRow,
-  WebhookRepository,
-} from '../storage/ports.ts';
+} from '../storage/ports/rows.ts';
+import type { WebhookRepository } from '../storage/ports/webhook-records.ts';
 
 export interface DeliveryFilter {
   status?: DeliveryStatus | undefined;

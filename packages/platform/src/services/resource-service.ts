@@ -12,7 +12,10 @@ import {
 } from '../domain/errors.ts';
 import { acceptedVersions, satisfies, type WriteCondition } from '../domain/etags.ts';
 import type { ResourceDef } from '../domain/resources.ts';
-import type { Repositories, ResourceRow, Storage, WriteGuard } from '../storage/ports.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { ResourceRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
+import type { WriteGuard } from '../storage/ports/write-condition.ts';
 import type { WriteStep } from './idempotency.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 import { hasFilters, type ListFilters, selectFields } from '../domain/list-filters.ts';

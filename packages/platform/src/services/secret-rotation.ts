@@ -10,7 +10,9 @@ import type { Clock } from '../domain/clock.ts';
 import { ConflictError, NotFoundError } from '../domain/errors.ts';
 import { activePrevious, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
 import { newToken } from '../domain/tokens.ts';
-import type { AppRow, PrivateAppSecrets, SecretOwner, Storage } from '../storage/ports.ts';
+import type { PrivateAppSecrets, SecretOwner } from '../storage/ports/apps.ts';
+import type { AppRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { Sealer } from './master-keys.ts';
 
 /** A new secret, shown once, and when its overlap with the replaced secret ends by itself. */

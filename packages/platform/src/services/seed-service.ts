@@ -1,7 +1,8 @@
 // Bulk fake data for `storegate seed` and the demo store: rows made as the database takes them, in
 // batches of one transaction each (the storage's bulk insert), progress reported after each batch.
 import type { Clock } from '../domain/clock.ts';
-import type { BulkTable, NewRecord, Storage } from '../storage/ports.ts';
+import type { BulkTable, NewRecord } from '../storage/ports/bulk-rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 
 export interface SeedCounts {
   products: number;

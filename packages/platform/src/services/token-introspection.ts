@@ -7,7 +7,8 @@ import type { Clock } from '../domain/clock.ts';
 import { decideRefresh } from '../domain/grants.ts';
 import type { BucketLimit } from '../domain/leaky-bucket.ts';
 import { hashToken, looksLike } from '../domain/tokens.ts';
-import type { AppRepository, TokenRepository } from '../storage/ports.ts';
+import type { AppRepository } from '../storage/ports/apps.ts';
+import type { TokenRepository } from '../storage/ports/tokens.ts';
 import type { ApiAuthService } from './api-auth.ts';
 import type { RateLimiter } from './rate-limiter.ts';
 

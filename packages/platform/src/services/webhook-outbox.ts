@@ -15,7 +15,8 @@ import {
   type WebhookTopic,
 } from '../domain/webhook-topics.ts';
 import { FilterCache } from '../domain/webhook-filter.ts';
-import type { Recipient, Repositories } from '../storage/ports.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { Recipient } from '../storage/ports/rows.ts';
 import { newEventId, newWebhookId } from '../domain/webhook-ids.ts';
 
 export { newWebhookId };

@@ -7,7 +7,9 @@ import { ConflictError, NotFoundError, ValidationFailedError } from '../domain/e
 import { parseIsoTime } from '../domain/list-filters.ts';
 import { storedScopes } from '../domain/scopes.ts';
 import { isTopic, mayReceive } from '../domain/webhook-topics.ts';
-import type { RecoverableSubscription, Storage, SubscriptionRow } from '../storage/ports.ts';
+import type { SubscriptionRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
+import type { RecoverableSubscription } from '../storage/ports/webhook-recovery.ts';
 
 export type { RecoverableSubscription };
 import type { ApiPrincipal } from './api-auth.ts';

@@ -16,7 +16,9 @@ import {
   storedIncludeFields,
   type SubscriptionShape,
 } from '../domain/webhook-subscription-shape.ts';
-import type { Repositories, Storage, SubscriptionRow } from '../storage/ports.ts';
+import type { Repositories } from '../storage/ports/repositories.ts';
+import type { SubscriptionRow } from '../storage/ports/rows.ts';
+import type { Storage } from '../storage/ports/storage.ts';
 import type { ApiPrincipal } from './api-auth.ts';
 import type { WriteStep } from './idempotency.ts';
 import { linkedKeysetPage, type PageRequest } from './pagination.ts';

@@ -5,7 +5,7 @@
 // with, see pg-grants.ts) and changes nothing otherwise, so an entry can be as old as it likes and
 // there is no expiry. Bounded, so client_ids presented by anyone cannot grow it without limit; the
 // least recently used entry makes room.
-import type { AppRow } from './ports.ts';
+import type { AppRow } from './ports/rows.ts';
 import { APP_COLUMNS } from './repositories/prepared-statements.ts';
 
 /** Whether two reads of an app hold the same values in every column the services see. */

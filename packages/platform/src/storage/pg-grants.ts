@@ -5,7 +5,8 @@
 // one round trip per grant while the app stays as it was.
 import { AppRowCache, sameApp } from './app-row-cache.ts';
 import { type PreparedQuery, type QueryRunner, queryRunner, type StatementTarget } from './prepared-query.ts';
-import type { AppRow, CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
+import type { AppRow } from './ports/rows.ts';
+import type { CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports/tokens.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
 import { appWithVersion, type CheckedGrant, type CheckedGrantSteps, postgresGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';

@@ -10,7 +10,8 @@
 import type { Durability } from './durability.ts';
 import { type QueryRunner, queryRunner, type StatementTarget } from './prepared-query.ts';
 import { AppRowCache, sameApp } from './app-row-cache.ts';
-import type { AppRow, CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports.ts';
+import type { AppRow } from './ports/rows.ts';
+import type { CodeRedemption, GrantClient, GrantOutcome, GrantQueries, GrantStore, RefreshRotation } from './ports/tokens.ts';
 import { PreparedGrantQueries } from './repositories/grant-queries.ts';
 import { type GrantSteps, sqliteGrantSteps } from './repositories/grant-steps.ts';
 import type { PreparedStatements } from './repositories/prepared-statements.ts';

@@ -4,7 +4,7 @@
 // A write that fails is not retried: the next change of that breaker writes its state again, and
 // the delivery figures never depend on it.
 import type { Clock } from '../domain/clock.ts';
-import type { BreakerChangeRecord, EndpointHealthRepository } from '../storage/ports.ts';
+import type { BreakerChangeRecord, EndpointHealthRepository } from '../storage/ports/endpoint-health.ts';
 import type { BreakerChange } from './circuit-breaker.ts';
 import type { DatabaseOutage } from './database-outage.ts';
 import { breakerRecord } from './endpoint-key.ts';

@@ -4,7 +4,7 @@
 // flight, or being recorded), so a long attempt never loses its claim, while the claims of a
 // worker that died run out one lease after its last beat.
 import type { Clock } from '../domain/clock.ts';
-import type { DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
 import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 

@@ -3,7 +3,7 @@
 import type { Clock } from '../domain/clock.ts';
 import type { Config } from '../config.ts';
 import { classifyStatus, nextState, parseRetryAfter, type AttemptOutcome, type NextState } from '../domain/webhook-backoff.ts';
-import type { DeliveryOutcome } from '../storage/ports.ts';
+import type { DeliveryOutcome } from '../storage/ports/rows.ts';
 import type { AddressGuard } from './address-guard.ts';
 import type { Job } from './delivery-jobs.ts';
 import { endpointKeyOf } from './endpoint-key.ts';

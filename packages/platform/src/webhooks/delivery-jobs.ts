@@ -10,7 +10,7 @@ import { storedScopes } from '../domain/scopes.ts';
 import { CURRENT_VERSION } from '../domain/api-versions.ts';
 import { shapePayload } from '../domain/webhook-subscription-shape.ts';
 import { isTopic, mayReceive, SCOPE_LOST, sentToAppAddress } from '../domain/webhook-topics.ts';
-import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from '../storage/ports/rows.ts';
 import { type SignedEvent, signEvent } from './signer.ts';
 
 /** A delivery ready to send: its event (body, shared headers and their signature) and where it goes. */

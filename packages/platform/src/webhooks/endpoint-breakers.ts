@@ -7,7 +7,7 @@
 // is down, so with several workers it gets at most one probe per worker per cool-down.
 import type { Clock } from '../domain/clock.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
-import type { DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
 import type { BreakerChange, BreakerState } from './circuit-breaker.ts';
 import type { DatabaseOutage } from './database-outage.ts';
 import type { Backlog, Endpoint } from './origin-dispatcher.ts';

@@ -1,6 +1,6 @@
 // Which owner and endpoint an attempt of a job counts for in the endpoint health figures: the
 // owner parsed back from the job's owner key (`ownerOf`), the endpoint being the job's origin.
-import type { BreakerChangeRecord, EndpointKey } from '../storage/ports.ts';
+import type { BreakerChangeRecord, EndpointKey } from '../storage/ports/endpoint-health.ts';
 import type { BreakerChange } from './circuit-breaker.ts';
 import type { Endpoint } from './origin-dispatcher.ts';
 

@@ -5,7 +5,8 @@
 // written within that short wait.
 import type { Clock } from '../domain/clock.ts';
 import type { Config } from '../config.ts';
-import type { DeliveryOutcome, DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
+import type { DeliveryOutcome } from '../storage/ports/rows.ts';
 import type { DatabaseOutage } from './database-outage.ts';
 import { errorFields, type WorkerLogger } from './worker-logger.ts';
 

@@ -6,7 +6,8 @@
 // behind the queue. The worker builds none of its parts: the composition root builds them
 // (worker-parts.ts) and hands them over.
 import { systemClock, type Clock } from '../domain/clock.ts';
-import type { ClaimedDelivery, DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
+import type { ClaimedDelivery } from '../storage/ports/rows.ts';
 import type { SigningKey } from '../domain/webhook-signing-keys.ts';
 import type { ClaimHeartbeat } from './claim-heartbeat.ts';
 import type { BreakerLedger } from './breaker-ledger.ts';

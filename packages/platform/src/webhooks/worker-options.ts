@@ -6,7 +6,7 @@ import type { CredentialPruneCounts } from '../domain/credential-retention.ts';
 import type { SecretBox } from '../domain/secret-box.ts';
 import type { SigningKey } from '../domain/webhook-signing-keys.ts';
 import type { DeliveryMetrics } from '../services/metrics.ts';
-import type { DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
 import type { Resolver } from './address-guard.ts';
 import type { BreakerLog } from './breaker-ledger.ts';
 import type { BreakerSettings } from './circuit-breaker.ts';

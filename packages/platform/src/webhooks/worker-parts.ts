@@ -5,7 +5,7 @@
 // runs, since only the worker's loop puts work into them.
 import { randomBytes } from 'node:crypto';
 import { systemClock } from '../domain/clock.ts';
-import type { DeliveryQueue } from '../storage/ports.ts';
+import type { DeliveryQueue } from '../storage/ports/delivery-queue.ts';
 import { AddressGuard } from './address-guard.ts';
 import { BreakerLedger } from './breaker-ledger.ts';
 import { ClaimHeartbeat } from './claim-heartbeat.ts';

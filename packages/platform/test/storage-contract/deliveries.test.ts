@@ -2,7 +2,8 @@
 // subscriptions, deferring backlogs and pruning the log.
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { Storage, SubscriptionRow } from '../../src/storage/ports.ts';
+import type { SubscriptionRow } from '../../src/storage/ports/rows.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { subscribe, enqueue, deliveriesOf, delivery, claim, attempted, drain, type Next } from './queue.ts';
 import { NOW, MINUTE, HOUR, DAY, FAR, tag, world, secondApp, contractDatabase } from './support.ts';

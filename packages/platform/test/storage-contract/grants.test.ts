@@ -1,7 +1,8 @@
 // The storage contract for tokens and the grants that issue, rotate and revoke them (authorization codes, refresh rotation).
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CodeRedemption, NewTokenPair, RefreshRotation, Storage } from '../../src/storage/ports.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
+import type { CodeRedemption, NewTokenPair, RefreshRotation } from '../../src/storage/ports/tokens.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { NOW, MINUTE, HOUR, DAY, tag, world, secondApp, newCode, pair, issue, rotate, redeem, contractDatabase } from './support.ts';
 

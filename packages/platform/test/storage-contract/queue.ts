@@ -1,7 +1,9 @@
 // Webhook helpers of the storage contract: subscriptions, events with their deliveries, and the delivery
 // queue driven by hand (claim, record an attempt, drain what an earlier test left pending).
 import type { WebhookTopic } from '../../src/domain/webhook-topics.ts';
-import type { ClaimedDelivery, DeliveryOutcome, Repositories, Storage, SubscriptionRow } from '../../src/storage/ports.ts';
+import type { Repositories } from '../../src/storage/ports/repositories.ts';
+import type { ClaimedDelivery, DeliveryOutcome, SubscriptionRow } from '../../src/storage/ports/rows.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { FAR, MINUTE, NOW, tag } from './support.ts';
 
 type Owner = { appId: number } | { privateAppId: number };

@@ -3,7 +3,8 @@
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuplicateRecordError } from '../../src/domain/errors.ts';
-import type { ResourceRow, Storage } from '../../src/storage/ports.ts';
+import type { ResourceRow } from '../../src/storage/ports/rows.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { NOW, world, product, customer, order, contractDatabase } from './support.ts';
 

@@ -2,7 +2,7 @@
 // shown once, to one session).
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Storage } from '../../src/storage/ports.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { NOW, MINUTE, HOUR, DAY, tag, world, contractDatabase } from './support.ts';
 

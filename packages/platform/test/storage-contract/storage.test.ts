@@ -2,7 +2,7 @@
 // rollback, the change stamp, accounts (merchants, stores, partners) and the per-store lock.
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Storage } from '../../src/storage/ports.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { openStorage } from '../../src/storage/sql-storage.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { subscribe } from './queue.ts';

@@ -3,17 +3,9 @@
 import { expect, it } from 'vitest';
 import type { DatabaseConfig } from '../../src/config.ts';
 import { MIGRATIONS } from '../../src/storage/migrate.ts';
-import type {
-  AppRow,
-  CodeRedemption,
-  InstallationRow,
-  NewApp,
-  NewCode,
-  NewTokenPair,
-  RefreshRotation,
-  Storage,
-  StoreRow,
-} from '../../src/storage/ports.ts';
+import type { AppRow, InstallationRow, NewApp, StoreRow } from '../../src/storage/ports/rows.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
+import type { CodeRedemption, NewCode, NewTokenPair, RefreshRotation } from '../../src/storage/ports/tokens.ts';
 import type { NewRecord } from '../../src/storage/ports/bulk-rows.ts';
 import { openStorage } from '../../src/storage/sql-storage.ts';
 import { type RecordingStorage, recordingStorage, unroutedQueries } from '../partition-routing.ts';

@@ -2,7 +2,8 @@
 // Every target (storage-targets.ts) gets a database of its own for this file.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuplicateRecordError } from '../../src/domain/errors.ts';
-import type { Storage, SubscriptionRow } from '../../src/storage/ports.ts';
+import type { SubscriptionRow } from '../../src/storage/ports/rows.ts';
+import type { Storage } from '../../src/storage/ports/storage.ts';
 import { storageTargets } from '../storage-targets.ts';
 import { subscribe, enqueue, deliveriesOf, delivery, claim } from './queue.ts';
 import { NOW, MINUTE, tag, world, secondApp, newApp, contractDatabase } from './support.ts';

@@ -38,3 +38,13 @@ export interface EventLogRow
   /** The subscription's API version; null once the subscription is deleted. */
   api_version: Selectable<Database['webhook_subscriptions']>['api_version'] | null;
 }
+
+/** What an owner's subscriptions delivered or will deliver, for the owner to reconcile against. */
+export interface EventLogRepository {
+  /**
+   * Up to `limit` deliveries of the owner in the store, ascending by (created_at, id), read from
+   * one index range of at most a bounded number of deliveries whatever the position, the window or
+   * the topics: a page whose topics are rare there stops short (EventLogPage.stoppedAt).
+   */
+  page(q: EventLogQuery): Promise<EventLogPage>;
+}

@@ -1,6 +1,7 @@
 // Stores, their merchants, and partners (the developers who register apps).
 import { sql } from 'kysely';
-import type { AccountRepository, CredentialRow, ShopRow, StoreRow } from '../ports.ts';
+import type { AccountRepository } from '../ports/accounts.ts';
+import type { CredentialRow, ShopRow, StoreRow } from '../ports/rows.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlAccountRepository implements AccountRepository {

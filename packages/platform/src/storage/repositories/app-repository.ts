@@ -1,14 +1,6 @@
 // Public apps (client credentials), their installations in stores, and private apps.
-import type {
-  AppRepository,
-  AppRow,
-  InstallationRow,
-  InstalledApp,
-  NewApp,
-  PrivateAppSecrets,
-  PrivateAppSummary,
-  SecretOwner,
-} from '../ports.ts';
+import type { AppRepository, PrivateAppSecrets, SecretOwner } from '../ports/apps.ts';
+import type { AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from '../ports/rows.ts';
 import type { Executor } from './executor.ts';
 import { APP_COLUMNS } from './prepared-statements.ts';
 

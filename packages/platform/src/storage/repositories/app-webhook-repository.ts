@@ -2,7 +2,8 @@
 // is not split by store; each copy is a row of webhook_subscriptions (so delivery, the Admin API
 // list and the caps treat it as any other subscription), found by the app-level row it names.
 import { sql } from 'kysely';
-import type { AppSubscriptionRow, AppWebhookRepository, CopyShape, StoreCopyRow, SubscriptionRow } from '../ports.ts';
+import type { AppSubscriptionRow, AppWebhookRepository, CopyShape, StoreCopyRow } from '../ports/app-webhooks.ts';
+import type { SubscriptionRow } from '../ports/rows.ts';
 import { fleetWide } from '../fleet-wide.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';

@@ -11,7 +11,7 @@
 import { type Kysely, sql } from 'kysely';
 import { fleetWide } from '../fleet-wide.ts';
 import { defineQuery } from '../prepared-query.ts';
-import type { ClaimedDelivery } from '../ports.ts';
+import type { ClaimedDelivery } from '../ports/rows.ts';
 import type { Database } from '../schema.ts';
 import { type Dialect, listParam, rawQuery } from './raw-query.ts';
 

@@ -9,7 +9,7 @@
 // for the subscriptions whose delivered rows this worker changed, read from the update's RETURNING.
 import { type Kysely, sql } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { DeliveryOutcome } from '../ports.ts';
+import type { DeliveryOutcome } from '../ports/rows.ts';
 import type { Database } from '../schema.ts';
 import {
   attemptRows,

@@ -7,7 +7,7 @@
 // SQLite takes the rows as one JSON array, PostgreSQL as arrays (unnest).
 import { type Kysely, sql } from 'kysely';
 import { defineQuery, type PreparedQuery } from '../prepared-query.ts';
-import type { DeliveryOutcome } from '../ports.ts';
+import type { DeliveryOutcome } from '../ports/rows.ts';
 import type { Database } from '../schema.ts';
 import { endpointHourParams, endpointHourQuery } from './endpoint-hours.ts';
 import { disabledNoticeWrites, noticeQueries } from './disabled-notice.ts';

@@ -14,7 +14,8 @@
 // in as one JSON array on SQLite, as arrays on PostgreSQL), and a batch costs a fixed number of
 // statements, not a few per delivery (see delivery-outcomes.ts).
 import type { Durability } from '../durability.ts';
-import type { ClaimedDelivery, DeliveryOutcome, DeliveryQueue } from '../ports.ts';
+import type { DeliveryQueue } from '../ports/delivery-queue.ts';
+import type { ClaimedDelivery, DeliveryOutcome } from '../ports/rows.ts';
 import type { Db } from '../database.ts';
 import { type QueryRunner, queryRunner } from '../prepared-query.ts';
 import { type BacklogParams, backlogParams, backlogQuery, backlogReleaseQuery } from './delivery-backlog.ts';

@@ -8,7 +8,7 @@
 import { LATENCY_BOUNDS, hourOf, latencyBucket, latencyCounted, OUTCOME_KINDS, outcomeKind } from '../../domain/endpoint-health.ts';
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { DeliveryOutcome } from '../ports.ts';
+import type { DeliveryOutcome } from '../ports/rows.ts';
 import type { Database } from '../schema.ts';
 import { type Dialect, rawQuery } from './raw-query.ts';
 

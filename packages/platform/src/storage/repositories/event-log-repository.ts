@@ -11,7 +11,7 @@
 // at the price of one more index entry for every delivery queued, which the outbox pays on every
 // change; the events list is a recovery tool and does not justify it.
 import { sql } from 'kysely';
-import type { EventLogPage, EventLogQuery, EventLogRepository, EventLogRow } from '../ports.ts';
+import type { EventLogPage, EventLogQuery, EventLogRepository, EventLogRow } from '../ports/event-log.ts';
 import type { Executor } from './executor.ts';
 
 /** The most deliveries one page of the events list reads. */

@@ -11,7 +11,7 @@
 // most the store's customer and order events of that window, whatever other stores hold.
 import { type RawBuilder, sql } from 'kysely';
 import { CUSTOMER_ID_PATHS, CUSTOMER_TOPICS, type CustomerTopic } from '../../domain/customer-redaction.ts';
-import type { EventPayloadRepository, StoredEventPayload } from '../ports.ts';
+import type { EventPayloadRepository, StoredEventPayload } from '../ports/event-payloads.ts';
 import type { Executor } from './executor.ts';
 
 /** Rows per rewriting statement: one round trip for many events, parameters of a bounded size. */

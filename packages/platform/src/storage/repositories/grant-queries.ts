@@ -1,7 +1,8 @@
 // The statements of one token grant, as prepared statements on whatever runner the grant runs on.
 // Every one names the store the grant is for.
 import type { QueryRunner } from '../prepared-query.ts';
-import type { CodeRow, GrantQueries, NewOnlineAccess, NewTokenPair, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
+import type { CodeRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports/rows.ts';
+import type { GrantQueries, NewOnlineAccess, NewTokenPair } from '../ports/tokens.ts';
 import type { PreparedStatements } from './prepared-statements.ts';
 
 export class PreparedGrantQueries implements GrantQueries {

@@ -10,7 +10,8 @@
 // tells that case apart from a grant that is not the usual one.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineQuery, type QueryRunner } from '../prepared-query.ts';
-import type { AppRow, CodeRedemption, RefreshRotation } from '../ports.ts';
+import type { AppRow } from '../ports/rows.ts';
+import type { CodeRedemption, RefreshRotation } from '../ports/tokens.ts';
 import type { Database } from '../schema.ts';
 import { APP_COLUMNS, type PreparedStatements } from './prepared-statements.ts';
 

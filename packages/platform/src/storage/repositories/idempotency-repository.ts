@@ -2,7 +2,8 @@
 // exactly one request hold a key at a time. Each method is one statement, the same on both
 // databases; on PostgreSQL a guarded update that meets a row another transaction is changing waits
 // for it and then checks its conditions again on what that transaction committed.
-import type { IdempotencyKeyId, IdempotencyKeyRow, IdempotencyRepository, NewReservation, StoredResponse } from '../ports.ts';
+import type { IdempotencyRepository } from '../ports/idempotency-keys.ts';
+import type { IdempotencyKeyId, IdempotencyKeyRow, NewReservation, StoredResponse } from '../ports/rows.ts';
 import type { Executor } from './executor.ts';
 import { fleetWide } from '../fleet-wide.ts';
 

@@ -9,7 +9,7 @@
 // Keys stored before the resource was kept (null) are read too, and told apart by their shape.
 import { type RawBuilder, sql } from 'kysely';
 import { CUSTOMER_ANSWER_RESOURCES } from '../../domain/customer-redaction.ts';
-import type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from '../ports.ts';
+import type { IdempotentAnswerRepository, RewrittenAnswer, StoredAnswer } from '../ports/idempotent-answers.ts';
 import type { Executor } from './executor.ts';
 
 /** Rows per rewriting statement: one round trip for many answers, parameters of a bounded size. */

@@ -15,7 +15,7 @@
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { type JsonField, RESOURCE_DEFS, type ResourceName } from '../../domain/resources.ts';
 import { defineQuery, type ParamRef, type Params, type PreparedQuery } from '../prepared-query.ts';
-import type { JsonPage, JsonPageQuery } from '../ports.ts';
+import type { JsonPage, JsonPageQuery } from '../ports/json-page.ts';
 import type { Executor } from './executor.ts';
 
 /** The last millisecond toISOString writes with a four-digit year. */

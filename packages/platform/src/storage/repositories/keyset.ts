@@ -43,7 +43,7 @@
 // and, for every list filter, test/list-filter-plans.test.ts; the routing in the storage contract.
 import { type Kysely, type SelectQueryBuilder, sql } from 'kysely';
 import type { ListFilters } from '../../domain/list-filters.ts';
-import type { KeysetQuery, KeysetScope, KeysetSource, KeysetWindow } from '../ports.ts';
+import type { KeysetQuery, KeysetScope, KeysetSource, KeysetWindow } from '../ports/keyset-source.ts';
 
 import type { Executor } from './executor.ts';
 

@@ -5,7 +5,7 @@
 // once as well.
 import { type Kysely, type RawBuilder, sql } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { Recipient } from '../ports.ts';
+import type { Recipient } from '../ports/rows.ts';
 import type { Database } from '../schema.ts';
 
 const compilable = <R>(k: Kysely<Database>, raw: RawBuilder<R>) => ({ compile: () => raw.compile(k) });

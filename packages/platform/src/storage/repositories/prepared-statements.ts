@@ -4,7 +4,8 @@
 // it reads one partition; the joins carry store_id too, for the same reason.
 import type { Kysely } from 'kysely';
 import { defineQuery } from '../prepared-query.ts';
-import type { AccessTokenLookup, AppRow, CodeRow, Issued, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports.ts';
+import type { AppRow, CodeRow, PrivateTokenRow, RefreshRow, SuccessorRow, TokenOwner } from '../ports/rows.ts';
+import type { AccessTokenLookup, Issued } from '../ports/tokens.ts';
 import type { Database } from '../schema.ts';
 
 /** The columns of an app as the services see it (`AppRow`). */

@@ -1,7 +1,11 @@
 // Store resources (products, orders, customers): rows by id, writes, keyset pages, bulk seeding.
 import { sql, type Kysely } from 'kysely';
 import type { ResourceName } from '../../domain/resources.ts';
-import type { JsonPage, JsonPageQuery, KeysetSource, ResourceRepository, ResourceRow, WriteGuard } from '../ports.ts';
+import type { JsonPage, JsonPageQuery } from '../ports/json-page.ts';
+import type { KeysetSource } from '../ports/keyset-source.ts';
+import type { ResourceRow } from '../ports/rows.ts';
+import type { ResourceRepository } from '../ports/store-resources.ts';
+import type { WriteGuard } from '../ports/write-condition.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { jsonPage } from './json-page.ts';

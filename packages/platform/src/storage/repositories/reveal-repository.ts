@@ -1,5 +1,5 @@
 // Secrets waiting, sealed, to be shown once to the browser session that created them.
-import type { RevealRepository } from '../ports.ts';
+import type { RevealRepository } from '../ports/reveals.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlRevealRepository implements RevealRepository {

@@ -1,5 +1,6 @@
 // Browser sessions of merchants and partners (server-side records; the cookie holds only an id).
-import type { SessionRepository, WebSessionRow } from '../ports.ts';
+import type { WebSessionRow } from '../ports/rows.ts';
+import type { SessionRepository } from '../ports/sessions.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlSessionRepository implements SessionRepository {

@@ -2,7 +2,7 @@
 // database. The `failures` column holds every attempt of the window, counted before its password
 // is checked.
 import { sql } from 'kysely';
-import type { AttemptCount, ThrottleRepository } from '../ports.ts';
+import type { AttemptCount, ThrottleRepository } from '../ports/throttles.ts';
 import type { Executor } from './executor.ts';
 
 export class SqlThrottleRepository implements ThrottleRepository {

@@ -1,6 +1,7 @@
 // Authorization codes as they are issued (and ended early), token lookups of the Admin API, and
 // ending every token of an installation. (Grants themselves run through the GrantStore.)
-import type { AccessTokenLookup, Issued, NewCode, PrivateTokenRow, RefreshRow, TokenRepository } from '../ports.ts';
+import type { PrivateTokenRow, RefreshRow } from '../ports/rows.ts';
+import type { AccessTokenLookup, Issued, NewCode, TokenRepository } from '../ports/tokens.ts';
 import type { PageWithToken } from '../ports/tokens.ts';
 import type { Executor } from './executor.ts';
 import { pageWithToken } from './token-page.ts';

@@ -2,23 +2,22 @@
 // caused them), and the delivery log read by the CLI and the partner dashboard.
 import { sql } from 'kysely';
 import type { WebhookTopic } from '../../domain/webhook-topics.ts';
+import type { KeysetSource } from '../ports/keyset-source.ts';
 import type {
   AttemptRow,
   DeliveryLogRow,
   DeliveryStatus,
   DisabledSubscriptionRow,
-  KeysetSource,
   NewDelivery,
   NewSubscription,
   PartnerDeliveryDetailRow,
   PartnerDeliveryRow,
   PrivacyRecipient,
   Recipient,
-  SubscriptionChange,
   SubscriptionRow,
-  WebhookRepository,
-  WriteGuard,
-} from '../ports.ts';
+} from '../ports/rows.ts';
+import type { SubscriptionChange, WebhookRepository } from '../ports/webhook-records.ts';
+import type { WriteGuard } from '../ports/write-condition.ts';
 import { refusingDuplicates } from '../unique-violation.ts';
 import type { Executor } from './executor.ts';
 import { SqlKeysetSource } from './keyset.ts';

@@ -4,7 +4,7 @@
 // PostgreSQL a concurrent UPDATE waits for the first to commit and then re-reads the row against
 // the same conditions; SQLite runs one write transaction at a time.
 import { sql, type Expression, type SqlBool } from 'kysely';
-import type { WriteGuard } from '../ports.ts';
+import type { WriteGuard } from '../ports/write-condition.ts';
 
 export function guarded<Q extends { where(expression: Expression<SqlBool>): Q }>(query: Q, guard: WriteGuard | undefined): Q {
   let q = query;
