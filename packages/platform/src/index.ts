@@ -42,7 +42,7 @@ export type { VersionUsage, CallerUsage } from './services/api-health.ts';
 export { MAX_HEALTH_HOURS, type AppEndpointHealth, type EndpointFigures } from './services/endpoint-health.ts';
 export type { BrownoutSummary } from './services/api-brownouts.ts';
 export type {
-  AppSubscriptionRow,
+  AppSubscription,
   ListedAppSubscription,
   ReshapeReport,
   SpreadReport,

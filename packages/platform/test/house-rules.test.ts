@@ -138,6 +138,37 @@ function wholeServices(file: string, text: string): string[] {
     .map((l) => `${file}:${l.line} ${l.text.trim()}`);
 }
 
+/** Storage names routes may not use: sealed secrets (`*_enc` columns) and password hashes stay below the services. */
+const STORAGE_ONLY = /\w_enc\b|password_hash/;
+
+/**
+ * Where a file of http/ reaches storage's own shapes: a line naming a sealed or hashed column, or an
+ * import (static, type-only or re-exported) of a `*Row` type, which the services map to what routes show.
+ */
+function storageShapes(file: string, text: string): string[] {
+  const named = text
+    .split('\n')
+    .map((line, i) => ({ line: i + 1, text: line }))
+    .filter((l) => STORAGE_ONLY.test(l.text))
+    .map((l) => `${file}:${l.line} ${l.text.trim()}`);
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const rows: string[] = [];
+  const visit = (node: ts.Node) => {
+    const names: ts.Identifier[] = [];
+    if (ts.isImportDeclaration(node) && node.importClause) {
+      const bindings = node.importClause.namedBindings;
+      if (bindings && ts.isNamedImports(bindings)) for (const el of bindings.elements) names.push(el.propertyName ?? el.name);
+    }
+    if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
+      for (const el of node.exportClause.elements) names.push((el.propertyName as ts.Identifier | undefined) ?? el.name);
+    }
+    for (const name of names) if (/Row$/.test(name.text)) rows.push(`${file}: imports ${name.text}`);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return [...named, ...rows];
+}
+
 const WORKER = 'packages/platform/src/webhooks/webhook-worker.ts';
 
 describe('house rules (packages/*/src)', () => {
@@ -184,6 +215,13 @@ describe('house rules (packages/*/src)', () => {
       .filter((f) => f.startsWith('packages/platform/src/storage/'))
       .flatMap((f) => classNameChecks(f, readFileSync(join(ROOT, f), 'utf8')));
     expect(checks, `${checks.length} class-name check(s):\n${checks.join('\n')}\n`).toEqual([]);
+  });
+
+  it('http/ sees what the services show, never a storage row, a sealed secret or a password hash', () => {
+    const found = files
+      .filter((f) => f.startsWith('packages/platform/src/http/') && SCRIPT_EXTENSIONS.has(extname(f)))
+      .flatMap((f) => storageShapes(f, readFileSync(join(ROOT, f), 'utf8')));
+    expect(found, `${found.length} storage name(s) in http/:\n${found.join('\n')}\n`).toEqual([]);
   });
 
   it('the delivery worker builds none of its parts: the composition root hands them over', () => {
@@ -237,6 +275,25 @@ describe('house rules: the mechanical checks catch what they are meant to catch'
       'c.ts: ../../platform/src/services/webhook-outbox.ts',
       'c.ts: @storegate/platform/dist/index.js',
       'c.ts: ../../platform/src/platform.ts',
+    ]);
+  });
+
+  it('storage shapes in http/: sealed columns, password hashes and imported rows, not look-alikes', () => {
+    const text = [
+      "import type { AppRow } from '../../services/app-service.ts';",
+      "import { type StoreRow as Store, other } from '../x.ts';",
+      "export type { SubscriptionRow } from '../y.ts';",
+      "import type { AppProfile, Rows } from '../z.ts';",
+      'const s = app.client_secret_enc;',
+      "const h = { password_hash: '' };",
+      'const e = encodeURIComponent(x_encoded);',
+    ].join('\n');
+    expect(storageShapes('r.ts', text)).toEqual([
+      'r.ts:5 const s = app.client_secret_enc;',
+      "r.ts:6 const h = { password_hash: '' };",
+      'r.ts: imports AppRow',
+      'r.ts: imports StoreRow',
+      'r.ts: imports SubscriptionRow',
     ]);
   });
 

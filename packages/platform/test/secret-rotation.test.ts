@@ -293,8 +293,8 @@ describe.each(DIALECTS)('secret rotation on %s', (dialect) => {
 
   it('storage: the rotation compare-and-set and finish, for both kinds of owner', async () => {
     const f = await createFixture(t);
-    const app = (await t.services.apps.findByClientId(f.clientId))!;
     const apps = t.platform.storage.apps;
+    const app = (await apps.findByClientId(f.clientId))!;
     const now = t.clock.now;
     const start = (expectedCurrent: string, current: string) =>
       apps.startSecretRotation({ appId: app.id }, { expectedCurrent, current, previousExpiresAt: now + 100, now });

@@ -8,7 +8,8 @@ import { hashToken, newToken } from '../domain/tokens.ts';
 import type { ShopRow, StoreRow, WebSessionRow } from '../storage/ports/rows.ts';
 import type { Storage } from '../storage/ports/storage.ts';
 
-export type { ShopRow, StoreRow };
+/** A store as the routes know it: its id, its name (its host) and its owner. */
+export type Store = StoreRow;
 
 export const SESSION_TTL_MS = 12 * 3600 * 1000;
 const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;

@@ -1,6 +1,7 @@
 // Partner apps (client credentials), installations (grants) and private apps.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.ts';
+import type { AppProfile } from '../domain/app-profile.ts';
 import type { Clock } from '../domain/clock.ts';
 import { storeHostname } from '../domain/store-host.ts';
 import { formatScopes, parseScopes, type Scope } from '../domain/scopes.ts';
@@ -9,16 +10,17 @@ import { NotFoundError, ScopeParseError, ValidationFailedError } from '../domain
 import { MAX_ACTIVE_PRIVATE_APPS } from '../domain/limits.ts';
 import { SCOPE_LOST, unreadableTopics } from '../domain/webhook-topics.ts';
 import type { Repositories } from '../storage/ports/repositories.ts';
-import type { AppRow, InstallationRow, InstalledApp, PrivateAppSummary } from '../storage/ports/rows.ts';
+import type { InstallationRow, InstalledApp, PrivateAppSummary } from '../storage/ports/rows.ts';
 import type { Storage } from '../storage/ports/storage.ts';
 import { checkAppUrl, checkPrivateApp } from './app-checks.ts';
+import { profileOf, type SealedAppSecrets, sealedSecretsOf } from './app-secrets.ts';
 import { copiesOnGrant, copiesOnUninstall } from './app-webhook-copies.ts';
 import { ClientAuth, type ClientCheck, type GrantRequest } from './client-auth.ts';
 import { checkPrivacyWebhookUrl, privacyUrlProblem } from './privacy-address.ts';
 import type { Sealer } from './master-keys.ts';
 import type { WebhookOutbox } from './webhook-outbox.ts';
 
-export type { AppRow, InstallationRow };
+export type { InstallationRow };
 
 export { checkAppUrl, checkPrivateApp };
 
@@ -121,7 +123,7 @@ export class AppService {
     authorizationIss?: boolean;
     /** Whether the platform runs consent for `scopes` and opens the app with a launch token. */
     managedInstall?: boolean;
-  }): Promise<{ app: AppRow; clientSecret: string }> {
+  }): Promise<{ app: AppProfile; clientSecret: string }> {
     const { errors, name, scopes } = this.checkApp(input);
     if (!errors.privacy_webhook_url && input.privacyWebhookUrl) {
       const problem = await privacyUrlProblem(input.privacyWebhookUrl, this.config.mode);
@@ -144,7 +146,7 @@ export class AppService {
       authorization_iss: input.authorizationIss === false ? 0 : 1,
       managed_install: input.managedInstall ? 1 : 0,
     });
-    return { app, clientSecret };
+    return { app: profileOf(app), clientSecret };
   }
 
   /** Whether the platform installs the app (consent for its declared scopes, then a launch token): needs scopes. */
@@ -186,24 +188,25 @@ export class AppService {
     await this.storage.apps.updateAuthorizationIss(appId, on);
   }
 
-  findByClientId(clientId: string | undefined): Promise<AppRow | undefined> {
-    if (!clientId || clientId.length > 100) return Promise.resolve(undefined);
-    return this.storage.apps.findByClientId(clientId);
+  async findByClientId(clientId: string | undefined): Promise<AppProfile | undefined> {
+    if (!clientId || clientId.length > 100) return undefined;
+    const row = await this.storage.apps.findByClientId(clientId);
+    return row && profileOf(row);
   }
 
-  listApps(): Promise<AppRow[]> {
-    return this.storage.apps.listApps();
+  async listApps(): Promise<AppProfile[]> {
+    return (await this.storage.apps.listApps()).map(profileOf);
   }
 
   /** The current client secret in plaintext (shown on an explicit reveal; what signs is `SecretRotations`' call). */
-  clientSecret(app: AppRow): string {
-    return this.box.open(app.client_secret_enc);
+  clientSecret(app: AppProfile | SealedAppSecrets): string {
+    return this.box.open(sealedSecretsOf(app).client_secret_enc);
   }
 
   /** Client authentication (RFC 6749 section 2.3.1); the previous secret works until it expires after a rotation. */
-  async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<AppRow> {
+  async authenticateClient(clientId: string | undefined, clientSecret: string | undefined): Promise<AppProfile> {
     const client = this.clientCheck(clientId, clientSecret);
-    return client.check(client.lookupId === undefined ? undefined : await this.storage.apps.findByClientId(client.lookupId));
+    return profileOf(client.check(client.lookupId === undefined ? undefined : await this.storage.apps.findByClientId(client.lookupId)));
   }
 
   /** The same authentication as a check a grant runs on the app it looks up (see ClientAuth). */
@@ -301,8 +304,8 @@ export class AppService {
   }
 
   /** Public apps a merchant can install (every registered app), by name. */
-  async listPublicApps(): Promise<Pick<AppRow, 'id' | 'client_id' | 'name' | 'scopes'>[]> {
-    const apps = await this.storage.apps.listApps();
+  async listPublicApps(): Promise<Pick<AppProfile, 'id' | 'client_id' | 'name' | 'scopes'>[]> {
+    const apps = await this.listApps();
     return apps.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.id - b.id));
   }
 
@@ -321,12 +324,12 @@ export class AppService {
       throw new NotFoundError('No active private app with this id in this store');
   }
 
-  listPartnerApps(partnerId: number): Promise<AppRow[]> {
-    return this.storage.apps.listPartnerApps(partnerId);
+  async listPartnerApps(partnerId: number): Promise<AppProfile[]> {
+    return (await this.storage.apps.listPartnerApps(partnerId)).map(profileOf);
   }
 
   /** A partner's own app by client id; another partner's app or an unknown id is a 404. */
-  async findPartnerApp(partnerId: number, clientId: string | undefined): Promise<AppRow> {
+  async findPartnerApp(partnerId: number, clientId: string | undefined): Promise<AppProfile> {
     const app = await this.findByClientId(clientId);
     if (!app || app.partner_id !== partnerId) throw new NotFoundError('No app with this client id');
     return app;

@@ -17,7 +17,10 @@ import { copiesAfterChange, type SkippedCopy } from './app-webhook-copies.ts';
 import { checkedAppShape, type ReshapeInput, type ShapeChange, shapeChange } from './app-webhook-shapes.ts';
 import { resolvesToPublic } from './webhook-subscriptions.ts';
 
-export type { AppSubscriptionRow, ReshapeInput };
+export type { ReshapeInput };
+
+/** An app-level webhook subscription, as its partner and the partner API see it. */
+export type AppSubscription = AppSubscriptionRow;
 
 /** Stores walked per read of the stores to change; each store is changed in a transaction of its own. */
 const STORE_BATCH = 200;

@@ -14,7 +14,8 @@ import type { Clock } from '../domain/clock.ts';
 import { InvalidGrant } from '../domain/errors.ts';
 import { pooledRandomBytes } from '../domain/random.ts';
 import { allSigningSecrets, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
-import type { AppRow } from '../storage/ports/rows.ts';
+import type { AppProfile } from '../domain/app-profile.ts';
+import type { SealedAppSecrets } from './app-secrets.ts';
 
 /** How long a launch token lives, in seconds. */
 export const LAUNCH_TOKEN_TTL_SECONDS = 60;
@@ -29,7 +30,7 @@ export interface LaunchClaims {
   expiresAt: number;
 }
 
-type Secrets = (app: Pick<AppRow, 'client_secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>) => SigningSecrets;
+type Secrets = (app: AppProfile | SealedAppSecrets) => SigningSecrets;
 
 export class LaunchTokens {
   constructor(
@@ -43,7 +44,7 @@ export class LaunchTokens {
    * with the secret that signs the app's other single-signature forms (the previous one during a
    * rotation's overlap), so an app that has not deployed its new secret yet can still check it.
    */
-  async issue(app: AppRow, issuer: string, merchantId: number): Promise<string> {
+  async issue(app: AppProfile, issuer: string, merchantId: number): Promise<string> {
     const now = Math.floor(this.clock() / 1000);
     return new SignJWT({ dest: issuer })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
@@ -62,7 +63,7 @@ export class LaunchTokens {
    * app valid now, its claims, and its age. Any failure is `invalid_grant`, with a reason that
    * never repeats the token.
    */
-  async verify(app: AppRow, issuer: string, token: string): Promise<LaunchClaims> {
+  async verify(app: Pick<AppProfile, 'client_id'> & SealedAppSecrets, issuer: string, token: string): Promise<LaunchClaims> {
     if (token.length > 4096 || !/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(token))
       throw new InvalidGrant('subject_token is not a launch token');
     let failure: unknown;

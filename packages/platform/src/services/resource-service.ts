@@ -28,7 +28,8 @@ export interface RenderedPage {
   previous: string | null;
 }
 
-export type { ResourceRow };
+/** A store's product, order or customer, its columns as the resource's toJson reads them. */
+export type ResourceRecord = ResourceRow;
 
 export class ResourceService {
   constructor(

@@ -11,8 +11,9 @@ import { ConflictError, NotFoundError } from '../domain/errors.ts';
 import { activePrevious, singleSignatureSecret, type SigningSecrets } from '../domain/signing-secrets.ts';
 import { newToken } from '../domain/tokens.ts';
 import type { PrivateAppSecrets, SecretOwner } from '../storage/ports/apps.ts';
-import type { AppRow } from '../storage/ports/rows.ts';
 import type { Storage } from '../storage/ports/storage.ts';
+import type { AppProfile } from '../domain/app-profile.ts';
+import { type SealedAppSecrets, sealedSecretsOf } from './app-secrets.ts';
 import type { Sealer } from './master-keys.ts';
 
 /** A new secret, shown once, and when its overlap with the replaced secret ends by itself. */
@@ -30,19 +31,21 @@ export class SecretRotations {
   ) {}
 
   /** When the app's rotation in progress ends by itself; undefined when none is in progress. */
-  clientRotationEndsAt(app: Pick<AppRow, 'previous_secret_enc' | 'previous_secret_expires_at'>): number | undefined {
-    const previous = activePrevious(app.previous_secret_enc, app.previous_secret_expires_at, this.clock());
-    return previous === undefined ? undefined : (app.previous_secret_expires_at ?? undefined);
+  clientRotationEndsAt(app: AppProfile | SealedAppSecrets): number | undefined {
+    const sealed = sealedSecretsOf(app);
+    const previous = activePrevious(sealed.previous_secret_enc, sealed.previous_secret_expires_at, this.clock());
+    return previous === undefined ? undefined : (sealed.previous_secret_expires_at ?? undefined);
   }
 
   /** The app's plaintext signing secrets now. */
-  clientSigningSecrets(app: Pick<AppRow, 'client_secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>): SigningSecrets {
-    const previous = activePrevious(app.previous_secret_enc, app.previous_secret_expires_at, this.clock());
-    return { current: this.box.open(app.client_secret_enc), previous: previous === undefined ? undefined : this.box.open(previous) };
+  clientSigningSecrets(app: AppProfile | SealedAppSecrets): SigningSecrets {
+    const sealed = sealedSecretsOf(app);
+    const previous = activePrevious(sealed.previous_secret_enc, sealed.previous_secret_expires_at, this.clock());
+    return { current: this.box.open(sealed.client_secret_enc), previous: previous === undefined ? undefined : this.box.open(previous) };
   }
 
   /** The secret that signs the query `hmac` of redirects to the app (the previous one during an overlap). */
-  querySigningSecret(app: Pick<AppRow, 'client_secret_enc' | 'previous_secret_enc' | 'previous_secret_expires_at'>): string {
+  querySigningSecret(app: AppProfile | SealedAppSecrets): string {
     return singleSignatureSecret(this.clientSigningSecrets(app));
   }
 

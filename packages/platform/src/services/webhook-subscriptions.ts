@@ -24,7 +24,8 @@ import type { WriteStep } from './idempotency.ts';
 import { linkedKeysetPage, type PageRequest } from './pagination.ts';
 import { hostProblem } from './public-address.ts';
 
-export type { SubscriptionRow };
+/** A store's webhook subscription as the Admin API shows it (its version makes the ETag). */
+export type WebhookSubscription = SubscriptionRow;
 
 /** In production the address must resolve to public addresses only (checked again at delivery). */
 export async function resolvesToPublic(address: string): Promise<string | undefined> {

@@ -10,7 +10,7 @@ import type { Access, ScopeResource } from '../../domain/scopes.ts';
 import { UnsupportedMediaTypeError } from '../../domain/errors.ts';
 import type { ApiPrincipal } from '../../services/api-auth.ts';
 import { RESOURCE_DEFS, type ResourceDef } from '../../domain/resources.ts';
-import type { ResourceRow } from '../../services/resource-service.ts';
+import type { ResourceRecord } from '../../services/resource-service.ts';
 import {
   COUNT_BODY,
   COUNT_DESCRIPTION,
@@ -173,7 +173,7 @@ function registerResource(api: FastifyInstance, services: ResourceServices, def:
   };
   const fieldNames = fieldNamesOf(def.object);
   const answerOne = (req: FastifyRequest, status: number) =>
-    writeAnswer(services.idempotency, req, status, (row: ResourceRow) => ({ data: def.toJson(row) }), recordTag);
+    writeAnswer(services.idempotency, req, status, (row: ResourceRecord) => ({ data: def.toJson(row) }), recordTag);
 
   api.get(
     base,
@@ -303,10 +303,10 @@ function registerResource(api: FastifyInstance, services: ResourceServices, def:
 }
 
 /** The id and version of a resource row, as its ETag is made. */
-function versioned(row: ResourceRow): { id: number; version: number } {
+function versioned(row: ResourceRecord): { id: number; version: number } {
   return { id: Number(row.id), version: Number(row.version) };
 }
 
-function recordTag(row: ResourceRow): string {
+function recordTag(row: ResourceRecord): string {
   return etagOf(versioned(row));
 }

@@ -109,7 +109,7 @@ function kept(reply: FastifyReply): Record<string, string> {
  * transaction; `send` sends it once the write committed.
  *
  * @example
- * const answer = writeAnswer(services.idempotency, req, 201, (row: ResourceRow) => ({ data: def.toJson(row) }));
+ * const answer = writeAnswer(services.idempotency, req, 201, (row: ResourceRecord) => ({ data: def.toJson(row) }));
  * const row = await services.resources.create(def, storeId, body, answer.step);
  * return answer.send(reply, row);
  */

@@ -5,7 +5,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import { isPrivacyTopic, SUBSCRIBABLE_TOPICS, SUBSCRIPTION_DISABLED, type WebhookTopic } from '../../domain/webhook-topics.ts';
 import type { Services } from '../../services/services.ts';
-import type { SubscriptionRow } from '../../services/webhook-subscriptions.ts';
+import type { WebhookSubscription } from '../../services/webhook-subscriptions.ts';
 import { type MatchFilter, selectFields } from '../../domain/list-filters.ts';
 import { readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
 import {
@@ -57,7 +57,7 @@ export const SUBSCRIPTION = {
   },
 };
 
-export function toJson(r: SubscriptionRow) {
+export function toJson(r: WebhookSubscription) {
   return {
     id: String(r.id),
     address: r.address,
@@ -177,7 +177,7 @@ export function registerWebhookSubscriptionRoutes(
     },
     async (req, reply) => {
       const body = req.body as { address: string; topic: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
-      const answer = writeAnswer(services.idempotency, req, 201, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
+      const answer = writeAnswer(services.idempotency, req, 201, (row: WebhookSubscription) => ({ data: toJson(row) }), etagOf);
       const input = { address: body.address, topic: body.topic, apiVersion: req.apiVersion!, ...shapeOf(body) };
       const row = await services.subscriptions.create(req.principal!, input, answer.step);
       return answer.send(reply, row);
@@ -228,7 +228,7 @@ export function registerWebhookSubscriptionRoutes(
     },
     async (req, reply) => {
       const body = req.body as { address?: string; topic?: WebhookTopic; filter?: string | null; include_fields?: string[] | null };
-      const answer = writeAnswer(services.idempotency, req, 200, (row: SubscriptionRow) => ({ data: toJson(row) }), etagOf);
+      const answer = writeAnswer(services.idempotency, req, 200, (row: WebhookSubscription) => ({ data: toJson(row) }), etagOf);
       const input = { address: body.address, topic: body.topic, ...shapeOf(body) };
       const row = await services.subscriptions.update(req.principal!, id(req.params), input, answer.step, req.ifMatch);
       return answer.send(reply, row);

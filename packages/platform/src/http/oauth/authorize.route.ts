@@ -20,12 +20,12 @@ import {
   UnsupportedResponseType,
 } from '../../domain/errors.ts';
 import { storeHostname } from '../../domain/store-host.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import { currentMerchant, redirectToLogin } from '../store-admin/merchant-session.ts';
 import { consentChange, consentPage } from '../views/consent-page.ts';
 
 interface AuthorizeRequest {
-  app: AppRow;
+  app: AppProfile;
   redirectUri: string;
   state: string;
   scopes: Scope[];
@@ -39,7 +39,7 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' ? v : undefined;
 }
 
-async function checkClient(apps: Services['apps'], p: Record<string, unknown>): Promise<AppRow> {
+async function checkClient(apps: Services['apps'], p: Record<string, unknown>): Promise<AppProfile> {
   const clientId = str(p.client_id);
   if (!clientId) throw new AuthorizePageError('The link is missing client_id.');
   const app = await apps.findByClientId(clientId);
@@ -47,7 +47,7 @@ async function checkClient(apps: Services['apps'], p: Record<string, unknown>): 
   return app;
 }
 
-function checkRedirectUri(app: AppRow, p: Record<string, unknown>): string {
+function checkRedirectUri(app: AppProfile, p: Record<string, unknown>): string {
   const redirectUri = str(p.redirect_uri);
   if (!redirectUri) throw new AuthorizePageError('The link is missing redirect_uri.');
   if (redirectUri.includes('#')) throw new AuthorizePageError('redirect_uri must not contain "#".');

@@ -5,9 +5,9 @@
 import { Ajv } from 'ajv';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ForbiddenError, UnauthorizedError } from '../../domain/errors.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import { readIncludeFields } from '../../domain/webhook-subscription-shape.ts';
-import type { AppSubscriptionRow, SpreadReport } from '../../services/app-webhooks.ts';
+import type { AppSubscription, SpreadReport } from '../../services/app-webhooks.ts';
 import type { Services } from '../../services/services.ts';
 import { FILTER, INCLUDE_FIELDS } from '../admin-api/webhook-shape-schema.ts';
 import { parseId } from '../path-params.ts';
@@ -71,7 +71,7 @@ const PARAMS = {
   properties: { clientId: { type: 'string', description: "The app's client_id" }, id: { type: 'string' } },
 };
 
-function toJson(s: AppSubscriptionRow, stores: number) {
+function toJson(s: AppSubscription, stores: number) {
   return {
     id: String(s.id),
     topic: s.topic,
@@ -101,7 +101,7 @@ function basicCredentials(header: string | undefined): { clientId: string; clien
   }
 }
 
-const authenticated = new WeakMap<FastifyRequest, AppRow>();
+const authenticated = new WeakMap<FastifyRequest, AppProfile>();
 
 /** What the partner API uses: the calling app's credentials and its app-level webhook subscriptions. */
 export type PartnerApiServices = Pick<Services, 'appWebhooks' | 'apps'>;
@@ -120,7 +120,7 @@ function registerRoutes(app: FastifyInstance, services: PartnerApiServices): voi
   async function authenticate(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     reply.header('Cache-Control', 'no-store');
     const presented = basicCredentials(req.headers.authorization);
-    let found: AppRow | undefined;
+    let found: AppProfile | undefined;
     try {
       if (presented) found = await services.apps.authenticateClient(presented.clientId, presented.clientSecret);
     } catch {
@@ -189,7 +189,7 @@ function registerRoutes(app: FastifyInstance, services: PartnerApiServices): voi
     },
     async (req, reply) => {
       const body = req.body as { topic: string; address: string; filter?: string | null; include_fields?: string[] | null };
-      const added: AppSubscriptionRow & SpreadReport = await services.appWebhooks.add(appOf(req).id, {
+      const added: AppSubscription & SpreadReport = await services.appWebhooks.add(appOf(req).id, {
         topic: body.topic,
         address: body.address,
         filter: body.filter,

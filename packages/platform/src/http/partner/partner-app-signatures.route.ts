@@ -4,7 +4,7 @@
 import type { FastifyInstance } from 'fastify';
 import { platformBaseUrl, type Config } from '../../config.ts';
 import { ValidationFailedError } from '../../domain/errors.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import type { Services } from '../../services/services.ts';
 import { formString } from '../views/form-fields.ts';
 import { hiddenFields, html, type SafeHtml } from '../views/html.ts';
@@ -17,7 +17,7 @@ export const SIGNATURE_NOTICES: Record<string, string> = {
   ed25519_off: 'Webhooks to this app no longer carry v1a (Ed25519) signatures; the HMAC signatures are unchanged.',
 };
 
-export function signatureSection(config: Config, a: AppRow, csrf: string): SafeHtml {
+export function signatureSection(config: Config, a: AppProfile, csrf: string): SafeHtml {
   const on = a.webhook_signature_ed25519 === 1;
   const jwks = `${platformBaseUrl(config)}/.well-known/jwks.json`;
   return html`<h2>Asymmetric webhook signatures</h2>

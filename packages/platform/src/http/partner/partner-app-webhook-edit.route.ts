@@ -4,7 +4,7 @@
 // its error. A change reaches every store copy.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import type { ListedAppSubscription } from '../../services/app-webhooks.ts';
 import type { Services } from '../../services/services.ts';
 import { fieldError } from '../views/form-fields.ts';
@@ -14,7 +14,7 @@ import { shapeFields, type ShapeForm, shapeForm, shapeFormOf, shapeInput } from 
 
 const partnerOnly = { config: { area: 'platform' as const, session: 'partner' as const } };
 
-type SubscriptionOf = (partnerId: number, params: unknown) => Promise<{ a: AppRow; id: number; s: ListedAppSubscription | undefined }>;
+type SubscriptionOf = (partnerId: number, params: unknown) => Promise<{ a: AppProfile; id: number; s: ListedAppSubscription | undefined }>;
 
 export function registerPartnerAppWebhookEditRoutes(
   app: FastifyInstance,
@@ -24,7 +24,7 @@ export function registerPartnerAppWebhookEditRoutes(
   const render = (
     reply: FastifyReply,
     partnerEmail: string,
-    a: AppRow,
+    a: AppProfile,
     s: ListedAppSubscription,
     form: ShapeForm,
     errors: Record<string, string[]>,

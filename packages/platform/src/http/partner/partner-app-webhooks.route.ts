@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import { SUBSCRIBABLE_TOPICS } from '../../domain/webhook-topics.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import type { Services } from '../../services/services.ts';
 import { parseId } from '../path-params.ts';
 import { shapeCells, shapeFields, type ShapeForm, shapeForm, shapeInput } from './app-webhook-shape-form.ts';
@@ -33,7 +33,7 @@ interface Form extends ShapeForm {
 }
 
 export function registerPartnerAppWebhookRoutes(app: FastifyInstance, services: Pick<Services, 'appWebhooks' | 'apps'>): void {
-  const render = async (reply: FastifyReply, partnerEmail: string, a: AppRow, form: Form, notice?: string) => {
+  const render = async (reply: FastifyReply, partnerEmail: string, a: AppProfile, form: Form, notice?: string) => {
     const rows = await services.appWebhooks.list(a.id);
     const base = `/partner/apps/${a.client_id}/webhooks`;
     const topicErrors = form.errors.topic;

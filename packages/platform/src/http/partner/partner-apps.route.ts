@@ -5,7 +5,7 @@
 // signing, so running apps roll over without a dropped webhook).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import type { Services } from '../../services/services.ts';
 import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
 import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
@@ -54,7 +54,7 @@ and opens the app with a launch token</label></div>`;
 }
 
 /** The app page's managed install section: what it does, whether it is on, the button that changes it. */
-function managedSection(a: AppRow, csrf: string): SafeHtml {
+function managedSection(a: AppProfile, csrf: string): SafeHtml {
   const on = a.managed_install === 1;
   const button = on
     ? html`<button class="secondary" type="submit" name="managed_install" value="off">Turn managed install off</button>`
@@ -303,7 +303,7 @@ ${
   });
 
   // Rotate and finish ask first, on a page saying what happens to the secrets.
-  const confirmation = (req: FastifyRequest, reply: FastifyReply, a: AppRow, title: string, explain: SafeHtml, button?: string) => {
+  const confirmation = (req: FastifyRequest, reply: FastifyReply, a: AppProfile, title: string, explain: SafeHtml, button?: string) => {
     const body = html`<h1>${title}</h1>
 ${appTabs(a.client_id, 'settings')}
 <dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>

@@ -5,13 +5,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { BadRequestError, NotFoundError } from '../../domain/errors.ts';
 import { type HostRoute, routeHost } from '../../domain/store-host.ts';
-import type { StoreRow } from '../../services/account-service.ts';
+import type { Store } from '../../services/account-service.ts';
 import type { Services } from '../../services/services.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The store addressed by the Host header (store-area routes only). */
-    store: StoreRow | undefined;
+    store: Store | undefined;
   }
   interface FastifyContextConfig {
     /**
@@ -51,7 +51,7 @@ export function registerHostRouting(app: FastifyInstance, services: Pick<Service
   });
 }
 
-function found(req: FastifyRequest, store: StoreRow | undefined, done: (err?: Error) => void): void {
+function found(req: FastifyRequest, store: Store | undefined, done: (err?: Error) => void): void {
   if (!store) {
     done(new NotFoundError('No store with this name'));
     return;

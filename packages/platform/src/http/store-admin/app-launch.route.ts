@@ -13,14 +13,14 @@ import { NotFoundError, ValidationFailedError } from '../../domain/errors.ts';
 import { signedQueryString } from '../../domain/query-signature.ts';
 import { formatScopes, storedScopes } from '../../domain/scopes.ts';
 import { storeHostname } from '../../domain/store-host.ts';
-import type { AppRow } from '../../services/app-service.ts';
+import type { AppProfile } from '../../domain/app-profile.ts';
 import type { Services } from '../../services/services.ts';
 import { consentPage } from '../views/consent-page.ts';
 import { currentMerchant } from './merchant-session.ts';
 
 const merchantOnly = { config: { session: 'merchant' as const } };
 
-async function appOf(apps: Services['apps'], req: FastifyRequest): Promise<AppRow> {
+async function appOf(apps: Services['apps'], req: FastifyRequest): Promise<AppProfile> {
   const { clientId } = req.params as { clientId: string };
   const target = await apps.findByClientId(clientId);
   if (!target) throw new NotFoundError('No app with this client id');
@@ -39,7 +39,7 @@ async function launch(
   services: Pick<Services, 'accounts' | 'clock' | 'config' | 'launchTokens' | 'rotations'>,
   req: FastifyRequest,
   reply: FastifyReply,
-  target: AppRow,
+  target: AppProfile,
   installed: boolean,
 ): Promise<FastifyReply> {
   const store = req.store!;

@@ -1,6 +1,6 @@
 // The store admin's frame: the store's name, the sections, and "Log out" (a POST with CSRF).
 import type { FastifyReply } from 'fastify';
-import type { StoreRow } from '../../services/account-service.ts';
+import type { Store } from '../../services/account-service.ts';
 import { hiddenFields, html, page, type SafeHtml } from './html.ts';
 
 export type AdminSection = 'apps' | 'private-apps' | 'products' | 'orders' | 'customers';
@@ -23,7 +23,7 @@ export function sectionNav(sections: [string, string, string][], active: string,
 /** Sends a store admin page (no-store: it shows the store's data). */
 export function sendAdminPage(
   reply: FastifyReply,
-  store: StoreRow,
+  store: Store,
   active: AdminSection,
   title: string,
   body: SafeHtml,
