@@ -154,13 +154,13 @@ function storageShapes(file: string, text: string): string[] {
   const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
   const rows: string[] = [];
   const visit = (node: ts.Node) => {
-    const names: ts.Identifier[] = [];
+    const names: ts.ModuleExportName[] = [];
     if (ts.isImportDeclaration(node) && node.importClause) {
       const bindings = node.importClause.namedBindings;
       if (bindings && ts.isNamedImports(bindings)) for (const el of bindings.elements) names.push(el.propertyName ?? el.name);
     }
     if (ts.isExportDeclaration(node) && node.exportClause && ts.isNamedExports(node.exportClause)) {
-      for (const el of node.exportClause.elements) names.push((el.propertyName as ts.Identifier | undefined) ?? el.name);
+      for (const el of node.exportClause.elements) names.push(el.propertyName ?? el.name);
     }
     for (const name of names) if (/Row$/.test(name.text)) rows.push(`${file}: imports ${name.text}`);
     ts.forEachChild(node, visit);
