@@ -5,6 +5,8 @@ import type { Selectable } from 'kysely';
 import type { ApiCallerKind } from '../../domain/api-health.ts';
 import type { Database } from '../schema.ts';
 
+type Usage = Selectable<Database['api_version_usage']>;
+
 /** Calls one node counted since its last flush, for one caller, store, version and route. */
 export interface ApiUsageDelta {
   callerKind: ApiCallerKind;
@@ -18,22 +20,13 @@ export interface ApiUsageDelta {
 }
 
 /** Usage summed over a caller's stores. */
-export interface ApiUsageRow {
+export interface ApiUsageRow extends Pick<Usage, 'caller_id' | 'version' | 'route' | 'calls' | 'first_seen_at' | 'last_seen_at'> {
   caller_kind: ApiCallerKind;
-  caller_id: number;
-  version: string;
-  route: string;
-  calls: number;
-  first_seen_at: number;
-  last_seen_at: number;
 }
 
 /** A caller of a version and one store it called from, with its latest call there. */
-export interface RecentCaller {
+export interface RecentCaller extends Pick<Usage, 'caller_id' | 'store_id' | 'last_seen_at'> {
   caller_kind: ApiCallerKind;
-  caller_id: number;
-  store_id: number;
-  last_seen_at: number;
 }
 
 export type BrownoutRow = Pick<Selectable<Database['api_version_brownouts']>, 'id' | 'version' | 'starts_at' | 'ends_at' | 'created_at'>;

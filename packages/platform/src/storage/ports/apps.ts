@@ -1,6 +1,10 @@
 // The port of public apps, their installations, and private apps: what AppService, the secret
 // rotations and the OAuth flow need from storage.
+import type { Selectable } from 'kysely';
+import type { Database } from '../schema.ts';
 import type { AppRow, InstallationRow, InstalledApp, NewApp, PrivateAppSummary } from './rows.ts';
+
+type PrivateApps = Selectable<Database['private_apps']>;
 
 export interface AppRepository {
   insertApp(app: NewApp): Promise<AppRow>;
@@ -46,7 +50,7 @@ export interface AppRepository {
   findPrivateApp(
     storeId: number,
     id: number,
-  ): Promise<{ id: number; store_id: number; webhook_secret_enc: string; revoked_at: number | null } | undefined>;
+  ): Promise<Pick<PrivateApps, 'id' | 'store_id' | 'webhook_secret_enc' | 'revoked_at'> | undefined>;
   /** Returns whether an active private app of the store was revoked. */
   revokePrivateApp(storeId: number, id: number, now: number): Promise<boolean>;
   /**
@@ -69,10 +73,7 @@ export interface AppRepository {
 /** Whose signing secret: a public app's client secret, or a store's private app's webhook secret. */
 export type SecretOwner = { appId: number } | { storeId: number; privateAppId: number };
 
-export interface PrivateAppSecrets {
-  id: number;
-  name: string;
-  webhook_secret_enc: string;
-  previous_webhook_secret_enc: string | null;
-  previous_webhook_secret_expires_at: number | null;
-}
+export type PrivateAppSecrets = Pick<
+  PrivateApps,
+  'id' | 'name' | 'webhook_secret_enc' | 'previous_webhook_secret_enc' | 'previous_webhook_secret_expires_at'
+>;

@@ -1,7 +1,9 @@
 // The port on endpoint health: the hourly rollup of attempts per owner and endpoint (written with
 // the outcomes, see repositories/endpoint-hours.ts), the circuit breakers' states as the workers
 // change them, the next attempt due per subscription address, and the pruning of old figures.
+import type { Selectable } from 'kysely';
 import type { AttemptOutcomeKind } from '../../domain/endpoint-health.ts';
+import type { Database } from '../schema.ts';
 
 export type EndpointOwnerKind = 'app' | 'private';
 
@@ -36,14 +38,12 @@ export interface BreakerChangeRecord extends EndpointKey {
   changedAt: number;
 }
 
-export interface BreakerRow {
-  origin: string;
-  store_id: number;
-  store_name: string;
+type Breakers = Selectable<Database['webhook_endpoint_breakers']>;
+
+/** A breaker as stored, with its store's name; `state` holds only the states a breaker has. */
+export interface BreakerRow extends Pick<Breakers, 'origin' | 'store_id' | 'failures' | 'reopen_at' | 'changed_at'> {
+  store_name: Selectable<Database['stores']>['name'];
   state: StoredBreakerState;
-  failures: number;
-  reopen_at: number | null;
-  changed_at: number;
 }
 
 export interface EndpointHealthRepository {
