@@ -19,6 +19,7 @@ export function adminConfig(database: string | undefined, extra: RawConfig = {})
       publicPort: process.env.PUBLIC_PORT ?? process.env.PORT,
       masterKey: process.env.MASTER_KEY,
       previousMasterKey: process.env.PREVIOUS_MASTER_KEY,
+      passwordScryptN: process.env.PASSWORD_SCRYPT_N,
       ...extra,
     }),
   );

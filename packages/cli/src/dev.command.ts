@@ -4,6 +4,7 @@
 // --app-command the app itself is started with those env lines. Ctrl-C stops both.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Option, type Command } from 'commander';
+import { passwordScryptNOption } from './options.ts';
 import { createPlatform, loadConfig, platformBaseUrl, seedDemo, storeBaseUrl, type Config, type Services } from '@storegate/platform';
 import { appEnv, envLines } from './app-env.ts';
 import { stopOnSignals } from './lifecycle.ts';
@@ -22,6 +23,7 @@ interface DevOptions {
   database?: string;
   storeDomain?: string;
   masterKey?: string;
+  passwordScryptN?: string;
   logLevel?: string;
   logFormat?: string;
 }
@@ -50,6 +52,7 @@ export function registerDevCommand(program: Command): void {
     )
     .addOption(new Option('--store-domain <domain>', 'stores live at {name}.{domain} (default localhost)').env('STORE_DOMAIN'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest').env('MASTER_KEY'))
+    .addOption(passwordScryptNOption())
     .addOption(new Option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent (default info)').env('LOG_LEVEL'))
     .addOption(logFormatOption())
     .addHelpText('after', DEV_HELP)
@@ -72,6 +75,7 @@ export function registerDevCommand(program: Command): void {
           database: opts.database,
           storeDomain: opts.storeDomain,
           masterKey: opts.masterKey,
+          passwordScryptN: opts.passwordScryptN,
           mode: 'development',
           logLevel: opts.logLevel,
           logFormat: opts.logFormat ?? defaultLogFormat('development', process.stdout.isTTY === true),

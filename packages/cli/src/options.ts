@@ -8,3 +8,10 @@ export function common(cmd: Command): Command {
     )
     .option('--json', 'machine-readable output: only JSON on stdout', false);
 }
+
+/** `--password-scrypt-n`: the cost of new password hashes, for the commands that run the platform. */
+export function passwordScryptNOption(): Option {
+  return new Option('--password-scrypt-n <n>', 'scrypt cost of new password hashes, a power of two (default 32768)').env(
+    'PASSWORD_SCRYPT_N',
+  );
+}

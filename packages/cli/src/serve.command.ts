@@ -14,7 +14,7 @@ import { adminConfig } from './database.ts';
 import { defaultLogFormat, logFormatOption, prettyLogStream } from './log-format.ts';
 import { databasePoolConfig, databasePoolOptions, type DatabasePoolOptions } from './database-options.ts';
 import { drainDelayOption, SIGNALS_HELP, stopOnSignals, stopOptions } from './lifecycle.ts';
-import { common } from './options.ts';
+import { common, passwordScryptNOption } from './options.ts';
 import { UsageError, asUsage, print } from './output.ts';
 import { secretOverlapOption } from './rotation.command.ts';
 import { settleHeapSoon } from './settle-heap.ts';
@@ -61,6 +61,7 @@ interface ServeOptions extends DatabasePoolOptions {
   trustProxy?: string;
   metricsToken?: string;
   metricsPublic?: boolean;
+  passwordScryptN?: string;
 }
 
 export function registerServeCommands(program: Command): void {
@@ -78,6 +79,7 @@ export function registerServeCommands(program: Command): void {
     .addOption(new Option('--public-port <port>', 'port shown in public URLs (default: --port)').env('PUBLIC_PORT'))
     .addOption(new Option('--redis <url>', 'Redis for shared state between nodes').env('REDIS_URL'))
     .addOption(new Option('--master-key <hex>', 'key that encrypts secrets at rest (required in production)').env('MASTER_KEY'))
+    .addOption(passwordScryptNOption())
     .addOption(previousMasterKeyOption())
     .addOption(new Option('--mode <mode>', 'development or production').env('NODE_ENV'))
     .addOption(new Option('--rate-limit <bucket/per-second>', 'Admin API leaky bucket, or off (default 40/2)').env('RATE_LIMIT'))
@@ -172,6 +174,7 @@ export function registerServeCommands(program: Command): void {
           sunset202201: opts.sunset202201,
           ...apiHealthConfig(opts),
           secretOverlap: opts.secretOverlap,
+          passwordScryptN: opts.passwordScryptN,
           drainDelay: opts.drainDelay,
           shutdownTimeout: opts.shutdownTimeout,
           webhookClaimLease: opts.webhookClaimLease,

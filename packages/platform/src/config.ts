@@ -13,6 +13,7 @@ import {
   parseRateLimit,
   parseRetrySchedule,
   parseBulkExportRetention,
+  parsePasswordScryptN,
   parseSecretOverlap,
   parseShopRedactDelay,
   parseTokenRateLimits,
@@ -88,6 +89,7 @@ export function rawConfigFromEnv(env: NodeJS.ProcessEnv): RawConfig {
     introspectRateLimit: env.INTROSPECT_RATE_LIMIT,
     accessTokenTtl: env.ACCESS_TOKEN_TTL,
     secretOverlap: env.SECRET_OVERLAP,
+    passwordScryptN: env.PASSWORD_SCRYPT_N,
     logLevel: env.LOG_LEVEL,
     webhookTimeout: env.WEBHOOK_TIMEOUT_MS,
     webhookRetrySchedule: env.WEBHOOK_RETRY_SCHEDULE,
@@ -162,6 +164,7 @@ export function loadConfig(raw: RawConfig): Config {
     refreshTokenTtlSeconds: 90 * 86_400,
     codeTtlSeconds: 60,
     secretOverlapMs: parseSecretOverlap(raw.secretOverlap),
+    passwordScryptN: parsePasswordScryptN(raw.passwordScryptN, mode),
     logLevel: logLevel as Config['logLevel'],
     logFormat,
     webhooks: {

@@ -8,6 +8,7 @@ import { type Clock, systemClock } from './domain/clock.ts';
 import { CursorCodec } from './domain/cursor.ts';
 import { ConfigError, DatabaseUnavailableError } from './domain/errors.ts';
 import { SecretBox } from './domain/secret-box.ts';
+import { PasswordHasher } from './domain/password.ts';
 import { buildProbeServer } from './http/probe-server.ts';
 import { buildHttpServer } from './http/server.ts';
 import { gracefulShutdown, type ShutdownReport } from './lifecycle.ts';
@@ -207,12 +208,13 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
   const introspectLimits =
     rateLimiter && config.introspectRateLimit !== 'off' ? { limiter: rateLimiter, limit: config.introspectRateLimit } : undefined;
   const signingKeys = new WebhookSigningKeys(storage.signingKeys, keys, clock);
+  const passwords = new PasswordHasher(config.passwordScryptN);
   const apiUsage = new ApiUsageCounter(storage.apiHealth, clock, config.apiHealth.usageFlushMs);
   const services: Services = {
     config,
     clock,
     cursors,
-    accounts: new AccountService(storage, clock),
+    accounts: new AccountService(storage, clock, passwords),
     apps,
     rotations,
     launchTokens,
@@ -241,7 +243,7 @@ export async function createPlatform(config: Config, options: PlatformOptions = 
     loginThrottle: new LoginThrottle(storage.throttles, clock),
     reveals: new OneTimeReveals(storage.reveals, keys, clock),
     keyRotation: new KeyRotation(keyRepo, clock),
-    directory: new AdminDirectory(storage.directory, clock),
+    directory: new AdminDirectory(storage.directory, clock, passwords),
     seeds: new SeedService(storage, clock),
     bulkExports: new BulkExports(storage, clock, downloadKey(keys.cursorKey)),
     ping: () => storage.ping(),

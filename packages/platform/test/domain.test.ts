@@ -20,7 +20,8 @@ import { SecretBox } from '../src/domain/secret-box.ts';
 import { isValidShopHostname, isValidStoreName, routeHost } from '../src/domain/store-host.ts';
 import { deriveSuccessorPair, hashToken, looksLike, newFamilyId, newToken } from '../src/domain/tokens.ts';
 import { pooledRandomBytes } from '../src/domain/random.ts';
-import { hashPassword, verifyPassword } from '../src/domain/password.ts';
+import { hashPassword, PasswordHasher, verifyPassword } from '../src/domain/password.ts';
+import { loadConfig, rawConfigFromEnv } from '../src/config.ts';
 import { checkWebhookAddress, isNonPublicAddress } from '../src/domain/ssrf.ts';
 
 const vectors = JSON.parse(readFileSync(new URL('../../../test-vectors/signatures.json', import.meta.url), 'utf8'));
@@ -374,6 +375,29 @@ describe('tokens', () => {
     expect(await verifyPassword('demo-password', h)).toBe(true);
     expect(await verifyPassword('demo-passworD', h)).toBe(false);
     expect(await verifyPassword('x', 'garbage')).toBe(false);
+  });
+  it('hashes at the configured cost, and a hash keeps verifying after the cost changed', async () => {
+    const cheap = new PasswordHasher(1024);
+    const h = await cheap.hash('demo-password');
+    expect(h).toMatch(/^scrypt\$1024\$8\$1\$/);
+    const dearer = new PasswordHasher();
+    expect(dearer.scryptN).toBe(32768);
+    expect(await dearer.verify('demo-password', h)).toBe(true);
+    expect(await dearer.verify('demo-passworD', h)).toBe(false);
+    expect(await cheap.dummyHash()).toMatch(/^scrypt\$1024\$/);
+    expect(await cheap.dummyHash()).toBe(await cheap.dummyHash());
+  });
+  it('takes the cost of new password hashes from --password-scrypt-n, refusing what is not a sane power of two', () => {
+    const key = 'ab'.repeat(32);
+    expect(loadConfig({}).passwordScryptN).toBe(32768);
+    expect(loadConfig({ passwordScryptN: '1024' }).passwordScryptN).toBe(1024);
+    expect(loadConfig({ passwordScryptN: 65536 }).passwordScryptN).toBe(65536);
+    expect(loadConfig(rawConfigFromEnv({ PASSWORD_SCRYPT_N: '2048' })).passwordScryptN).toBe(2048);
+    for (const bad of ['1000', '512', '2097152', 'abc', '-1024', '1024.0', '0x400'])
+      expect(() => loadConfig({ passwordScryptN: bad }), bad).toThrow(/--password-scrypt-n: expected a power of two/);
+    const production = { mode: 'production', masterKey: key, publicScheme: 'https', storeDomain: 'shops.example' };
+    expect(loadConfig({ ...production }).passwordScryptN).toBe(32768);
+    expect(() => loadConfig({ ...production, passwordScryptN: '16384' })).toThrow(/production mode needs at least 32768/);
   });
 });
 

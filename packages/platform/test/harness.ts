@@ -21,6 +21,12 @@ export const DIALECTS: Dialect[] = process.env.TEST_PG_URL ? ['sqlite', 'postgre
  * Admin API); the others run on DIALECTS.
  */
 export const DIALECTS_WITH_PARTITIONED: Dialect[] = process.env.TEST_PG_URL ? [...DIALECTS, 'postgres-partitioned'] : DIALECTS;
+/**
+ * The cheapest password hash the platform allows: the suite creates thousands of stores and
+ * partners, and at the default cost each hash is a tenth of a second of CPU. The hash's format and
+ * checks are the same at any cost; the default cost has its own test.
+ */
+export const TEST_SCRYPT_N = 1024;
 /** Partitions per store table in the partitioned layout under test: few, so a schema builds fast. */
 export const TEST_PARTITIONS = 4;
 
@@ -81,7 +87,12 @@ export async function createTestPlatform(
     await storage.migrate({ partitions: TEST_PARTITIONS }).finally(() => storage.close());
   }
   const config: Config = {
-    ...loadConfig({ database: pgSchema ? pgSchema.url : ':memory:', masterKey: randomBytes(32).toString('hex'), logLevel: 'info' }),
+    ...loadConfig({
+      database: pgSchema ? pgSchema.url : ':memory:',
+      masterKey: randomBytes(32).toString('hex'),
+      logLevel: 'info',
+      passwordScryptN: TEST_SCRYPT_N,
+    }),
     ...overrides,
   };
   const clock = new TestClock();

@@ -1,6 +1,7 @@
 // Parsing and checking of single settings; each failure names its flag.
 import { resolve } from 'node:path';
 import { ConfigError } from '../domain/errors.ts';
+import { DEFAULT_SCRYPT_N } from '../domain/password.ts';
 import { DEFAULT_RETRY_SCHEDULE_MS } from '../domain/webhook-backoff.ts';
 import type { ApiDeprecation, Config, DatabaseConfig, HttpTimeouts, RawConfig } from './types.ts';
 
@@ -187,4 +188,21 @@ export function parseSecretOverlap(value: string | undefined): number {
   const ms = Number(m[1]) * units[m[2]!]!;
   if (ms < 60_000 || ms > 30 * 86_400_000) throw new ConfigError(`--secret-overlap: must be from 1 minute to 30 days, got "${value}"`);
   return ms;
+}
+
+/**
+ * `--password-scrypt-n`: the scrypt cost of new password hashes, a power of two from 2^10 to 2^20
+ * (default 2^15). Production mode refuses less than the default: a cheaper hash is cheaper to
+ * guess too. A lower cost is for development machines and test runs, where thousands of stores and
+ * partners are created and each hash at the default costs a tenth of a second of CPU.
+ */
+export function parsePasswordScryptN(value: string | number | undefined, mode: 'development' | 'production'): number {
+  if (value === undefined || String(value).trim() === '') return DEFAULT_SCRYPT_N;
+  const text = String(value).trim();
+  const n = /^\d{1,8}$/.test(text) ? Number(text) : Number.NaN;
+  if (!Number.isInteger(n) || n < 1 << 10 || n > 1 << 20 || (n & (n - 1)) !== 0)
+    throw new ConfigError(`--password-scrypt-n: expected a power of two from 1024 to 1048576, got "${text.slice(0, 20)}"`);
+  if (mode === 'production' && n < DEFAULT_SCRYPT_N)
+    throw new ConfigError(`--password-scrypt-n: production mode needs at least ${DEFAULT_SCRYPT_N}, got ${n}`);
+  return n;
 }

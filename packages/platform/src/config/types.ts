@@ -37,6 +37,8 @@ export interface Config {
    * working and signing unless the rotation is finished first (default 24 h).
    */
   secretOverlapMs: number;
+  /** scrypt's N for new password hashes (hashes keep the cost they were made at). */
+  passwordScryptN: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
   /**
    * json: one JSON object per log line (Fastify's request and response lines). pretty: for a
@@ -191,6 +193,7 @@ export interface RawConfig {
   introspectRateLimit?: string | undefined;
   accessTokenTtl?: string | number | undefined;
   secretOverlap?: string | undefined;
+  passwordScryptN?: string | number | undefined;
   logLevel?: string | undefined;
   logFormat?: string | undefined;
   webhookTimeout?: string | number | undefined;

@@ -1,7 +1,9 @@
-// Password hashes: scrypt (N=2^15, r=8, p=1), encoded with their parameters so they can be raised later.
+// Password hashes: scrypt (r=8, p=1; N=2^15 unless the operator sets another cost), encoded with
+// their parameters, so a hash made at one cost verifies after the cost was raised or lowered.
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
 
-const N = 1 << 15;
+/** scrypt's N when the operator sets none: about 100 ms of one core per hash. */
+export const DEFAULT_SCRYPT_N = 1 << 15;
 const R = 8;
 const P = 1;
 const MAXMEM = 64 * 1024 * 1024;
@@ -12,10 +14,10 @@ function derive(password: string, salt: Buffer, n: number, r: number, p: number)
   );
 }
 
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, n: number = DEFAULT_SCRYPT_N): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, N, R, P);
-  return `scrypt$${N}$${R}$${P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
+  const key = await derive(password, salt, n, R, P);
+  return `scrypt$${n}$${R}$${P}$${salt.toString('base64url')}$${key.toString('base64url')}`;
 }
 
 export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
@@ -27,9 +29,23 @@ export async function verifyPassword(password: string, encoded: string): Promise
   return actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
-let dummy: Promise<string> | undefined;
-/** A hash of a random password, so a login for an unknown email spends the same time as a real one. */
-export function DUMMY_PASSWORD_HASH(): Promise<string> {
-  dummy ??= hashPassword(randomBytes(16).toString('hex'));
-  return dummy;
+/** Hashing and checking passwords at one configured cost. */
+export class PasswordHasher {
+  private dummy: Promise<string> | undefined;
+
+  constructor(readonly scryptN: number = DEFAULT_SCRYPT_N) {}
+
+  hash(password: string): Promise<string> {
+    return hashPassword(password, this.scryptN);
+  }
+
+  verify(password: string, encoded: string): Promise<boolean> {
+    return verifyPassword(password, encoded);
+  }
+
+  /** A hash of a random password at this cost, so a login for an unknown email spends as long as a real one. */
+  dummyHash(): Promise<string> {
+    this.dummy ??= this.hash(randomBytes(16).toString('hex'));
+    return this.dummy;
+  }
 }

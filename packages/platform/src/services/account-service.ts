@@ -1,7 +1,7 @@
 // Stores, merchants, partners and their browser sessions.
 import type { Clock } from '../domain/clock.ts';
 import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
-import { DUMMY_PASSWORD_HASH, hashPassword, verifyPassword } from '../domain/password.ts';
+import type { PasswordHasher } from '../domain/password.ts';
 import { canonicalTimezone, currencyProblem, timezoneProblem } from '../domain/shop-profile.ts';
 import { isValidStoreName } from '../domain/store-host.ts';
 import { hashToken, newToken } from '../domain/tokens.ts';
@@ -26,6 +26,7 @@ export class AccountService {
   constructor(
     private readonly storage: Storage,
     private readonly clock: Clock,
+    private readonly passwords: PasswordHasher,
   ) {}
 
   async createStore(input: {
@@ -50,12 +51,12 @@ export class AccountService {
       ...(input.timezone !== undefined ? { timezone: canonicalTimezone(input.timezone) } : {}),
     };
     const email = input.ownerEmail.toLowerCase();
-    const passwordHash = await hashPassword(input.ownerPassword);
+    const passwordHash = await this.passwords.hash(input.ownerPassword);
     const now = this.clock();
     return this.storage.transaction(async (tx) => {
       if (await tx.accounts.storeNameTaken(name)) throw new ValidationFailedError({ name: ['is already taken'] });
       let merchant = await tx.accounts.findMerchantByEmail(email);
-      if (merchant && !(await verifyPassword(input.ownerPassword, merchant.password_hash))) {
+      if (merchant && !(await this.passwords.verify(input.ownerPassword, merchant.password_hash))) {
         throw new ValidationFailedError({ owner_email: ['belongs to an existing merchant with another password'] });
       }
       merchant ??= await tx.accounts.insertMerchant({ email, passwordHash, now });
@@ -96,7 +97,7 @@ export class AccountService {
     if (Object.keys(errors).length > 0) throw new ValidationFailedError(errors);
     const email = input.email.toLowerCase();
     if (await this.storage.accounts.findPartnerByEmail(email)) throw new ValidationFailedError({ email: ['is already registered'] });
-    return this.storage.accounts.insertPartner({ email, passwordHash: await hashPassword(input.password), now: this.clock() });
+    return this.storage.accounts.insertPartner({ email, passwordHash: await this.passwords.hash(input.password), now: this.clock() });
   }
 
   async findPartnerByEmail(email: string): Promise<{ id: number; email: string } | undefined> {
@@ -111,14 +112,14 @@ export class AccountService {
   /** The merchant who owns `store`, when the credentials match; same work whether or not the email exists. */
   async authenticateMerchant(store: StoreRow, email: string, password: string): Promise<number | undefined> {
     const merchant = await this.storage.accounts.findMerchantByEmail(email.toLowerCase());
-    const ok = await verifyPassword(password.slice(0, 200), merchant?.password_hash ?? (await DUMMY_PASSWORD_HASH()));
+    const ok = await this.passwords.verify(password.slice(0, 200), merchant?.password_hash ?? (await this.passwords.dummyHash()));
     return ok && merchant && merchant.id === store.owner_merchant_id ? merchant.id : undefined;
   }
 
   /** The partner's id when the credentials match; same work whether or not the email exists. */
   async authenticatePartner(email: string, password: string): Promise<number | undefined> {
     const partner = await this.storage.accounts.findPartnerByEmail(email.toLowerCase());
-    const ok = await verifyPassword(password.slice(0, 200), partner?.password_hash ?? (await DUMMY_PASSWORD_HASH()));
+    const ok = await this.passwords.verify(password.slice(0, 200), partner?.password_hash ?? (await this.passwords.dummyHash()));
     return ok && partner ? partner.id : undefined;
   }
 

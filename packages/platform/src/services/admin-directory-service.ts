@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../domain/clock.ts';
 import { NotFoundError, ValidationFailedError } from '../domain/errors.ts';
-import { hashPassword } from '../domain/password.ts';
+import type { PasswordHasher } from '../domain/password.ts';
 import type {
   AdminDirectoryRepository,
   AppListRow,
@@ -47,6 +47,7 @@ export class AdminDirectory {
   constructor(
     private readonly repo: AdminDirectoryRepository,
     private readonly clock: Clock,
+    private readonly passwords: PasswordHasher,
   ) {}
 
   async stores(): Promise<StoreView[]> {
@@ -139,7 +140,7 @@ export class AdminDirectory {
     const next = password ?? generated!;
     const problems = validateEmailPassword(merchant.email, next);
     if (problems.password) throw new ValidationFailedError({ password: problems.password });
-    await this.repo.setMerchantPasswordHash(merchant.id, await hashPassword(next));
+    await this.repo.setMerchantPasswordHash(merchant.id, await this.passwords.hash(next));
     const ended = await this.repo.endMerchantSessions(merchant.id);
     await this.repo.clearLoginCounts(stores.map((s) => accountKey(merchantAccount(s.id, merchant.email))));
     return { email: merchant.email, ...(generated ? { generated_password: generated } : {}), sessions_ended: ended };
