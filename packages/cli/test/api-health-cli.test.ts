@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform, type Platform } from '../../platform/src/platform.ts';
 import { freshPostgresUrl } from '../../platform/test/harness.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCliInProcess } from './run-cli.ts';
 
 const DATABASES = process.env.TEST_PG_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
@@ -23,7 +23,7 @@ describe.each(DATABASES)('storegate api health commands (%s)', { timeout: CLI_TE
   let privateId = 0;
 
   const run = (args: string[]): Promise<CliResult> =>
-    runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '', SUNSET_2022_01: '2027-06-01' });
+    runCliInProcess([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '', SUNSET_2022_01: '2027-06-01' });
   const brownouts = async () => JSON.parse((await run(['api-versions', 'brownout', 'list', '--json'])).stdout) as unknown[];
 
   beforeAll(async () => {

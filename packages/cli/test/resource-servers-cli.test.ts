@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform, type Platform } from '../../platform/src/platform.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCliInProcess } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-resource-servers-cli-'));
 const database = join(dir, 'rs.db');
@@ -16,7 +16,7 @@ let platform: Platform & { http: NonNullable<Platform['http']> };
 let privateToken = '';
 
 function run(args: string[]): Promise<CliResult> {
-  return runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }).then((res) => {
+  return runCliInProcess([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }).then((res) => {
     printed.push(res.stdout, res.stderr);
     return res;
   });

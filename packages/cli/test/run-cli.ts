@@ -1,7 +1,14 @@
-// Runs the storegate command as a child process without blocking the test's event loop: a
-// synchronous spawn held the test worker for as long as the command ran, and a test that ran
-// several in a row could stall the worker past the test runner's own 60 s reporting deadline.
+// Two ways to run the storegate command in a test. `runCli` starts it as a child process: needed
+// where the process itself is what is tested (starting, signals, standard input, the bin and its
+// compiled build, how the process exits, several processes at once). `runCliInProcess` runs the
+// same command line inside the test's own process, for everything else: each child costs most of
+// a second of CPU to start Node and load the platform, and the CLI suite runs hundreds of them.
+//
+// The child is started asynchronously: a synchronous spawn held the test worker for as long as the
+// command ran, and a test that ran several in a row could stall the worker past the test runner's
+// own 60 s reporting deadline.
 import { spawn } from 'node:child_process';
+import { runProgram, type Io } from '../src/program.ts';
 
 export interface CliResult {
   code: number | null;
@@ -34,4 +41,62 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv, input?: string): 
     child.once('error', reject);
     child.once('close', (code) => resolve({ code, stdout, stderr }));
   });
+}
+
+// The environment, the output streams and the exit code belong to the whole process, so two
+// commands running at once would see each other's: each call waits for the one before it.
+let queue: Promise<unknown> = Promise.resolve();
+
+/** The same command line and result as `runCli`, run in this process; standard input is not supported. */
+export function runCliInProcess(args: string[], env: NodeJS.ProcessEnv, input?: string): Promise<CliResult> {
+  if (input !== undefined) return Promise.reject(new Error('runCliInProcess cannot feed standard input: use runCli'));
+  const result = queue.then(() => runOnce(args, env));
+  queue = result.catch(() => undefined);
+  return result;
+}
+
+async function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  let stdout = '';
+  let stderr = '';
+  const io: Io = {
+    out: (text) => {
+      stdout += text;
+    },
+    err: (text) => {
+      stderr += text;
+    },
+  };
+  const savedEnv = { ...process.env };
+  const { write: stdoutWrite } = process.stdout;
+  const { write: stderrWrite } = process.stderr;
+  process.exitCode = undefined;
+  try {
+    replaceEnv(env);
+    // Commands print through process.stdout.write and some warn on process.stderr directly.
+    process.stdout.write = capture((text) => io.out(text));
+    process.stderr.write = capture((text) => io.err(text));
+    const code = await runProgram(args, io);
+    return { code, stdout, stderr };
+  } finally {
+    process.stdout.write = stdoutWrite;
+    process.stderr.write = stderrWrite;
+    process.exitCode = undefined;
+    replaceEnv(savedEnv);
+  }
+}
+
+/** Makes process.env hold exactly `env`, in place, as a child started with that environment sees it. */
+function replaceEnv(env: NodeJS.ProcessEnv): void {
+  for (const key of Object.keys(process.env)) if (env[key] === undefined) delete process.env[key];
+  for (const [key, value] of Object.entries(env)) if (value !== undefined) process.env[key] = value;
+}
+
+/** A stand-in for a stream's write() that hands the text to `sink` and reports it written. */
+function capture(sink: (text: string) => void): typeof process.stdout.write {
+  return ((chunk: string | Uint8Array, encodingOrCallback?: unknown, callback?: unknown): boolean => {
+    sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
+    const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
+    if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
+    return true;
+  }) as typeof process.stdout.write;
 }

@@ -8,12 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { HOUR_MS, hourOf } from '../../platform/src/domain/endpoint-health.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
-import { CLI_TEST_TIMEOUT_MS, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCliInProcess } from './run-cli.ts';
 
 describe('storegate webhooks health', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
   const dir = mkdtempSync(join(tmpdir(), 'storegate-webhook-health-cli-'));
   const database = join(dir, 'health.db');
-  const run = (args: string[]) => runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' });
+  const run = (args: string[]) => runCliInProcess([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' });
   let clientId = '';
 
   beforeAll(async () => {

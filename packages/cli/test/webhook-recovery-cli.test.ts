@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform, type Platform } from '../../platform/src/platform.ts';
 import { freshPostgresUrl } from '../../platform/test/harness.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCliInProcess } from './run-cli.ts';
 
 const DATABASES = process.env.TEST_PG_URL ? (['sqlite', 'postgres'] as const) : (['sqlite'] as const);
 
@@ -21,7 +21,7 @@ describe.each(DATABASES)('storegate webhooks enable|replay (%s)', { timeout: CLI
   let subscriptionId = 0;
 
   const run = (args: string[]): Promise<CliResult> =>
-    runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' });
+    runCliInProcess([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' });
   const state = async () => ({
     sub: await platform.db.kysely
       .selectFrom('webhook_subscriptions')

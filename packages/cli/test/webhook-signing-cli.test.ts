@@ -7,14 +7,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI_TEST_TIMEOUT_MS, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCliInProcess } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-ed25519-cli-'));
 const database = join(dir, 'ed25519.db');
 const env = { ...process.env, DATABASE_URL: '', MASTER_KEY: '', NODE_ENV: '' };
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const run = (args: string[]) => runCli([...args, '--database', database], env);
+const run = (args: string[]) => runCliInProcess([...args, '--database', database], env);
 
 function query<T>(sql: string, ...params: unknown[]): T[] {
   const db = new Database(database, { readonly: true });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
-import { CLI_TEST_TIMEOUT_MS, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCliInProcess } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-webhooks-cli-'));
 const database = join(dir, 'cli.db');
@@ -18,7 +18,7 @@ let deliveryId = 0;
 let webhookId = '';
 
 function run(args: string[]) {
-  return runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey });
+  return runCliInProcess([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: masterKey });
 }
 
 async function snapshot(): Promise<string> {
