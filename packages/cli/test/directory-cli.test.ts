@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import type { Scope } from '../../platform/src/domain/scopes.ts';
 import { createPlatform, type Platform } from '../../platform/src/platform.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli, runCliInProcess } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-directory-cli-'));
 const database = join(dir, 'directory.db');
@@ -18,8 +18,10 @@ let clientId = '';
 let secrets: string[] = [];
 let storeId = 0;
 
+// A command that reads standard input (--password-stdin) runs as a child process, the rest in this one.
 function run(args: string[], input?: string): Promise<CliResult> {
-  return runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }, input).then((res) => {
+  const runner = input !== undefined || args.some((arg) => arg.endsWith('-stdin')) ? runCli : runCliInProcess;
+  return runner([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }, input).then((res) => {
     printed.push(res.stdout, res.stderr);
     return res;
   });

@@ -12,7 +12,7 @@ import { loadConfig } from '../../platform/src/config.ts';
 import { masterKeyId } from '../../platform/src/domain/secret-box.ts';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli, STOREGATE_BIN } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCliInProcess, STOREGATE_BIN } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-keys-cli-'));
 const database = join(dir, 'keys.db');
@@ -25,7 +25,7 @@ const K3 = hex('three');
 const printed: string[] = [];
 
 async function run(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
-  const res = await runCli([...args, '--database', database], {
+  const res = await runCliInProcess([...args, '--database', database], {
     ...process.env,
     DATABASE_URL: '',
     MASTER_KEY: '',

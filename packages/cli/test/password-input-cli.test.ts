@@ -7,14 +7,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../platform/src/config.ts';
 import { createPlatform, type Platform } from '../../platform/src/platform.ts';
-import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, type CliResult, runCli, runCliInProcess } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-password-cli-'));
 const database = join(dir, 'passwords.db');
 let platform: Platform;
 
+// A command that reads standard input (--*-stdin) runs as a child process, the rest in this one.
 function run(args: string[], input?: string): Promise<CliResult> {
-  return runCli([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }, input);
+  const runner = input !== undefined || args.some((arg) => arg.endsWith('-stdin')) ? runCli : runCliInProcess;
+  return runner([...args, '--database', database], { ...process.env, DATABASE_URL: '', MASTER_KEY: '' }, input);
 }
 
 async function ownerLogsIn(storeName: string, email: string, password: string): Promise<boolean> {

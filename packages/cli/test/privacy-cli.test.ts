@@ -1,32 +1,22 @@
 // The privacy webhook address from the command line (apps create/update --privacy-webhook-url) and
-// the delay of shop/redact after `apps uninstall`, as a user runs them: a child process, --json on
-// stdout, one-line errors that change nothing.
-import { spawn } from 'node:child_process';
+// the delay of shop/redact after `apps uninstall`, as a user runs them: --json on stdout, one-line
+// errors that change nothing.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliResult, runCli, runCliInProcess } from './run-cli.ts';
 
-const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-privacy-cli-'));
 const database = join(dir, 'privacy.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-// Asynchronous, so the test runner's own messages keep flowing while a command runs.
-function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--database', database], {
-      env: { ...process.env, DATABASE_URL: '', SHOP_REDACT_DELAY: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (stdout += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (stderr += c));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+// The administrative commands run in this process; `serve` runs as a child process, since a
+// command that failed to refuse its input would start a server.
+function run(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const runner = args[0] === 'serve' ? runCli : runCliInProcess;
+  return runner([...args, '--database', database], { ...process.env, DATABASE_URL: '', SHOP_REDACT_DELAY: '', ...env });
 }
 
 function rows<T>(sql: string, ...params: unknown[]): T[] {

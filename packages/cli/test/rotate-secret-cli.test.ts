@@ -1,7 +1,6 @@
-// storegate apps rotate-secret and storegate private-apps rotate-secret as a user runs them: child
-// processes, the new secret printed once, --finish, --json, --secret-overlap, one-line errors with
-// the exit codes of the other commands, and nothing changed by a refused command.
-import { spawn } from 'node:child_process';
+// storegate apps rotate-secret and storegate private-apps rotate-secret as a user runs them: the new
+// secret printed once, --finish, --json, --secret-overlap, one-line errors with the exit codes of the
+// other commands, and nothing changed by a refused command.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,26 +9,19 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPlatform } from '../../platform/src/platform.ts';
 import { loadConfig } from '../../platform/src/config.ts';
 import { freshPostgresUrl } from '../../platform/test/harness.ts';
+import { runCli, runCliInProcess } from './run-cli.ts';
 
-const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-rotate-'));
 const database = join(dir, 'rotate.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The command as a child process, asynchronously so the test runner stays responsive meanwhile. */
+/**
+ * The administrative commands run in this process; `serve` runs as a child process, since a
+ * command that failed to refuse its input would start a server.
+ */
 function run(args: string[], db = database, env: Record<string, string> = {}): Promise<Result> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args, '--database', db], {
-      env: { ...process.env, DATABASE_URL: '', SECRET_OVERLAP: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  const runner = args[0] === 'serve' ? runCli : runCliInProcess;
+  return runner([...args, '--database', db], { ...process.env, DATABASE_URL: '', SECRET_OVERLAP: '', ...env });
 }
 
 interface Result {
