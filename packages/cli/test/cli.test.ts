@@ -7,16 +7,21 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { hashToken } from '../../platform/src/domain/tokens.ts';
 import { freshPostgresUrl } from '../../platform/test/harness.ts';
-import { CLI_TEST_TIMEOUT_MS, runCli, STOREGATE_BIN } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli, runCliInProcess, STOREGATE_BIN } from './run-cli.ts';
 
 const BIN = STOREGATE_BIN;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-cli-'));
 const database = join(dir, 'cli.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** `input`, when given, is the command's standard input (a password for `--owner-password-stdin`). */
+/**
+ * `input`, when given, is the command's standard input (a password for `--owner-password-stdin`).
+ * Such a command, and `serve`, run as a child process of the real bin: the store created from
+ * standard input below proves the command end to end. The other commands run in this process.
+ */
 function run(args: string[], db = database, input?: string) {
-  return runCli([...args, '--database', db], { ...process.env, DATABASE_URL: '' }, input);
+  const runner = input !== undefined || args.some((arg) => arg.endsWith('-stdin')) || args[0] === 'serve' ? runCli : runCliInProcess;
+  return runner([...args, '--database', db], { ...process.env, DATABASE_URL: '' }, input);
 }
 
 function rows(sql: string): unknown[] {
