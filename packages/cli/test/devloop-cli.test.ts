@@ -13,7 +13,7 @@ import { createPlatform } from '../../platform/src/platform.ts';
 import { openDatabase } from '../../platform/src/storage/database.ts';
 import { bodyHmac, standardSignature, webhookHeaders } from '../../platform/src/webhooks/signer.ts';
 import { Receiver, until } from '../../platform/test/webhook-receiver.ts';
-import { CLI_TEST_TIMEOUT_MS, runCli, STOREGATE_BIN } from './run-cli.ts';
+import { CLI_TEST_TIMEOUT_MS, runCli, runCliInProcess, STOREGATE_BIN } from './run-cli.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'storegate-devloop-cli-'));
 const database = join(dir, 'devloop.db');
@@ -23,8 +23,10 @@ let clientId = '';
 let clientSecret = '';
 let receiver: Receiver;
 
+// Commands that finish by themselves run in this process; one that follows the deliveries would keep
+// running should it not refuse its flags, so it runs as a child process like the dev loop itself.
 function run(args: string[]) {
-  return runCli([...args, '--database', database], env);
+  return (args.includes('--follow') ? runCli : runCliInProcess)([...args, '--database', database], env);
 }
 
 /** Long-running commands started, stopped at the end should a test fail before it stops them. */

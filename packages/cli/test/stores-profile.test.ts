@@ -1,22 +1,17 @@
 // `storegate stores create --currency --timezone`: the store's profile as apps read it (GET /shop).
-import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCliInProcess } from './run-cli.ts';
 
-const BIN = new URL('../bin/storegate.js', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'storegate-cli-profile-'));
 const database = join(dir, 'cli.db');
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function run(args: string[]) {
-  const res = spawnSync(process.execPath, [BIN, ...args, '--database', database, '--json'], {
-    encoding: 'utf8',
-    env: { ...process.env, DATABASE_URL: '' },
-  });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  return runCliInProcess([...args, '--database', database, '--json'], { ...process.env, DATABASE_URL: '' });
 }
 
 function stores(): { name: string; currency: string; timezone: string }[] {
@@ -35,16 +30,16 @@ function stores(): { name: string; currency: string; timezone: string }[] {
 const owner = ['--owner-email', 'owner@profile.test', '--owner-password', 'profile-password'];
 
 describe('storegate stores create: currency and time zone', () => {
-  it('defaults to USD and UTC; takes --currency and --timezone (the zone in its canonical spelling)', () => {
-    expect(run(['stores', 'create', 'plain', ...owner]).code).toBe(0);
-    expect(run(['stores', 'create', 'paris', ...owner, '--currency', 'EUR', '--timezone', 'europe/paris']).code).toBe(0);
+  it('defaults to USD and UTC; takes --currency and --timezone (the zone in its canonical spelling)', async () => {
+    expect((await run(['stores', 'create', 'plain', ...owner])).code).toBe(0);
+    expect((await run(['stores', 'create', 'paris', ...owner, '--currency', 'EUR', '--timezone', 'europe/paris'])).code).toBe(0);
     expect(stores()).toEqual([
       { name: 'plain', currency: 'USD', timezone: 'UTC' },
       { name: 'paris', currency: 'EUR', timezone: 'Europe/Paris' },
     ]);
   }, 120_000);
 
-  it('bad values: non-zero exit, one line naming the option, nothing created', () => {
+  it('bad values: non-zero exit, one line naming the option, nothing created', async () => {
     const cases: [string[], RegExp][] = [
       [['--currency', 'eur'], /currency must be a three-letter ISO 4217 code/],
       [['--currency', 'ABC'], /currency "ABC" is not a known ISO 4217/],
@@ -52,7 +47,7 @@ describe('storegate stores create: currency and time zone', () => {
       [['--timezone', 'UTC; drop table stores'], /timezone must be an IANA time zone name/],
     ];
     for (const [extra, reason] of cases) {
-      const res = run(['stores', 'create', 'broken', ...owner, ...extra]);
+      const res = await run(['stores', 'create', 'broken', ...owner, ...extra]);
       expect(res.code, extra.join(' ')).toBe(1);
       expect(res.stdout).toBe('');
       expect(res.stderr.trim().split('\n')).toHaveLength(1);
