@@ -67,19 +67,17 @@ async function runOnce(args: string[], env: NodeJS.ProcessEnv): Promise<CliResul
     },
   };
   const savedEnv = { ...process.env };
-  const { write: stdoutWrite } = process.stdout;
-  const { write: stderrWrite } = process.stderr;
   process.exitCode = undefined;
+  // Commands print through process.stdout.write and some warn on process.stderr directly.
+  const restoreStdout = replaceWrite(process.stdout, (text) => io.out(text));
+  const restoreStderr = replaceWrite(process.stderr, (text) => io.err(text));
   try {
     replaceEnv(env);
-    // Commands print through process.stdout.write and some warn on process.stderr directly.
-    process.stdout.write = capture((text) => io.out(text));
-    process.stderr.write = capture((text) => io.err(text));
     const code = await runProgram(args, io);
     return { code, stdout, stderr };
   } finally {
-    process.stdout.write = stdoutWrite;
-    process.stderr.write = stderrWrite;
+    restoreStdout();
+    restoreStderr();
     process.exitCode = undefined;
     replaceEnv(savedEnv);
   }
@@ -91,12 +89,24 @@ function replaceEnv(env: NodeJS.ProcessEnv): void {
   for (const [key, value] of Object.entries(env)) if (value !== undefined) process.env[key] = value;
 }
 
+/** Sends what is written to `stream` to `sink` instead; answers the function that undoes it exactly. */
+function replaceWrite(stream: NodeJS.WriteStream, sink: (text: string) => void): () => void {
+  const own = Object.hasOwn(stream, 'write');
+  const { write } = stream;
+  stream.write = capture(sink);
+  return () => {
+    // Usually write() is the stream class's own method: deleting the stand-in brings it back.
+    if (own) stream.write = write;
+    else Reflect.deleteProperty(stream, 'write');
+  };
+}
+
 /** A stand-in for a stream's write() that hands the text to `sink` and reports it written. */
-function capture(sink: (text: string) => void): typeof process.stdout.write {
+function capture(sink: (text: string) => void): NodeJS.WriteStream['write'] {
   return ((chunk: string | Uint8Array, encodingOrCallback?: unknown, callback?: unknown): boolean => {
     sink(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
     if (typeof done === 'function') queueMicrotask(() => (done as () => void)());
     return true;
-  }) as typeof process.stdout.write;
+  }) as NodeJS.WriteStream['write'];
 }
