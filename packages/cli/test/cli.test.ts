@@ -194,6 +194,21 @@ describe('storegate CLI on SQLite', { timeout: CLI_TEST_TIMEOUT_MS }, () => {
       [['serve', '--mode', 'production', '--master-key', 'ab'.repeat(32)], /--public-scheme: production mode serves https only/],
       [['serve', '--mode', 'production', '--master-key', 'ab'.repeat(32), '--public-scheme', 'http'], /--public-scheme: production mode/],
       [['serve', '--request-timeout', 'soon'], /--request-timeout: expected an integer/],
+      [['serve', '--password-scrypt-n', '1000'], /--password-scrypt-n: expected a power of two from 1024 to 1048576, got "1000"/],
+      [
+        [
+          'serve',
+          '--mode',
+          'production',
+          '--master-key',
+          'ab'.repeat(32),
+          '--store-domain',
+          'shops.example',
+          '--password-scrypt-n',
+          '16384',
+        ],
+        /--password-scrypt-n: production mode needs at least 32768, got 16384/,
+      ],
       [
         ['serve', '--headers-timeout', '60000', '--request-timeout', '1000'],
         /--headers-timeout: must not be longer than --request-timeout/,
@@ -240,7 +255,8 @@ describe('storegate serve in production mode', { timeout: CLI_TEST_TIMEOUT_MS },
         db,
       ],
       // Killed after 20 s if it starts serving instead of refusing.
-      { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '' }, timeout: 20_000 },
+      // The suite's cheap password cost (vitest.config.ts) is one production mode refuses: unset here.
+      { encoding: 'utf8', env: { ...process.env, DATABASE_URL: '', PASSWORD_SCRYPT_N: '' }, timeout: 20_000 },
     );
     expect(res.error, 'it started serving').toBeUndefined();
     expect(res.status).not.toBe(0);
