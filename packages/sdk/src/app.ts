@@ -289,7 +289,8 @@ export function createApp(config: AppConfig): StoregateApp {
       }
       if (!result.ok) {
         throw new TokenExchangeError(
-          `code exchange with ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}${result.description ? `: ${result.description}` : ''}`,
+          `code exchange with ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}` +
+            `${result.description ? `: ${result.description}` : ''}`,
           { status: result.status, oauthError: result.oauthError },
         );
       }

@@ -129,7 +129,8 @@ export function parseDeprecation(version: string, deprecation: string | undefine
   // A version cannot stop answering before it was announced as deprecated.
   if (sunsetAt < deprecatedAt)
     throw new ConfigError(
-      `--sunset-${version}: must not be earlier than --deprecation-${version} (${new Date(deprecatedAt).toISOString()}), got ${new Date(sunsetAt).toISOString()}`,
+      `--sunset-${version}: must not be earlier than --deprecation-${version} (${new Date(deprecatedAt).toISOString()}), ` +
+        `got ${new Date(sunsetAt).toISOString()}`,
     );
   return { deprecatedAt, sunsetAt };
 }

@@ -130,7 +130,10 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
         title: 'storegate Admin API',
         version: CURRENT_VERSION,
         description:
-          'Store Admin API. Every request carries its token in the Access-Token header or as Authorization: Bearer <token> (RFC 6750). Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more), and 2026-10 (cursor + has_more; every success body wrapped as {"code": "Success", "data": <the body 2026-01 answers>}, errors unchanged). The schemas below are the bodies as 2026-01 answers them.',
+          'Store Admin API. Every request carries its token in the Access-Token header or as Authorization: Bearer <token> (RFC 6750). ' +
+          'Paths take the API version: 2022-01 (cursor + pre_cursor pagination), 2025-06 and 2026-01 (cursor + has_more), and 2026-10 ' +
+          '(cursor + has_more; every success body wrapped as {"code": "Success", "data": <the body 2026-01 answers>}, errors ' +
+          'unchanged). The schemas below are the bodies as 2026-01 answers them.',
       },
       servers: [
         {

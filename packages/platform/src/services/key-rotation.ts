@@ -54,7 +54,8 @@ export class KeyRotation {
       // An earlier run switched already: this one finishes (or confirms) the re-sealing.
     } else if (current === to) {
       throw new ConfigError(
-        `--master-key: the database uses --new-master-key already (key id ${to}), and key id ${from} is not the key it replaced; nothing changed`,
+        `--master-key: the database uses --new-master-key already (key id ${to}), and key id ${from} is not the key it replaced; ` +
+          `nothing changed`,
       );
     } else {
       throw new ConfigError(

@@ -60,7 +60,8 @@ export interface MetricsSources {
   readiness: Readiness;
   storage: StorageStats;
   clock: Clock;
-  /** The limiter of the Admin API and the token endpoint, whose fallbacks from shared (Redis) to local buckets are counted; none when off. */
+  /** The limiter of the Admin API and the token endpoint, whose fallbacks from shared (Redis) to local buckets are counted; none when off.
+   * */
   rateLimiter?: Pick<RateLimiter, 'fallbacks'> | undefined;
 }
 
@@ -93,7 +94,9 @@ export class PlatformMetrics implements DeliveryMetrics {
   });
   private readonly rejections = new Counter({
     name: 'storegate_rate_limit_rejections_total',
-    help: 'Requests refused by a limit: admin_api (429 of the leaky bucket), login (locked account or address), token_client or token_store (429 of the token endpoint, per client in a store or per store), introspection (429 per resource server)',
+    help:
+      'Requests refused by a limit: admin_api (429 of the leaky bucket), login (locked account or address), token_client or ' +
+      'token_store (429 of the token endpoint, per client in a store or per store), introspection (429 per resource server)',
     labelNames: ['limiter'] as const,
     registers: [this.registry],
   });
@@ -105,7 +108,9 @@ export class PlatformMetrics implements DeliveryMetrics {
   private fallbacksSeen = 0;
   private readonly attempts = new Counter({
     name: 'storegate_webhook_attempts_total',
-    help: 'Webhook delivery attempts made by this process, by outcome: delivered, retry (failed, retried later), dead (failed, no retry left) or error (no outcome)',
+    help:
+      'Webhook delivery attempts made by this process, by outcome: delivered, retry (failed, retried later), dead (failed, no retry ' +
+      'left) or error (no outcome)',
     labelNames: ['outcome'] as const,
     registers: [this.registry],
   });
@@ -121,18 +126,24 @@ export class PlatformMetrics implements DeliveryMetrics {
   });
   private readonly breakerTransitions = new Counter({
     name: 'storegate_webhook_breaker_transitions_total',
-    help: 'Changes of state of the webhook circuit breakers (owner at an endpoint) in this process, by the state entered: open, half-open, closed',
+    help:
+      'Changes of state of the webhook circuit breakers (owner at an endpoint) in this process, by the state entered: open, ' +
+      'half-open, closed',
     labelNames: ['to'] as const,
     registers: [this.registry],
   });
   private readonly deferred = new Counter({
     name: 'storegate_webhook_deliveries_deferred_total',
-    help: "Webhook deliveries handed back or put off unsent (no attempt counted) because their owner's circuit breaker at their endpoint was open",
+    help:
+      "Webhook deliveries handed back or put off unsent (no attempt counted) because their owner's circuit breaker at their " +
+      'endpoint was open',
     registers: [this.registry],
   });
   private readonly filtered = new Counter({
     name: 'storegate_webhook_deliveries_filtered_total',
-    help: "Webhook deliveries not written because the subscription's filter did not match the change, by topic (counted as the change is written)",
+    help:
+      "Webhook deliveries not written because the subscription's filter did not match the change, by topic (counted as the change " +
+      'is written)',
     labelNames: ['topic'] as const,
     registers: [this.registry],
   });

@@ -106,7 +106,8 @@ export class WebhookSigningKeys {
     const result = await this.repo.rotate({ expectedActive: active.kid, next, retiresAt, now });
     if (result === 'overlapping') {
       throw new ConflictError(
-        'a replaced webhook signing key still signs (its overlap has not ended); wait for it, or end it with `storegate keys webhook-signing finish`',
+        'a replaced webhook signing key still signs (its overlap has not ended); wait for it, or end it with `storegate keys ' +
+          'webhook-signing finish`',
       );
     }
     if (result === 'changed')

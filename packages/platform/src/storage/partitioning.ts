@@ -62,7 +62,8 @@ export async function checkPartitionRequest(k: Kysely<Database>, partitions: num
   if (recorded !== undefined) {
     if (recorded !== partitions)
       throw new Error(
-        `--pg-partitions: this database is partitioned into ${recorded} partitions per store table, not ${partitions}; the number is fixed when the database is first migrated`,
+        `--pg-partitions: this database is partitioned into ${recorded} partitions per store table, not ${partitions}; the number is ` +
+          `fixed when the database is first migrated`,
       );
     return;
   }
@@ -115,20 +116,17 @@ async function rebuild(tx: Transaction<Database>, table: string, partitions: num
   ).rows;
   const foreign = (
     await sql<{ name: string; def: string }>`
-      select conname as name, pg_get_constraintdef(oid) as def from pg_constraint where contype = 'f' and conrelid = ${table}::regclass`.execute(
-      tx,
-    )
+      select conname as name, pg_get_constraintdef(oid) as def from pg_constraint
+      where contype = 'f' and conrelid = ${table}::regclass`.execute(tx)
   ).rows;
   const building = sql.id(`${table}__partitioned`);
-  await sql`create table ${building} (like ${t} including defaults including identity including generated) partition by hash (store_id)`.execute(
-    tx,
-  );
+  await sql`create table ${building} (like ${t} including defaults including identity including generated)
+    partition by hash (store_id)`.execute(tx);
   await sql`drop table ${t}`.execute(tx);
   await sql`alter table ${building} rename to ${t}`.execute(tx);
   for (let r = 0; r < partitions; r++) {
-    await sql`create table ${sql.id(`${table}_p${r}`)} partition of ${t} for values with (modulus ${sql.lit(partitions)}, remainder ${sql.lit(r)})`.execute(
-      tx,
-    );
+    await sql`create table ${sql.id(`${table}_p${r}`)} partition of ${t}
+      for values with (modulus ${sql.lit(partitions)}, remainder ${sql.lit(r)})`.execute(tx);
   }
   const primary = indexes.find((ix) => ix.primary);
   const key = (columns: string[]) => (columns.includes('store_id') ? columns : ['store_id', ...columns]);

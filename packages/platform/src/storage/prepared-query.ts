@@ -4,7 +4,8 @@
 //   run synchronously when it may (outside a Kysely transaction), else through that transaction;
 // - PostgreSQL: a named prepared statement, parsed once per connection (pg-pool.ts names it at its
 //   first run), straight on the pool outside a transaction, else through that transaction.
-// `queryRunner` below is the one place that makes these choices. Building and compiling a query each time would cost more than running it on these paths.
+// `queryRunner` below is the one place that makes these choices. Building and compiling a query each time would cost more than running it
+// on these paths.
 import type { Compilable, CompiledQuery, Kysely, Transaction } from 'kysely';
 import type { DirectQuery } from './pg-pool.ts';
 import type { Database } from './schema.ts';

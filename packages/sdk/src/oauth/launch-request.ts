@@ -19,7 +19,8 @@ export function requireLaunchParams(pairs: ReadonlyArray<readonly [string, strin
       throw new ParameterError(
         'PARAMETER_UNEXPECTED',
         name,
-        `query parameter "${shown}" is not part of an App-URL request, which carries only ${LAUNCH_PARAMS.join(', ')}: refused before the hmac is checked`,
+        `query parameter "${shown}" is not part of an App-URL request, which carries only ${LAUNCH_PARAMS.join(', ')}: refused before ` +
+          `the hmac is checked`,
       );
     }
     if (seen.has(name)) throw new ParameterError('PARAMETER_INVALID', name, `query parameter "${name}" appears more than once`);

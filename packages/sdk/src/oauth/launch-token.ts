@@ -159,7 +159,8 @@ export async function verifyLaunchToken(token: unknown, options: VerifyLaunchTok
   if (!valid)
     throw new LaunchTokenError(
       'LAUNCH_TOKEN_SIGNATURE_INVALID',
-      `launch token signature does not match (checked ${secrets.length} secret${secrets.length === 1 ? '' : 's'}): it was not signed with this app's client secret, or it was changed`,
+      `launch token signature does not match (checked ${secrets.length} secret${secrets.length === 1 ? '' : 's'}): it was not signed ` +
+        `with this app's client secret, or it was changed`,
     );
 
   const claims = decodeJsonSegment(payloadPart, 'payload');
@@ -198,7 +199,8 @@ export async function verifyLaunchToken(token: unknown, options: VerifyLaunchTok
   if (nowSeconds >= exp + LAUNCH_TOKEN_SKEW_SECONDS)
     throw new LaunchTokenError(
       'LAUNCH_TOKEN_EXPIRED',
-      `launch token expired ${Math.round(nowSeconds - exp)} s ago: open the app from the store admin again (check the server clock if this repeats)`,
+      `launch token expired ${Math.round(nowSeconds - exp)} s ago: open the app from the store admin again (check the server clock if ` +
+        `this repeats)`,
       'exp',
     );
   if (nowSeconds < nbf - LAUNCH_TOKEN_SKEW_SECONDS)

@@ -18,7 +18,9 @@ export interface StateCookieOptions {
  * ```
  */
 export function stateCookieHeader(name: string, value: string, options: StateCookieOptions): string {
-  return `${name}=${value}; Path=/; Max-Age=${Math.floor(options.maxAgeSeconds)}; HttpOnly; SameSite=Lax${options.secure ? '; Secure' : ''}`;
+  return `${name}=${value}; Path=/; Max-Age=${Math.floor(options.maxAgeSeconds)}; HttpOnly; SameSite=Lax${
+    options.secure ? '; Secure' : ''
+  }`;
 }
 
 /**

@@ -71,7 +71,8 @@ export async function exchangeLaunchToken(c: ResolvedConfig, log: SdkLogger, opt
         ? ' (the launch token was already exchanged, has expired, or the app is not installed in the store: open the app again)'
         : '';
     throw new TokenExchangeError(
-      `token exchange with ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}${result.description ? `: ${result.description}` : ''}${hint}`,
+      `token exchange with ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}` +
+        `${result.description ? `: ${result.description}` : ''}${hint}`,
       { status: result.status, oauthError: result.oauthError },
     );
   }

@@ -160,7 +160,8 @@ export class TokenManager {
     } catch (error) {
       if (!(error instanceof NetworkError)) throw error;
       throw new TokenRefreshError(
-        `refreshing the token of ${shop} failed after ${this.#config.retry.maxRetries + 1} attempts (network); the stored refresh token was kept`,
+        `refreshing the token of ${shop} failed after ${this.#config.retry.maxRetries + 1} attempts (network); the stored refresh token ` +
+          `was kept`,
         { cause: error },
       );
     }
@@ -196,7 +197,8 @@ export class TokenManager {
       );
     }
     throw new TokenRefreshError(
-      `refreshing the token of ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}; the stored refresh token was kept`,
+      `refreshing the token of ${shop} failed with ${result.status}${result.oauthError ? ` ${result.oauthError}` : ''}; the stored ` +
+        `refresh token was kept`,
       { status: result.status, oauthError: result.oauthError },
     );
   }

@@ -50,7 +50,8 @@ export function sqliteSessionStorage(db: SqliteDatabase, options: SqliteSessionS
       statements = {
         get: db.prepare(`SELECT data FROM ${table} WHERE shop = ?`),
         upsert: db.prepare(
-          `INSERT INTO ${table} (shop, data, refresh_token, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (shop) DO UPDATE SET data = excluded.data, refresh_token = excluded.refresh_token, updated_at = excluded.updated_at`,
+          `INSERT INTO ${table} (shop, data, refresh_token, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (shop) DO UPDATE SET data = ` +
+            `excluded.data, refresh_token = excluded.refresh_token, updated_at = excluded.updated_at`,
         ),
         del: db.prepare(`DELETE FROM ${table} WHERE shop = ?`),
         cas: db.prepare(`UPDATE ${table} SET data = ?, refresh_token = ?, updated_at = ? WHERE shop = ? AND refresh_token IS ?`),

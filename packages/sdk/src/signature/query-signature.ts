@@ -191,7 +191,8 @@ export async function verifyQuery(
   if (!valid) {
     throw new HmacError(
       'HMAC_INVALID',
-      `query signature does not match (checked ${secrets.length} secret${secrets.length === 1 ? '' : 's'}): the request was not signed with this app's client secret, or a parameter was changed`,
+      `query signature does not match (checked ${secrets.length} secret${secrets.length === 1 ? '' : 's'}): the request was not signed ` +
+        `with this app's client secret, or a parameter was changed`,
     );
   }
   const params: Record<string, string> = {};

@@ -334,7 +334,8 @@ export async function verifyWebhook<T = unknown>(options: VerifyWebhookOptions):
     if (!provided)
       throw new WebhookError(
         'WEBHOOK_SIGNATURE_MISSING',
-        `webhook has neither ${options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`} nor webhook-signature header`,
+        `webhook has neither ${options.signatureHeader ?? `${options.headerPrefix ?? DEFAULT_HEADER_PREFIX}Hmac-Sha256`} nor ` +
+          `webhook-signature header`,
       );
     let valid = false;
     for (const secret of secrets) {

@@ -194,7 +194,8 @@ const LIST_HEADERS = {
   Link: {
     type: 'string',
     description:
-      'RFC 8288 links to the pages either side: `<url>; rel="next"` unless this is the last page, `<url>; rel="previous"` unless it is the first; absolute, with the same limit and filters. Version 2022-01 adds `rel="deprecation"`.',
+      'RFC 8288 links to the pages either side: `<url>; rel="next"` unless this is the last page, `<url>; rel="previous"` unless it is ' +
+      'the first; absolute, with the same limit and filters. Version 2022-01 adds `rel="deprecation"`.',
   },
 };
 

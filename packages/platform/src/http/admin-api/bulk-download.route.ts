@@ -36,7 +36,9 @@ export function registerBulkDownloadRoute(app: FastifyInstance, services: Pick<S
         security: [],
         summary: 'Download the file of a completed bulk export',
         description:
-          'JSON Lines, one object per line. The address comes from the bulk operation (its `url`): signed, valid for an hour. Supports Range (206, 416), ETag and If-Range. 403 for a bad or expired signature or a grant that no longer reads the resource; 404 once the file is gone or the app uninstalled.',
+          'JSON Lines, one object per line. The address comes from the bulk operation (its `url`): signed, valid for an hour. Supports ' +
+          'Range (206, 416), ETag and If-Range. 403 for a bad or expired signature or a grant that no longer reads the resource; 404 ' +
+          'once the file is gone or the app uninstalled.',
         params: { type: 'object', properties: { id: { type: 'string' } } },
         querystring: {
           type: 'object',

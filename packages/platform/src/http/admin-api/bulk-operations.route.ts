@@ -31,7 +31,8 @@ const OPERATION = {
       type: ['string', 'null'],
       format: 'date-time',
       description:
-        'The instant the file shows the store at. Continue with GET /events?created_at_min=<snapshot_at>: every change from then on is there, every earlier one in the file.',
+        'The instant the file shows the store at. Continue with GET /events?created_at_min=<snapshot_at>: every change from then on is ' +
+        'there, every earlier one in the file.',
     },
     created_at: { type: 'string', format: 'date-time' },
     updated_at: { type: 'string', format: 'date-time' },
@@ -39,7 +40,8 @@ const OPERATION = {
     url: {
       type: ['string', 'null'],
       description:
-        'Once completed: where to GET the JSON Lines file (HTTP Range supported), signed, valid until url_expires_at; GET the operation again for a fresh one.',
+        'Once completed: where to GET the JSON Lines file (HTTP Range supported), signed, valid until url_expires_at; GET the operation ' +
+        'again for a fresh one.',
     },
     url_expires_at: { type: ['string', 'null'], format: 'date-time' },
   },
@@ -83,7 +85,8 @@ export function registerBulkOperationRoutes(api: FastifyInstance, services: Pick
         tags,
         summary: 'Start a bulk export',
         description:
-          'Answers 202 at once; the export runs in the background. Needs read_<resource>. At most 2 created or running per app in a store (429 beyond). The body may also be wrapped: {"bulk_operation": {...}}.',
+          'Answers 202 at once; the export runs in the background. Needs read_<resource>. At most 2 created or running per app in a ' +
+          'store (429 beyond). The body may also be wrapped: {"bulk_operation": {...}}.',
         params,
         body: BODY,
         response: { 202: ONE, ...errorResponses },

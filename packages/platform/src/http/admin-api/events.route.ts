@@ -64,7 +64,8 @@ const PAGE = {
     has_more: {
       type: 'boolean',
       description:
-        'Whether the list goes on: keep sending `cursor` while it is true. A page reads a bounded stretch of the deliveries, so with a `topic` that is rare among them a page may hold fewer events than `limit`, even none, and still have more.',
+        'Whether the list goes on: keep sending `cursor` while it is true. A page reads a bounded stretch of the deliveries, so with a ' +
+        '`topic` that is rare among them a page may hold fewer events than `limit`, even none, and still have more.',
     },
   },
 };

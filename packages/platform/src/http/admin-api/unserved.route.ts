@@ -43,7 +43,8 @@ export function registerUnservedRoutes(api: FastifyInstance): void {
         config: { area: 'store' as const, api: {} },
         handler: async () => {
           throw new NotFoundError(
-            `storegate does not serve ${segment.replaceAll('_', ' ')}: the read_${resource} and write_${resource} scopes are accepted at install, but this store has no ${segment} API`,
+            `storegate does not serve ${segment.replaceAll('_', ' ')}: the read_${resource} and write_${resource} scopes are accepted ` +
+              `at install, but this store has no ${segment} API`,
           );
         },
       });

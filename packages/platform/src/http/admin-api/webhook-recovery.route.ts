@@ -21,7 +21,9 @@ const REPLAY_BODY = {
     since: {
       type: 'string',
       maxLength: 64,
-      description: `Replay the deliveries created at or after this ISO 8601 time; at most ${RETENTION_DAYS} days ago (the retention of deliveries).`,
+      description:
+        `Replay the deliveries created at or after this ISO 8601 time; at most ${RETENTION_DAYS} days ago (the retention of ` +
+        `deliveries).`,
     },
     status: {
       type: 'string',

@@ -52,7 +52,8 @@ export const SUBSCRIPTION = {
       type: 'string',
       enum: ['api', 'app_config'],
       description:
-        "api: made through this API, the app may change or delete it; app_config: the store's copy of an app-level subscription (the app's configuration), read-only here (PUT and DELETE answer 422)",
+        "api: made through this API, the app may change or delete it; app_config: the store's copy of an app-level subscription (the " +
+        "app's configuration), read-only here (PUT and DELETE answer 422)",
     },
   },
 };
@@ -108,7 +109,8 @@ async function refusePrivacyTopics(req: FastifyRequest): Promise<void> {
   if (typeof topic === 'string' && isPrivacyTopic(topic)) {
     throw new ValidationFailedError({
       topic: [
-        `${topic} is a privacy topic: it is sent without a subscription to the privacy webhook address set on the app (partner dashboard or "storegate apps update --privacy-webhook-url")`,
+        `${topic} is a privacy topic: it is sent without a subscription to the privacy webhook address set on the app (partner ` +
+          `dashboard or "storegate apps update --privacy-webhook-url")`,
       ],
     });
   }

@@ -31,7 +31,8 @@ export const INTROSPECTION_SCHEMA = {
   tags: ['oauth'],
   summary: "Token introspection (RFC 7662) for the operator's resource servers",
   description:
-    'Authenticate with the client_id and secret of a resource server (`storegate resource-servers create`), by HTTP Basic or in the body; ' +
+    'Authenticate with the client_id and secret of a resource server (`storegate resource-servers create`), by HTTP Basic or in the ' +
+    'body; ' +
     "any other credential, an app's included, is 401 `invalid_client`. An expired, revoked, uninstalled, narrowed, unknown or malformed " +
     'token, or another store\'s, is `{"active": false}`. Introspecting a token does not count as its use. ' +
     'Each resource server has its own rate limit (`--introspect-rate-limit`, 300/5 by default): over it, 429 with Retry-After.',

@@ -34,7 +34,9 @@ function field(id: string, label: string, hint: SafeHtml, value: string, errors:
   const bad = errors !== undefined && errors.length > 0;
   return html`<label for="${id}">${label}</label>
 <p class="muted" id="${id}-hint">${hint}</p>
-${bad ? html`<p class="error" id="${id}-error" role="alert">${errors.join('; ')}</p>` : ''}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off" aria-describedby="${id}-hint${bad ? ` ${id}-error` : ''}"${bad ? html` aria-invalid="true"` : ''}>`;
+${
+  bad ? html`<p class="error" id="${id}-error" role="alert">${errors.join('; ')}</p>` : ''
+}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off" aria-describedby="${id}-hint${bad ? ` ${id}-error` : ''}"${bad ? html` aria-invalid="true"` : ''}>`;
 }
 
 /** The two optional fields, with their errors (keyed `filter` and `include_fields`). */
@@ -58,5 +60,6 @@ ${field(
 /** The list's cells: the filter and the fields, or a dash for none. */
 export function shapeCells(row: { filter: string | null; include_fields: string | null }): SafeHtml {
   const fields = readIncludeFields(row.include_fields);
-  return html`<td>${row.filter === null ? html`<span class="muted">all changes</span>` : html`<code>${row.filter}</code>`}</td><td>${fields === null ? html`<span class="muted">all</span>` : fields.join(', ')}</td>`;
+  return html`<td>${row.filter === null ? html`<span class="muted">all changes</span>` : html`<code>${row.filter}</code>`}</td>
+<td>${fields === null ? html`<span class="muted">all</span>` : fields.join(', ')}</td>`;
 }

@@ -147,7 +147,8 @@ function registerRoutes(app: FastifyInstance, services: PartnerApiServices): voi
         security,
         summary: "List the app's app-level webhook subscriptions",
         description:
-          'On the platform host. App-level subscriptions are copied into every store that installs the app, now and later (topics the store’s grant allows).',
+          'On the platform host. App-level subscriptions are copied into every store that installs the app, now and later (topics the ' +
+          'store’s grant allows).',
         params: PARAMS,
         response: { 200: { type: 'object', required: ['data'], properties: { data: { type: 'array', items: SUBSCRIPTION } } }, ...ERRORS },
       },
@@ -165,9 +166,12 @@ function registerRoutes(app: FastifyInstance, services: PartnerApiServices): voi
         security,
         summary: 'Add an app-level webhook subscription',
         description:
-          'Copied at once into every store the app is installed in (one transaction per store) and into every store that installs it later. The address rules and caps of the Admin API apply; privacy topics are refused (they go to the privacy webhook address). ' +
+          'Copied at once into every store the app is installed in (one transaction per store) and into every store that installs it ' +
+          'later. The address rules and caps of the Admin API apply; privacy topics are refused (they go to the privacy webhook ' +
+          'address). ' +
           'With `filter` and `include_fields` every copy sends only the matching changes, with only those fields, e.g. ' +
-          '{"topic": "products/update", "address": "https://app.example/webhooks", "filter": "status:active AND price:>=10", "include_fields": ["id", "title", "price"]}; ' +
+          '{"topic": "products/update", "address": "https://app.example/webhooks", "filter": "status:active AND price:>=10", ' +
+          '"include_fields": ["id", "title", "price"]}; ' +
           'they are checked as the Admin API checks them (422 naming the field, nothing written).',
         params: PARAMS,
         body: {

@@ -42,7 +42,8 @@ ${
     : scrollBox(
         'Installed apps',
         html`<table>
-<thead><tr><th scope="col">App</th><th scope="col">Granted scopes</th><th scope="col">Installed</th><th scope="col">Actions</th></tr></thead>
+<thead><tr><th scope="col">App</th><th scope="col">Granted scopes</th><th scope="col">Installed</th><th scope="col">Actions</th></tr>
+</thead>
 <tbody>
 ${installed.map(
   (a) => html`<tr><td>${a.name}</td><td><ul class="scopes">${a.scopes
@@ -86,8 +87,16 @@ ${publicApps.map(
     if (!target || !row) throw new NotFoundError('The app is not installed in this store');
     const scopes = row.scopes.split(',').filter(Boolean);
     const body = html`<h1>Uninstall ${row.name}?</h1>
-<dl><dt>App</dt><dd>${row.name}</dd><dt>Granted scopes</dt><dd>${scopes.length > 0 ? scopes.join(', ') : html`<span class="muted">none</span>`}</dd><dt>Installed</dt><dd>${formatTime(Number(row.installed_at))}</dd></dl>
-<p>Every access token and refresh token ${row.name} holds for ${store.name} stops working at once, its queued webhooks are cancelled, and it is sent app/uninstalled.${target.privacy_webhook_url ? ` It is also sent shop/redact after ${describeDuration(services.config.shopRedactDelayMs)}, unless you install it again before then.` : ''} Installing it again later asks for your consent again.</p>
+<dl><dt>App</dt><dd>${row.name}</dd><dt>Granted scopes</dt><dd>${
+      scopes.length > 0 ? scopes.join(', ') : html`<span class="muted">none</span>`
+    }</dd><dt>Installed</dt><dd>${formatTime(Number(row.installed_at))}</dd></dl>
+<p>Every access token and refresh token ${row.name} holds for ${store.name} stops working at once, its queued webhooks are cancelled, and
+it is sent app/uninstalled.${
+      target.privacy_webhook_url
+        ? ` It is also sent shop/redact ` +
+          `after ${describeDuration(services.config.shopRedactDelayMs)}, unless you install it again before then.`
+        : ''
+    } Installing it again later asks for your consent again.</p>
 ${confirmationForm({ action: `/admin/apps/${clientId}/uninstall`, csrf: reply.generateCsrf(), button: `Uninstall ${row.name}`, danger: true, cancel: '/admin' })}`;
     return sendAdminPage(reply, store, 'apps', `Uninstall ${row.name}`, body);
   });

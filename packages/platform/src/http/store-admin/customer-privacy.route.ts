@@ -20,14 +20,19 @@ const ACTIONS: Record<Action, { title: string; topic: string; button: string; ex
     topic: 'customers/data_request',
     button: 'Send the data request',
     explain:
-      'Each app below that is marked "sent" receives customers/data_request with the customer\'s id, email, phone and the ids of their orders, and should send you the data it holds about this customer.',
+      'Each app below that is marked "sent" receives customers/data_request with the customer\'s id, email, phone and the ids of their ' +
+      'orders, and should send you the data it holds about this customer.',
   },
   redact: {
     title: 'Redact customer',
     topic: 'customers/redact',
     button: 'Redact this customer',
     explain:
-      'Each app below that is marked "sent" receives customers/redact with the customer\'s id, email, phone and the ids of their orders, and must erase what it holds about this customer. This store then replaces the customer\'s email, name and phone with placeholders, on the customer, on their orders and in the webhook bodies it keeps about either (the events apps can list again, and deliveries still waiting to be sent) and in the answers it keeps for apps that send the same Admin API request again. This cannot be undone.',
+      'Each app below that is marked "sent" receives customers/redact with the customer\'s id, email, phone and the ids of their ' +
+      "orders, and must erase what it holds about this customer. This store then replaces the customer's email, name and phone with " +
+      'placeholders, on the customer, on their orders and in the webhook bodies it keeps about either (the events apps can list again, ' +
+      'and deliveries still waiting to be sent) and in the answers it keeps for apps that send the same Admin API request again. This ' +
+      'cannot be undone.',
   },
 };
 
@@ -42,10 +47,12 @@ export function privacyNotice(q: Record<string, unknown>): SafeHtml | undefined 
       : `${apps} app${apps === 1 ? '' : 's'}`;
   if (q.done === 'data_request') {
     const id = typeof q.request === 'string' && /^[0-9]{1,16}$/.test(q.request) ? q.request : undefined;
-    return html`<p class="ok" role="status">Data request${id ? ` ${id}` : ''} for customer ${customer}: customers/data_request was sent to ${sentTo}.</p>`;
+    return html`<p class="ok" role="status">Data request${id ? ` ${id}` : ''} for customer ${customer}: customers/data_request was sent
+to ${sentTo}.</p>`;
   }
   if (q.done === 'redacted') {
-    return html`<p class="ok" role="status">Customer ${customer} was redacted: customers/redact was sent to ${sentTo}, and the customer's email, name and phone were replaced with placeholders in this store, its orders and the webhook bodies kept about them.</p>`;
+    return html`<p class="ok" role="status">Customer ${customer} was redacted: customers/redact was sent to ${sentTo}, and the customer's
+email, name and phone were replaced with placeholders in this store, its orders and the webhook bodies kept about them.</p>`;
   }
   return undefined;
 }
@@ -67,7 +74,8 @@ export function registerCustomerPrivacyRoutes(app: FastifyInstance, services: Pi
     const a = ACTIONS[action];
     const done = action === 'redact' && customer.redacted;
     const body = html`<h1>${a.title}</h1>
-<dl><dt>Customer</dt><dd>${String(id)}</dd><dt>Email</dt><dd>${customer.email}</dd><dt>Phone</dt><dd>${customer.phone ?? html`<span class="muted">none</span>`}</dd></dl>
+<dl><dt>Customer</dt><dd>${String(id)}</dd><dt>Email</dt><dd>${customer.email}</dd><dt>Phone</dt>
+<dd>${customer.phone ?? html`<span class="muted">none</span>`}</dd></dl>
 ${
   done
     ? html`<p class="notice" role="status">This customer was redacted already: there is nothing left to send.</p>

@@ -39,7 +39,8 @@ ${
     : html`${scrollBox(
         'Private apps',
         html`<table>
-<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th><th scope="col">Status</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th>
+<th scope="col">Status</th></tr></thead>
 <tbody>
 ${rows.map(
   (p) => html`<tr><td>${p.name}</td><td>${p.scopes.split(',').join(', ')}</td><td>${formatTime(Number(p.created_at))}</td>
@@ -53,7 +54,10 @@ ${rows.map(
 </tbody>
 </table>`,
       )}
-<p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the new secret.</p>`
+<p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest
+after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret
+and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the new
+secret.</p>`
 }`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
   });
@@ -139,7 +143,8 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
 
   function sendConfirmation(req: FastifyRequest, reply: FastifyReply, p: PrivateAppSummary, c: ConfirmText) {
     const body = html`<h1>${c.title}</h1>
-<dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt><dd>${formatTime(Number(p.created_at))}</dd></dl>
+<dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt>
+<dd>${formatTime(Number(p.created_at))}</dd></dl>
 ${c.explain}
 ${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button: c.button, danger: c.danger ?? false, cancel: '/admin/private-apps' }) : html`<p><a href="/admin/private-apps">Back to private apps</a></p>`}`;
     return sendAdminPage(reply, req.store!, 'private-apps', c.title, body);
@@ -149,7 +154,8 @@ ${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.gene
     const p = await activePrivateApp(req);
     return sendConfirmation(req, reply, p, {
       title: `Revoke ${p.name}?`,
-      explain: html`<p>Its Access-Token stops working at once, and it is sent no more webhooks. A revoked private app cannot be used again: to call the Admin API again, create a new private app.</p>`,
+      explain: html`<p>Its Access-Token stops working at once, and it is sent no more webhooks. A revoked private app cannot be used again:
+to call the Admin API again, create a new private app.</p>`,
       button: `Revoke ${p.name}`,
       danger: true,
     });
@@ -166,7 +172,9 @@ ${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.gene
     }
     return sendConfirmation(req, reply, p, {
       title: `Rotate the webhook secret of ${p.name}?`,
-      explain: html`<p>A new webhook secret is created and shown once. Until you finish the rotation (at the latest after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret and <code>webhook-signature</code> carries a signature with each secret. The Access-Token does not change.</p>`,
+      explain: html`<p>A new webhook secret is created and shown once. Until you finish the rotation (at the latest
+after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret
+and <code>webhook-signature</code> carries a signature with each secret. The Access-Token does not change.</p>`,
       button: 'Rotate webhook secret',
     });
   });
@@ -181,7 +189,8 @@ ${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.gene
     }
     return sendConfirmation(req, reply, p, {
       title: `Finish the rotation of ${p.name}?`,
-      explain: html`<p>Webhooks are then signed with the new secret only; receivers that still hold only the previous secret reject them. This cannot be undone.</p>`,
+      explain: html`<p>Webhooks are then signed with the new secret only; receivers that still hold only the previous secret reject them.
+This cannot be undone.</p>`,
       button: 'Finish rotation',
       danger: true,
     });
@@ -212,7 +221,9 @@ ${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.gene
     const body =
       shown?.webhook_secret !== undefined && shown.access_token === undefined
         ? html`<h1>New webhook secret for "${shown.name}"</h1>
-<p class="notice" role="status">Copy the new webhook secret now: it is shown only once. Deploy it to your webhook receiver next to the previous one, then press "Finish rotation" on the Private apps page. Until then, and at the latest until ${formatTime(Number(shown.overlap_ends_at))}, webhooks are also signed with the previous secret.</p>
+<p class="notice" role="status">Copy the new webhook secret now: it is shown only once. Deploy it to your webhook receiver next to the
+previous one, then press "Finish rotation" on the Private apps page. Until then, and at the latest
+until ${formatTime(Number(shown.overlap_ends_at))}, webhooks are also signed with the previous secret.</p>
 ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret)}
 <p><a href="/admin/private-apps">Back to private apps</a></p>`
         : html`<h1>Already shown</h1>
@@ -248,8 +259,11 @@ function rotating(p: PrivateAppSummary, now: number): boolean {
 /** Rotate, or the rotation in progress with what finishing does and its link. */
 function webhookSecretCell(p: PrivateAppSummary, now: number): SafeHtml {
   if (!rotating(p, now)) {
-    return html`<a class="button secondary" href="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">Rotate webhook secret<span class="visually-hidden"> of ${p.name}</span></a>`;
+    return html`<a class="button secondary" href="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">Rotate webhook
+secret<span class="visually-hidden"> of ${p.name}</span></a>`;
   }
-  return html`<p>Rotation in progress until ${formatTime(Number(p.previous_webhook_secret_expires_at))}. Finishing signs webhooks with the new secret only; receivers that still hold only the previous secret then reject them.</p>
-<a class="button" href="/admin/private-apps/${String(p.id)}/finish-rotation">Finish rotation<span class="visually-hidden"> of ${p.name}</span></a>`;
+  return html`<p>Rotation in progress until ${formatTime(Number(p.previous_webhook_secret_expires_at))}. Finishing signs webhooks with the
+new secret only; receivers that still hold only the previous secret then reject them.</p>
+<a class="button" href="/admin/private-apps/${String(p.id)}/finish-rotation">Finish rotation<span class="visually-hidden">
+of ${p.name}</span></a>`;
 }

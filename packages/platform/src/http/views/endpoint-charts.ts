@@ -190,16 +190,29 @@ export function latencyChart(
     const dots = hours.flatMap((h, i) =>
       h[key] === null ? [] : [html`<circle cx="${round(x(i))}" cy="${round(y(h[key]!))}" r="1.6" fill="${colour}"/>`],
     );
-    return html`<g class="line-${key}">${segments.map((s) => html`<polyline points="${s.join(' ')}" fill="none" stroke="${colour}" stroke-width="1.5"${dash ? html` stroke-dasharray="${dash}"` : ''}/>`)}${dots}</g>`;
+    return html`<g class="line-${key}">${segments.map(
+      (s) =>
+        html`<polyline points="${s.join(
+          ' ',
+        )}" fill="none" stroke="${colour}" stroke-width="1.5"${dash ? html` stroke-dasharray="${dash}"` : ''}/>`,
+    )}${dots}</g>`;
   };
   const ticks = LATENCY_TICKS.map(
     (v) =>
       html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9" stroke-width="0.5"/><text x="${PAD.left - 5}" y="${round(y(v) + 3)}" text-anchor="end">${msLabel(v)}</text>`,
   );
   const worst = hours.reduce<ChartHour | undefined>((w, h) => (h.p99_ms !== null && (!w || h.p99_ms > (w.p99_ms ?? 0)) ? h : w), undefined);
-  const summary = `Over the window, p50 at most ${msLabel(overall.p50_ms)} and p99 at most ${msLabel(overall.p99_ms)}.${worst ? ` The slowest hour, ${hourLabel(worst.hour)}, had p99 at most ${msLabel(worst.p99_ms!)}.` : ''}`;
+  const summary = `Over the window, p50 at most ${msLabel(overall.p50_ms)} and p99 at most ${msLabel(overall.p99_ms)}.${
+    worst ? ` The ` + `slowest hour, ${hourLabel(worst.hour)}, had p99 at most ${msLabel(worst.p99_ms!)}.` : ''
+  }`;
   return html`<figure class="chart-figure">
-${frame(id, `Latency of answers from ${endpoint} per hour, p50 and p99`, summary, 'Latency (log scale)', html`${ticks}${xLabels(hours, x)}${line('p50_ms', P50_COLOUR, undefined)}${line('p99_ms', P99_COLOUR, '4 2')}`)}
+${frame(
+  id,
+  `Latency of answers from ${endpoint} per hour, p50 and p99`,
+  summary,
+  'Latency (log scale)',
+  html`${ticks}${xLabels(hours, x)}${line('p50_ms', P50_COLOUR, undefined)}${line('p99_ms', P99_COLOUR, '4 2')}`,
+)}
 <figcaption>${legend([
     { label: 'p50 (solid)', swatch: lineSwatch(P50_COLOUR, undefined) },
     { label: 'p99 (dashed)', swatch: lineSwatch(P99_COLOUR, '4 2') },

@@ -46,7 +46,10 @@ export function faviconSvg(): string {
       rects.push(`<rect x="${start}" y="${y}" width="${x - start}" height="1"/>`);
     }
   }
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${SIZE} ${SIZE}"><rect width="${SIZE}" height="${SIZE}" rx="3" fill="#14213d"/><g fill="#fff">${rects.join('')}</g></svg>\n`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${SIZE} ${SIZE}"><rect width="${SIZE}" height="${SIZE}" rx="3" ` +
+    `fill="#14213d"/><g fill="#fff">${rects.join('')}</g></svg>\n`
+  );
 }
 
 /**

@@ -38,7 +38,8 @@ export function scopeCheckboxes(checked: readonly string[], errors?: readonly st
   const open = unserved.some((s) => checked.includes(s));
   return html`<fieldset${describedBy('scopes', errors)}><legend>Scopes</legend>
 ${fieldError('scopes', errors)}${served.map(box)}
-<details${open ? html` open` : ''}><summary>Scopes this store does not serve yet (accepted for apps of the platform family; they grant nothing)</summary>
+<details${open ? html` open` : ''}><summary>Scopes this store does not serve yet (accepted for apps of the platform family; they grant
+nothing)</summary>
 ${unserved.map(box)}
 </details>
 </fieldset>`;

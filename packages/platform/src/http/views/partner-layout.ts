@@ -18,7 +18,8 @@ export function sendPartnerPage(
   body: SafeHtml,
   options: { scripts?: readonly string[] } = {},
 ): FastifyReply {
-  const header = html`<span>Partner dashboard · ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log out</button></form>`;
+  const header = html`<span>Partner dashboard
+· ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log out</button></form>`;
   return reply
     .header('Cache-Control', 'no-store')
     .type('text/html; charset=utf-8')

@@ -17,7 +17,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     throw new Error(
       `cannot make customer emails unique: ${duplicates.rows.length} email(s) belong to more than one customer of the same store ` +
         `(store ids ${stores.slice(0, 20).join(', ')}${stores.length > 20 ? ', …' : ''}). ` +
-        'Give each of those customers its own email (select store_id, email from customers group by store_id, email having count(*) > 1), then migrate again.',
+        'Give each of those customers its own email (select store_id, email from customers group by store_id, email having count(*) > ' +
+        '1), then migrate again.',
     );
   }
   await db.schema.createIndex('customers_store_email').on('customers').columns(['store_id', 'email']).unique().execute();

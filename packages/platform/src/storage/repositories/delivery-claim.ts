@@ -54,7 +54,8 @@ export type OwnerRow = Omit<ClaimedDelivery, keyof ClaimedRow | 'payload' | 'eve
 };
 
 const RETURNED = sql.raw(
-  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at, replayed_at',
+  'id, store_id, webhook_id, event_id, topic, subscription_id, attempts, app_id, private_app_id, include_fields, next_attempt_at, ' +
+    'replayed_at',
 );
 
 const OWNER_COLUMNS = sql.raw(`v.store_id, v.subscription_id, v.app_id, v.private_app_id, st.name as store_name,

@@ -101,7 +101,8 @@ function setQueries(k: Kysely<Database>, dialect: Dialect) {
 export function postgresAttemptsInsert(p: (name: string) => string, prefix: string) {
   const c = (i: number, type: string) => sql`${p(`${prefix}${i}`)}::${sql.raw(type)}[]`;
   return sql`insert into webhook_attempts (store_id, delivery_id, attempted_at, status_code, latency_ms, response_body, error)
-    select * from unnest(${c(0, 'bigint')}, ${c(1, 'bigint')}, ${c(2, 'bigint')}, ${c(3, 'int')}, ${c(4, 'int')}, ${c(5, 'text')}, ${c(6, 'text')})`;
+    select * from unnest(${c(0, 'bigint')}, ${c(1, 'bigint')}, ${c(2, 'bigint')}, ${c(3, 'int')}, ${c(4, 'int')},
+      ${c(5, 'text')}, ${c(6, 'text')})`;
 }
 
 /**

@@ -94,7 +94,8 @@ export function noticeQueries(k: Kysely<Database>, dialect: Dialect) {
       (p) => sql`insert into webhook_deliveries (webhook_id, event_id, subscription_id, store_id, app_id, private_app_id, topic, status,
           attempts, next_attempt_at, created_at, updated_at)
         select t.webhook_id, ${typed(p, 'event', 'text')}, t.subscription_id, ${typed(p, 'store', 'bigint')}, t.app_id, t.private_app_id,
-          ${typed(p, 'topic', 'text')}, 'pending', 0, ${typed(p, 'now', 'bigint')}, ${typed(p, 'now', 'bigint')}, ${typed(p, 'now', 'bigint')}
+          ${typed(p, 'topic', 'text')}, 'pending', 0, ${typed(p, 'now', 'bigint')}, ${typed(p, 'now', 'bigint')},
+          ${typed(p, 'now', 'bigint')}
         from (${targets(p)}) t`,
     ),
   };

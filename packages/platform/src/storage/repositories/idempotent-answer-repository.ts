@@ -57,7 +57,8 @@ export class SqlIdempotentAnswerRepository implements IdempotentAnswerRepository
                 and k.token = v.value ->> 2 and k.status_code is not null`.execute(this.x.k)
           : await sql`update idempotency_keys as k set response_body = v.body
               from unnest(cast(${chunk.map((a) => a.owner)} as text[]), cast(${chunk.map((a) => a.key)} as text[]),
-                cast(${chunk.map((a) => a.token)} as text[]), cast(${chunk.map((a) => a.body)} as text[])) as v (owner, idem_key, token, body)
+                cast(${chunk.map((a) => a.token)} as text[]), cast(${chunk.map((a) => a.body)} as text[]))
+                as v (owner, idem_key, token, body)
               where k.store_id = ${storeId} and k.owner = v.owner and k.idem_key = v.idem_key
                 and k.token = v.token and k.status_code is not null`.execute(this.x.k);
       changed += Number(res.numAffectedRows ?? 0);

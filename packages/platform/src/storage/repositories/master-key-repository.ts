@@ -106,9 +106,8 @@ export class SqlMasterKeyRepository implements MasterKeyRepository {
         if (!s.columns.includes(r.column)) throw new Error(`${r.column} is not a sealed column of ${s.table}`);
         // Compare-and-set: a secret rotated by a merchant meanwhile is already sealed anew, and stays.
         const result = await sql`update ${sql.table(s.table)} set ${sql.ref(r.column)} = ${r.value}
-          where ${sql.ref(s.key)} = ${s.numeric ? Number(r.key) : r.key} and ${sql.ref(r.column)} = ${r.expected} ${fleetWide('master-key-reseal')}`.execute(
-          trx,
-        );
+          where ${sql.ref(s.key)} = ${s.numeric ? Number(r.key) : r.key} and ${sql.ref(r.column)} = ${r.expected}
+          ${fleetWide('master-key-reseal')}`.execute(trx);
         done += Number(result.numAffectedRows ?? 0);
       }
       return done;

@@ -22,7 +22,8 @@ export class SqlThrottleRepository implements ThrottleRepository {
   async countAttempt(key: string, now: number, windowStart: number, limit: { max: number; lockUntil: number }): Promise<AttemptCount> {
     // One upsert: the row lock (PostgreSQL) or the single writer (SQLite) orders concurrent
     // attempts, and each reads back the count and lock its own increment produced.
-    const stale = sql<boolean>`(login_attempts.window_started_at <= ${windowStart} or (login_attempts.locked_until is not null and login_attempts.locked_until <= ${now}))`;
+    const stale = sql<boolean>`(login_attempts.window_started_at <= ${windowStart}
+      or (login_attempts.locked_until is not null and login_attempts.locked_until <= ${now}))`;
     const firstLock = 1 > limit.max ? limit.lockUntil : null;
     const row = await this.x.k
       .insertInto('login_attempts')
