@@ -137,7 +137,9 @@ export async function buildHttpServer(services: Services, options: HttpOptions =
       },
       servers: [
         {
-          url: `${config.publicScheme}://{store}.${config.storeDomain}${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`,
+          url:
+            `${config.publicScheme}://{store}.${config.storeDomain}` +
+            `${config.publicPort === 80 || config.publicPort === 443 ? '' : `:${config.publicPort}`}`,
           variables: { store: { default: 'demo' } },
         },
       ],

@@ -36,7 +36,8 @@ function field(id: string, label: string, hint: SafeHtml, value: string, errors:
 <p class="muted" id="${id}-hint">${hint}</p>
 ${
   bad ? html`<p class="error" id="${id}-error" role="alert">${errors.join('; ')}</p>` : ''
-}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off" aria-describedby="${id}-hint${bad ? ` ${id}-error` : ''}"${bad ? html` aria-invalid="true"` : ''}>`;
+}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off"
+aria-describedby="${id}-hint${bad ? ` ${id}-error` : ''}"${bad ? html` aria-invalid="true"` : ''}>`;
 }
 
 /** The two optional fields, with their errors (keyed `filter` and `include_fields`). */

@@ -57,7 +57,8 @@ ${rows.map(
   (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td>
 <td>${formatTime(s.created_at)}</td>
 <td><a class="button secondary" href="${base}/${String(s.id)}/edit">Edit<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a>
-<a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
+<a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span
+class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 `,
 )}</tbody>
 </table>`,
@@ -68,7 +69,11 @@ ${rows.map(
 ${hiddenFields({ _csrf: reply.generateCsrf() })}
 ${fieldError('base', form.errors.base)}
 <label for="topic">Topic</label>
-${fieldError('topic', topicErrors)}<select id="topic" name="topic" required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map((t) => html`<option value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`)}</select>
+${fieldError('topic', topicErrors)}<select id="topic" name="topic"
+required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map(
+      (t) => html`<option
+value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`,
+    )}</select>
 ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', value: form.address, errors: form.errors.address })}
 ${shapeFields(form, form.errors)}
 <div class="actions"><button type="submit" name="add">Add subscription</button></div>

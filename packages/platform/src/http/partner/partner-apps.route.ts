@@ -264,7 +264,8 @@ ${signatureSection(services.config, a, csrf)}
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">
-<form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
+<form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button
+class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
 ${
   rotationEndsAt === undefined
     ? html`<a class="button danger" href="/partner/apps/${a.client_id}/rotate-secret">Rotate client
@@ -356,7 +357,17 @@ only, and the previous secret stops working at the token endpoint. This cannot b
 ${appTabs(a.client_id, 'settings')}
 <dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>
 ${explain}
-${button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button, danger: true, cancel: `/partner/apps/${a.client_id}` }) : html`<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`}`;
+${
+  button
+    ? confirmationForm({
+        action: req.url.split('?')[0]!,
+        csrf: reply.generateCsrf(),
+        button,
+        danger: true,
+        cancel: `/partner/apps/${a.client_id}`,
+      })
+    : html`<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`
+}`;
     return sendPartnerPage(reply, req.partner!.email, 'apps', title, body);
   };
 

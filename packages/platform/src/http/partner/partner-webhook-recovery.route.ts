@@ -30,7 +30,9 @@ function replayNotice(q: Record<string, unknown>): [string, string] | undefined 
 /** What the notice of a disabled subscription offers: enable it again at once, or open it to replay its deliveries. */
 export function recoveryActions(clientId: string, id: number, csrf: string): SafeHtml {
   const base = `/partner/apps/${clientId}/subscriptions/${id}`;
-  return html`<form class="inline" method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="enable" aria-label="Enable subscription ${String(id)} again">Enable again</button></form> <a href="${base}">Subscription #${String(id)}: replay its deliveries</a>`;
+  return html`<form class="inline" method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<button class="secondary"
+type="submit" name="enable" aria-label="Enable subscription ${String(id)} again">Enable again</button></form>
+<a href="${base}">Subscription #${String(id)}: replay its deliveries</a>`;
 }
 
 export function registerPartnerWebhookRecoveryRoutes(
@@ -91,9 +93,12 @@ what it already has), at most ${String(MAX_REPLAY)} at a time. Deliveries still 
     }</p>
 <form method="post" action="${base}/replay">${hiddenFields({ _csrf: csrf })}
 <label for="since">Since (ISO 8601, within the last 30 days)</label>
-${fieldError('since', errors.since)}<input id="since" name="since" type="text" value="${form.since}" required${describedBy('since', errors.since)}>
+${fieldError('since', errors.since)}<input id="since" name="since" type="text" value="${form.since}"
+required${describedBy('since', errors.since)}>
 <label for="status">Which deliveries</label>
-${fieldError('status', errors.status)}<select id="status" name="status"${describedBy('status', errors.status)}><option value="failed"${form.status === 'all' ? '' : html` selected`}>Failed only (dead or cancelled)</option><option value="all"${form.status === 'all' ? html` selected` : ''}>All, delivered ones too</option></select>
+${fieldError('status', errors.status)}<select id="status" name="status"${describedBy('status', errors.status)}><option
+value="failed"${form.status === 'all' ? '' : html` selected`}>Failed only (dead or cancelled)</option>
+<option value="all"${form.status === 'all' ? html` selected` : ''}>All, delivered ones too</option></select>
 <div class="actions"><button type="submit" name="replay">Replay deliveries</button></div>
 </form>
 <p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;

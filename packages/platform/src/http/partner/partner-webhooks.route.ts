@@ -60,11 +60,15 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 ${disabled.map(
   (s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} →
 <code>${s.address}</code>
-in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>${recoveryActions(a.client_id, s.id, csrf)}</div>`,
+in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>
+${recoveryActions(a.client_id, s.id, csrf)}</div>`,
 )}
 <form class="filters" method="get" action="/partner/apps/${a.client_id}/deliveries">
 <div><label for="status">Status</label><select id="status" name="status"><option value="">Any
-status</option>${DELIVERY_STATUSES.map((s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`)}</select></div>
+status</option>${DELIVERY_STATUSES.map(
+      (s) => html`<option
+value="${s}"${s === status ? html` selected` : ''}>${s}</option>`,
+    )}</select></div>
 <div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any
 topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
 <div><button type="submit" name="filter">Filter</button></div>
@@ -80,12 +84,18 @@ ${
 <th scope="col">Action</th></tr></thead>
 <tbody>
 ${page.rows.map(
-  (
-    d,
-  ) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}" aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td><td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
+  (d) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}"
+aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td>
+<td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
 <td>${httpStatus(d.lastAttempt?.status_code ?? d.last_status, d.lastAttempt?.error ?? d.last_error)}</td>
 <td>${d.lastAttempt ? `${d.lastAttempt.latency_ms} ms` : '—'}</td><td>${formatTime(Number(d.created_at))}</td>
-<td>${d.status === 'pending' ? html`<span class="muted">queued</span>` : html`<form class="inline" method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`}</td></tr>
+<td>${
+    d.status === 'pending'
+      ? html`<span class="muted">queued</span>`
+      : html`<form class="inline" method="post"
+action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary"
+type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`
+  }</td></tr>
 `,
 )}</tbody>
 </table>`,
@@ -93,7 +103,12 @@ ${page.rows.map(
 }
 <nav class="pager" aria-label="Pages of deliveries">
 ${before !== undefined ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({})}">Newest deliveries</a>` : ''}
-${page.more ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}" rel="next">Older deliveries</a>` : ''}
+${
+  page.more
+    ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}"
+rel="next">Older deliveries</a>`
+    : ''
+}
 </nav>`;
     return sendPartnerPage(reply, partner.email, 'apps', `${a.name} deliveries`, body);
   });
@@ -154,7 +169,13 @@ ${d.attempts.map(
 </table>`,
       )
 }
-${d.status === 'pending' ? '' : html`<form method="post" action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}<div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`}
+${
+  d.status === 'pending'
+    ? ''
+    : html`<form method="post"
+action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}
+<div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`
+}
 <p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;
     return sendPartnerPage(reply, partner.email, 'apps', `Delivery ${d.id}`, body);
   });

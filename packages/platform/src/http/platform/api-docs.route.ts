@@ -46,7 +46,8 @@ function fieldList(schema: SchemaNode, depth: number): SafeHtml {
   const required = new Set<string>(schema.required ?? []);
   return html`<ul>${Object.entries(schema.properties ?? {}).map(
     ([name, s]) =>
-      html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${nested(s, depth + 1)}</li>`,
+      html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} —
+${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${nested(s, depth + 1)}</li>`,
   )}</ul>`;
 }
 
@@ -109,9 +110,13 @@ ${
   params.length > 0
     ? html`<h4>Parameters</h4><ul>${params.map(
         (p) =>
-          html`<li><code>${p.name}</code> (${p.in}${
-            p.required ? ', required' : ''
-          }) — ${typeLabel(p.schema ?? {})}${(p.description ?? p.schema?.description) ? html` · ${p.description ?? p.schema?.description ?? ''}` : ''}</li>`,
+          html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) —
+${typeLabel(p.schema ?? {})}${
+  (p.description ?? p.schema?.description)
+    ? html` ·
+${p.description ?? p.schema?.description ?? ''}`
+    : ''
+}</li>`,
       )}</ul>`
     : ''
 }
@@ -124,7 +129,10 @@ ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['applicati
     const toc = html`<nav class="toc" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul>
 <li><a href="#conventions">Conventions</a></li>${[...groups].map(
       ([group, ops]) =>
-        html`<li><a href="#group-${group}">${group}</a><ul>${ops.map((o) => html`<li><a href="#${o.id}"><code>${o.title}</code></a></li>`)}</ul></li>`,
+        html`<li><a href="#group-${group}">${group}</a><ul>${ops.map(
+          (o) => html`<li><a
+href="#${o.id}"><code>${o.title}</code></a></li>`,
+        )}</ul></li>`,
     )}</ul></nav>`;
     const ops = [...groups].map(
       ([group, list]) => html`<section aria-labelledby="group-${group}"><h2 id="group-${group}">${group}</h2>

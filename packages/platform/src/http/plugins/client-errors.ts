@@ -61,7 +61,7 @@ export function clientErrorHandler(this: FastifyInstance, err: ClientError, sock
   const head = request?.method === 'HEAD';
   socket.once('finish', () => socket.destroy());
   socket.end(
-    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; ` +
-      `charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${version ? `X-Service-Api-Version: ${version}\r\n` : ''}\r\n${head ? '' : body}`,
+    `HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\n${version ? `X-Service-Api-Version: ${version}\r\n` : ''}\r\n${head ? '' : body}`,
   );
 }

@@ -50,7 +50,8 @@ ${installed.map(
     .split(',')
     .filter(Boolean)
     .map((s) => html`<li title="${describeScope(s as Scope)}">${s}</li>`)}</ul></td><td>${formatTime(Number(a.installed_at))}</td>
-<td class="row-actions">${rowLink(`/admin/apps/${a.client_id}/install`, 'Open', a.name)} ${rowLink(`/admin/apps/${a.client_id}/uninstall`, 'Uninstall', a.name, 'button danger')}</td></tr>`,
+<td class="row-actions">${rowLink(`/admin/apps/${a.client_id}/install`, 'Open', a.name)}
+${rowLink(`/admin/apps/${a.client_id}/uninstall`, 'Uninstall', a.name, 'button danger')}</td></tr>`,
 )}
 </tbody>
 </table>`,
@@ -97,7 +98,13 @@ it is sent app/uninstalled.${
           `after ${describeDuration(services.config.shopRedactDelayMs)}, unless you install it again before then.`
         : ''
     } Installing it again later asks for your consent again.</p>
-${confirmationForm({ action: `/admin/apps/${clientId}/uninstall`, csrf: reply.generateCsrf(), button: `Uninstall ${row.name}`, danger: true, cancel: '/admin' })}`;
+${confirmationForm({
+  action: `/admin/apps/${clientId}/uninstall`,
+  csrf: reply.generateCsrf(),
+  button: `Uninstall ${row.name}`,
+  danger: true,
+  cancel: '/admin',
+})}`;
     return sendAdminPage(reply, store, 'apps', `Uninstall ${row.name}`, body);
   });
 

@@ -83,7 +83,13 @@ ${
     : html`<p>${a.explain}</p>
 <h2>Apps installed in ${store.name}</h2>
 ${audienceList(audience)}
-${confirmationForm({ action: `/admin/customers/${String(id)}/${action}`, csrf: reply.generateCsrf(), button: a.button, danger: action === 'redact', cancel: '/admin/customers' })}`
+${confirmationForm({
+  action: `/admin/customers/${String(id)}/${action}`,
+  csrf: reply.generateCsrf(),
+  button: a.button,
+  danger: action === 'redact',
+  cancel: '/admin/customers',
+})}`
 }`;
     return sendAdminPage(reply, store, 'customers', a.title, body);
   }

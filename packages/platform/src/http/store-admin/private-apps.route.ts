@@ -48,7 +48,8 @@ ${rows.map(
 <td>${
     p.revoked_at !== null
       ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
-      : html`<a class="button danger" href="/admin/private-apps/${String(p.id)}/revoke">Revoke<span class="visually-hidden"> ${p.name}</span></a>`
+      : html`<a class="button danger" href="/admin/private-apps/${String(p.id)}/revoke">Revoke<span
+class="visually-hidden"> ${p.name}</span></a>`
   }</td></tr>`,
 )}
 </tbody>
@@ -146,7 +147,17 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
 <dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt>
 <dd>${formatTime(Number(p.created_at))}</dd></dl>
 ${c.explain}
-${c.button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button: c.button, danger: c.danger ?? false, cancel: '/admin/private-apps' }) : html`<p><a href="/admin/private-apps">Back to private apps</a></p>`}`;
+${
+  c.button
+    ? confirmationForm({
+        action: req.url.split('?')[0]!,
+        csrf: reply.generateCsrf(),
+        button: c.button,
+        danger: c.danger ?? false,
+        cancel: '/admin/private-apps',
+      })
+    : html`<p><a href="/admin/private-apps">Back to private apps</a></p>`
+}`;
     return sendAdminPage(reply, req.store!, 'private-apps', c.title, body);
   }
 

@@ -69,7 +69,9 @@ const VIEWS: ListView[] = [
       html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`,
       html`${String(c.phone ?? '')}`,
       html`${iso(c.created_at)}`,
-      html`<a href="/admin/customers/${String(c.id)}/data-request" aria-label="Request data for apps about customer ${String(c.id)}">Request data for apps</a> · <a href="/admin/customers/${String(c.id)}/redact" aria-label="Redact customer ${String(c.id)}">Redact customer</a>`,
+      html`<a href="/admin/customers/${String(c.id)}/data-request"
+aria-label="Request data for apps about customer ${String(c.id)}">Request data for apps</a> ·
+<a href="/admin/customers/${String(c.id)}/redact" aria-label="Redact customer ${String(c.id)}">Redact customer</a>`,
     ],
     notice: privacyNotice,
   },

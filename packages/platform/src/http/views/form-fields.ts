@@ -22,7 +22,8 @@ export function textField(o: {
   required?: boolean;
 }): SafeHtml {
   return html`<label for="${o.id}">${o.label}</label>
-${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.id, o.errors)}>`;
+${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}"
+value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.id, o.errors)}>`;
 }
 
 /**
@@ -32,7 +33,8 @@ ${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type
  */
 export function scopeCheckboxes(checked: readonly string[], errors?: readonly string[]): SafeHtml {
   const box = (s: Scope) =>
-    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`;
+    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label
+for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`;
   const served = ALL_SCOPES.filter((s) => isServed(splitScope(s)[1]));
   const unserved = ALL_SCOPES.filter((s) => !isServed(splitScope(s)[1]));
   const open = unserved.some((s) => checked.includes(s));
@@ -48,7 +50,8 @@ ${unserved.map(box)}
 /** A secret shown once: a read-only field that can be selected, and a copy button for browsers with JavaScript. */
 export function secretField(id: string, label: string, value: string): SafeHtml {
   return html`<label for="${id}">${label}</label>
-<div class="secret"><input id="${id}" type="text" readonly value="${value}" spellcheck="false" autocomplete="off"><button type="button" class="secondary" data-copy="${id}" hidden>Copy ${label.toLowerCase()}</button></div>`;
+<div class="secret"><input id="${id}" type="text" readonly value="${value}" spellcheck="false" autocomplete="off"><button type="button"
+class="secondary" data-copy="${id}" hidden>Copy ${label.toLowerCase()}</button></div>`;
 }
 
 /** Form values arrive as a string or, for repeated fields such as checkboxes, an array. */

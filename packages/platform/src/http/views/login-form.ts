@@ -19,7 +19,14 @@ export function sendLoginForm(
   const query = req.query as Record<string, unknown>;
   const locked = lockedMinutes(query.locked);
   const body = html`<h1>${form.heading}</h1>
-${locked ? html`<p class="error" role="alert">${lockMessage(locked * 60_000)}</p>` : query.error === '1' ? html`<p class="error" role="alert">Wrong email or password.</p>` : ''}
+${
+  locked
+    ? html`<p class="error" role="alert">${lockMessage(locked * 60_000)}</p>`
+    : query.error === '1'
+      ? html`<p class="error"
+role="alert">Wrong email or password.</p>`
+      : ''
+}
 ${query.done === 'logout' ? html`<p class="ok" role="status">You are logged out.</p>` : ''}
 <form method="post" action="${form.action}">
 ${hiddenFields({ _csrf: reply.generateCsrf(), return_to: form.returnTo })}

@@ -20,7 +20,7 @@ const COLUMNS = [...KEY_COLUMNS, ...COUNT_COLUMNS];
 const INTO = sql.raw(`insert into webhook_endpoint_hours (${COLUMNS.join(', ')})`);
 const CONFLICT = sql.raw(
   `on conflict (${KEY_COLUMNS.join(', ')}) do update set ${COUNT_COLUMNS.map(
-    (c) => `${c} = webhook_endpoint_hours.${c} + ` + `excluded.${c}`,
+    (c) => `${c} = webhook_endpoint_hours.${c} + excluded.${c}`,
   ).join(', ')}`,
 );
 
