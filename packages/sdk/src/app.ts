@@ -68,9 +68,8 @@ export interface CallbackOptions {
 }
 
 /**
- * A verified App-URL request: the signed GET (shop, timestamp, hmac, and when an installed app is
- * opened id_token) the platform sends to the app's URL when a merchant clicks Install or Open in
- * the store admin.
+ * A verified App-URL request: the signed GET (shop, timestamp, hmac, and when an installed app is opened id_token) the platform sends to
+ * the app's URL when a merchant clicks Install or Open in the store admin.
  */
 export interface InstallRequest {
   shop: string;

@@ -60,8 +60,10 @@ export interface MetricsSources {
   readiness: Readiness;
   storage: StorageStats;
   clock: Clock;
-  /** The limiter of the Admin API and the token endpoint, whose fallbacks from shared (Redis) to local buckets are counted; none when off.
-   * */
+  /**
+   * The limiter of the Admin API and the token endpoint, whose fallbacks from shared (Redis) to local buckets are counted; none when
+   * off.
+   */
   rateLimiter?: Pick<RateLimiter, 'fallbacks'> | undefined;
 }
 

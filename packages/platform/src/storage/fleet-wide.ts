@@ -20,8 +20,8 @@ export const FLEET_WIDE = {
     'an app-level webhook subscription has a copy in every store that installed the app: removing it walks those stores in batches, and ' +
     "the partner's list counts them",
   'operator-directory':
-    "the operator's CLI lists stores, apps, private apps and installations of the whole platform, with counts per store or app; run by " +
-    'hand',
+    "the operator's CLI lists stores, apps, private apps and installations of the whole platform, with counts per store or app; " +
+    'run by hand',
   'master-key-check':
     'a node starting up checks its master key against any one sealed secret, of whichever store holds one; once per start',
   'master-key-reseal':

@@ -28,8 +28,10 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** Headers that describe the stored body and so come back with it; the rest are the replay's own. */
 const KEPT_HEADERS = ['content-type', 'location', 'etag'] as const;
 
-/** The request header, for route schemas (and so the OpenAPI document). Checked by the hook, not by the schema, so a bad key is a 400
- * naming it. */
+/**
+ * The request header, for route schemas (and so the OpenAPI document). Checked by the hook, not by the schema, so a bad key is a 400
+ * naming it.
+ */
 export const IDEMPOTENCY_KEY_HEADERS = {
   type: 'object',
   properties: {

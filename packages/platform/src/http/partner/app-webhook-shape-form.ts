@@ -36,7 +36,7 @@ function field(id: string, label: string, hint: SafeHtml, value: string, errors:
 <p class="muted" id="${id}-hint">${hint}</p>
 ${
   bad ? html`<p class="error" id="${id}-error" role="alert">${errors.join('; ')}</p>` : ''
-}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off"
+}<input id="${id}" name="${id}" type="text" value="${value}" spellcheck="false" autocomplete="off" \
 aria-describedby="${id}-hint${bad ? ` ${id}-error` : ''}"${bad ? html` aria-invalid="true"` : ''}>`;
 }
 
@@ -61,6 +61,6 @@ ${field(
 /** The list's cells: the filter and the fields, or a dash for none. */
 export function shapeCells(row: { filter: string | null; include_fields: string | null }): SafeHtml {
   const fields = readIncludeFields(row.include_fields);
-  return html`<td>${row.filter === null ? html`<span class="muted">all changes</span>` : html`<code>${row.filter}</code>`}</td>
+  return html`<td>${row.filter === null ? html`<span class="muted">all changes</span>` : html`<code>${row.filter}</code>`}</td>\
 <td>${fields === null ? html`<span class="muted">all</span>` : fields.join(', ')}</td>`;
 }

@@ -33,7 +33,7 @@ export function registerPartnerAppWebhookEditRoutes(
     const body = html`<h1>Edit this subscription</h1>
 ${appTabs(a.client_id, 'webhooks')}
 <dl><dt>Topic</dt><dd>${s.topic}</dd><dt>Address</dt><dd><code>${s.address}</code></dd><dt>Stores</dt><dd>${String(s.stores)}</dd></dl>
-<p>The change reaches its copy in every store that has ${a.name} installed, and the stores that install it later. Webhooks already queued
+<p>The change reaches its copy in every store that has ${a.name} installed, and the stores that install it later. Webhooks already queued \
 keep the fields they had. To change the topic or address, remove it and add another.</p>
 <form method="post" action="${base}/${String(s.id)}/edit">
 ${hiddenFields({ _csrf: reply.generateCsrf() })}

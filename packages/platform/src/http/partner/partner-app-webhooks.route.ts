@@ -50,14 +50,14 @@ ${
     : scrollBox(
         'App-level webhook subscriptions',
         html`<table>
-<thead><tr><th scope="col">Topic</th><th scope="col">Address</th><th scope="col">Filter</th><th scope="col">Fields</th>
+<thead><tr><th scope="col">Topic</th><th scope="col">Address</th><th scope="col">Filter</th><th scope="col">Fields</th>\
 <th scope="col">Stores</th><th scope="col">Added</th><th scope="col">Actions</th></tr></thead>
 <tbody>
 ${rows.map(
-  (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td>
+  (s) => html`<tr><td>${s.topic}</td><td><code>${s.address}</code></td>${shapeCells(s)}<td>${String(s.stores)}</td>\
 <td>${formatTime(s.created_at)}</td>
 <td><a class="button secondary" href="${base}/${String(s.id)}/edit">Edit<span class="visually-hidden"> ${s.topic} to ${s.address}</span></a>
-<a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span
+<a class="button danger" href="${base}/${String(s.id)}/remove">Remove<span \
 class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 `,
 )}</tbody>
@@ -69,9 +69,9 @@ class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 ${hiddenFields({ _csrf: reply.generateCsrf() })}
 ${fieldError('base', form.errors.base)}
 <label for="topic">Topic</label>
-${fieldError('topic', topicErrors)}<select id="topic" name="topic"
+${fieldError('topic', topicErrors)}<select id="topic" name="topic" \
 required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map(
-      (t) => html`<option
+      (t) => html`<option \
 value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`,
     )}</select>
 ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', value: form.address, errors: form.errors.address })}
@@ -123,7 +123,7 @@ ${shapeFields(form, form.errors)}
     const body = html`<h1>Remove this subscription?</h1>
 ${appTabs(a.client_id, 'webhooks')}
 <dl><dt>Topic</dt><dd>${s.topic}</dd><dt>Address</dt><dd><code>${s.address}</code></dd><dt>Stores</dt><dd>${String(s.stores)}</dd></dl>
-<p>Its copy in every store that has ${a.name} installed is deleted, and their webhooks still queued are not sent. Stores that install the
+<p>Its copy in every store that has ${a.name} installed is deleted, and their webhooks still queued are not sent. Stores that install the \
 app later do not get it.</p>
 ${confirmationForm({
   action: `${base}/${String(s.id)}/remove`,

@@ -38,9 +38,9 @@ function endpointSection(e: EndpointFigures, index: number, now: number): SafeHt
   const totals = scrollBox(
     `Totals for ${e.endpoint}`,
     html`<table>
-<thead><tr><th scope="col">Attempts</th>${OUTCOME_KINDS.map((k) => html`<th scope="col">${OUTCOME_LABELS[k]}</th>`)}<th
+<thead><tr><th scope="col">Attempts</th>${OUTCOME_KINDS.map((k) => html`<th scope="col">${OUTCOME_LABELS[k]}</th>`)}<th \
 scope="col">p50</th><th scope="col">p99</th></tr></thead>
-<tbody><tr><td>${String(t.attempts)}</td>${OUTCOME_KINDS.map((k) => html`<td>${String(t[k])}</td>`)}
+<tbody><tr><td>${String(t.attempts)}</td>${OUTCOME_KINDS.map((k) => html`<td>${String(t[k])}</td>`)}\
 <td>${e.p50_ms === null ? '—' : `≤ ${msLabel(e.p50_ms)}`}</td><td>${e.p99_ms === null ? '—' : `≤ ${msLabel(e.p99_ms)}`}</td></tr></tbody>
 </table>`,
   );

@@ -30,8 +30,8 @@ function replayNotice(q: Record<string, unknown>): [string, string] | undefined 
 /** What the notice of a disabled subscription offers: enable it again at once, or open it to replay its deliveries. */
 export function recoveryActions(clientId: string, id: number, csrf: string): SafeHtml {
   const base = `/partner/apps/${clientId}/subscriptions/${id}`;
-  return html`<form class="inline" method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<button class="secondary"
-type="submit" name="enable" aria-label="Enable subscription ${String(id)} again">Enable again</button></form>
+  return html`<form class="inline" method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<button class="secondary" \
+type="submit" name="enable" aria-label="Enable subscription ${String(id)} again">Enable again</button></form> \
 <a href="${base}">Subscription #${String(id)}: replay its deliveries</a>`;
 }
 
@@ -69,11 +69,11 @@ ${errors.base ? html`<p class="error" role="alert">${errors.base.join('; ')}</p>
 <dt>Topic</dt><dd>${s.topic}</dd>
 <dt>Address</dt><dd><code>${s.address}</code></dd>
 <dt>Store</dt><dd>${s.store_name}</dd>
-<dt>Status</dt>
+<dt>Status</dt>\
 <dd>${
       s.disabled_at === null
         ? 'active'
-        : html`<strong>disabled</strong>
+        : html`<strong>disabled</strong> \
 since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}`
     }</dd>
 </dl>
@@ -81,23 +81,24 @@ ${
   s.disabled_at === null
     ? ''
     : html`<h2>Enable again</h2>
-<p>Keeps this subscription, its history and its deliveries, and forgets its run of failures; new events go to it at once. Then replay what
+<p>Keeps this subscription, its history and its deliveries, and forgets its run of failures; new events go to it at once. Then replay what \
 it missed below.</p>
-<form method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<div class="actions"><button type="submit" name="enable">Enable
+<form method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<div class="actions"><button type="submit" \
+name="enable">Enable \
 subscription again</button></div></form>`
 }
 <h2>Replay deliveries</h2>
-<p>Sends this subscription's deliveries created since a time again, oldest first, each with its original webhook id (so the app can skip
+<p>Sends this subscription's deliveries created since a time again, oldest first, each with its original webhook id (so the app can skip \
 what it already has), at most ${String(MAX_REPLAY)} at a time. Deliveries still queued are left alone.${
       s.disabled_at === null ? '' : ' Enable the subscription first.'
     }</p>
 <form method="post" action="${base}/replay">${hiddenFields({ _csrf: csrf })}
 <label for="since">Since (ISO 8601, within the last 30 days)</label>
-${fieldError('since', errors.since)}<input id="since" name="since" type="text" value="${form.since}"
+${fieldError('since', errors.since)}<input id="since" name="since" type="text" value="${form.since}" \
 required${describedBy('since', errors.since)}>
 <label for="status">Which deliveries</label>
-${fieldError('status', errors.status)}<select id="status" name="status"${describedBy('status', errors.status)}><option
-value="failed"${form.status === 'all' ? '' : html` selected`}>Failed only (dead or cancelled)</option>
+${fieldError('status', errors.status)}<select id="status" name="status"${describedBy('status', errors.status)}><option \
+value="failed"${form.status === 'all' ? '' : html` selected`}>Failed only (dead or cancelled)</option>\
 <option value="all"${form.status === 'all' ? html` selected` : ''}>All, delivered ones too</option></select>
 <div class="actions"><button type="submit" name="replay">Replay deliveries</button></div>
 </form>

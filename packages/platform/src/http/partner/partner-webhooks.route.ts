@@ -58,18 +58,18 @@ export function registerPartnerWebhookRoutes(
 ${appTabs(a.client_id, 'deliveries')}
 ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 ${disabled.map(
-  (s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} →
-<code>${s.address}</code>
-in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>
+  (s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} → \
+<code>${s.address}</code> \
+in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>\
 ${recoveryActions(a.client_id, s.id, csrf)}</div>`,
 )}
 <form class="filters" method="get" action="/partner/apps/${a.client_id}/deliveries">
-<div><label for="status">Status</label><select id="status" name="status"><option value="">Any
+<div><label for="status">Status</label><select id="status" name="status"><option value="">Any \
 status</option>${DELIVERY_STATUSES.map(
-      (s) => html`<option
+      (s) => html`<option \
 value="${s}"${s === status ? html` selected` : ''}>${s}</option>`,
     )}</select></div>
-<div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any
+<div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any \
 topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
 <div><button type="submit" name="filter">Filter</button></div>
 </form>
@@ -79,21 +79,21 @@ ${
     : scrollBox(
         'Deliveries',
         html`<table>
-<thead><tr><th scope="col">Delivery</th><th scope="col">Topic</th><th scope="col">Store</th><th scope="col">Status</th>
-<th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Latency</th><th scope="col">Created</th>
+<thead><tr><th scope="col">Delivery</th><th scope="col">Topic</th><th scope="col">Store</th><th scope="col">Status</th>\
+<th scope="col">Attempts</th><th scope="col">Last answer</th><th scope="col">Latency</th><th scope="col">Created</th>\
 <th scope="col">Action</th></tr></thead>
 <tbody>
 ${page.rows.map(
-  (d) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}"
-aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td>
+  (d) => html`<tr><td><a href="/partner/apps/${a.client_id}/deliveries/${String(d.id)}" \
+aria-label="Delivery ${String(d.id)} details">#${String(d.id)}</a></td><td>${d.topic}</td><td>${d.store_name}</td>\
 <td>${statusCell(d.status)}</td><td>${String(d.attempts)}</td>
-<td>${httpStatus(d.lastAttempt?.status_code ?? d.last_status, d.lastAttempt?.error ?? d.last_error)}</td>
+<td>${httpStatus(d.lastAttempt?.status_code ?? d.last_status, d.lastAttempt?.error ?? d.last_error)}</td>\
 <td>${d.lastAttempt ? `${d.lastAttempt.latency_ms} ms` : '—'}</td><td>${formatTime(Number(d.created_at))}</td>
 <td>${
     d.status === 'pending'
       ? html`<span class="muted">queued</span>`
-      : html`<form class="inline" method="post"
-action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary"
+      : html`<form class="inline" method="post" \
+action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: csrf })}<button class="secondary" \
 type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">Send again</button></form>`
   }</td></tr>
 `,
@@ -105,7 +105,7 @@ type="submit" name="redeliver" aria-label="Send delivery ${String(d.id)} again">
 ${before !== undefined ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({})}">Newest deliveries</a>` : ''}
 ${
   page.more
-    ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}"
+    ? html`<a href="/partner/apps/${a.client_id}/deliveries?${filterQuery({ before: String(page.rows.at(-1)!.id) })}" \
 rel="next">Older deliveries</a>`
     : ''
 }
@@ -134,19 +134,19 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 <dl>
 <dt>Topic</dt><dd>${d.topic}</dd>
 <dt>Store</dt><dd>${d.store_name}</dd>
-<dt>Address</dt>
+<dt>Address</dt>\
 <dd>${
       d.address
         ? html`<code>${d.address}</code>`
-        : html`<span class="muted">subscription
+        : html`<span class="muted">subscription \
 deleted</span>`
     }${d.disabled_at !== null && d.disabled_at !== undefined ? html` <strong>(disabled)</strong>` : ''}</dd>
-<dt>Status</dt>
+<dt>Status</dt>\
 <dd>${statusCell(d.status)}${d.status === 'pending' ? html` · next attempt ${formatTime(Number(d.next_attempt_at))}` : ''}</dd>
 <dt>Webhook id</dt><dd><code>${d.webhook_id}</code></dd>
 ${
   d.sub_id !== null && d.sub_id > 0
-    ? html`<dt>Subscription</dt>
+    ? html`<dt>Subscription</dt>\
 <dd><a href="/partner/apps/${a.client_id}/subscriptions/${String(d.sub_id)}">Subscription #${String(d.sub_id)}</a> (enable, replay)</dd>`
     : ''
 }
@@ -158,11 +158,11 @@ ${
     : scrollBox(
         'Attempts',
         html`<table>
-<thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Answer or
+<thead><tr><th scope="col">#</th><th scope="col">Time</th><th scope="col">Status</th><th scope="col">Latency</th><th scope="col">Answer or \
 error</th></tr></thead>
 <tbody>
 ${d.attempts.map(
-  (t, i) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td>
+  (t, i) => html`<tr><td>${String(i + 1)}</td><td>${formatTime(Number(t.attempted_at))}</td><td>${httpStatus(t.status_code, t.error)}</td>\
 <td>${String(t.latency_ms)} ms</td><td>${t.error ?? (t.response_body ? html`<code>${t.response_body.slice(0, 300)}</code>` : '')}</td></tr>
 `,
 )}</tbody>
@@ -172,8 +172,8 @@ ${d.attempts.map(
 ${
   d.status === 'pending'
     ? ''
-    : html`<form method="post"
-action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}
+    : html`<form method="post" \
+action="/partner/apps/${a.client_id}/deliveries/${String(d.id)}/redeliver">${hiddenFields({ _csrf: reply.generateCsrf(), back: 'detail' })}\
 <div class="actions"><button type="submit" name="redeliver">Send again</button></div></form>`
 }
 <p><a href="/partner/apps/${a.client_id}/deliveries">All deliveries of ${a.name}</a></p>`;

@@ -46,7 +46,7 @@ function fieldList(schema: SchemaNode, depth: number): SafeHtml {
   const required = new Set<string>(schema.required ?? []);
   return html`<ul>${Object.entries(schema.properties ?? {}).map(
     ([name, s]) =>
-      html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} —
+      html`<li><code>${name}</code>${required.has(name) ? html` <strong>required</strong>` : ''} — \
 ${typeLabel(s)}${s.description ? html` · ${s.description}` : ''}${nested(s, depth + 1)}</li>`,
   )}</ul>`;
 }
@@ -110,10 +110,10 @@ ${
   params.length > 0
     ? html`<h4>Parameters</h4><ul>${params.map(
         (p) =>
-          html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) —
+          html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — \
 ${typeLabel(p.schema ?? {})}${
   (p.description ?? p.schema?.description)
-    ? html` ·
+    ? html` · \
 ${p.description ?? p.schema?.description ?? ''}`
     : ''
 }</li>`,
@@ -126,11 +126,11 @@ ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['applicati
         });
       }
     }
-    const toc = html`<nav class="toc" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul>
+    const toc = html`<nav class="toc" aria-labelledby="contents"><h2 id="contents">Contents</h2><ul>\
 <li><a href="#conventions">Conventions</a></li>${[...groups].map(
       ([group, ops]) =>
         html`<li><a href="#group-${group}">${group}</a><ul>${ops.map(
-          (o) => html`<li><a
+          (o) => html`<li><a \
 href="#${o.id}"><code>${o.title}</code></a></li>`,
         )}</ul></li>`,
     )}</ul></nav>`;
@@ -142,53 +142,54 @@ ${list.map((o) => o.html)}</section>`,
 <p>${doc.info.description}</p>
 ${toc}
 <h2 id="conventions">Conventions</h2>
-<p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>: at most
-10 fields, the message counting the rest; a body object with more fields than its schema names is refused before validation, naming its
-first unknown fields). Every response carries <code>X-Request-Id</code>, <code>X-Service-Api-Version</code> (the version that answered) and
-the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields
-<code>RateLimit-Policy: "admin-api";q=40;w=20</code> and
-<code>RateLimit: "admin-api";r=&lt;calls left&gt;;t=&lt;seconds until the bucket is empty&gt;</code> (on a 429 too, with
+<p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>: at most \
+10 fields, the message counting the rest; a body object with more fields than its schema names is refused before validation, naming its \
+first unknown fields). Every response carries <code>X-Request-Id</code>, <code>X-Service-Api-Version</code> (the version that answered) \
+and \
+the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields \
+<code>RateLimit-Policy: "admin-api";q=40;w=20</code> and \
+<code>RateLimit: "admin-api";r=&lt;calls left&gt;;t=&lt;seconds until the bucket is empty&gt;</code> (on a 429 too, with \
 <code>Retry-After</code>). Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>
-<p id="deprecation">Version <code>2022-01</code> is deprecated: its answers carry <code>Deprecation</code> (${deprecationText}) and
-<code>Sunset</code> (${sunsetText}), after which it stops answering; move to <code>${CURRENT_VERSION}</code> (pages with
-<code>cursor</code> and <code>has_more</code>). Before the sunset the operator may schedule brown-outs: short windows during which the
-version answers <code>410</code> with the code <code>ApiVersionGone</code>, naming the sunset and the version to move to, so that apps
-still calling it notice in time. Partners see which deprecated versions and routes each app still calls on the app's API health page, and
+<p id="deprecation">Version <code>2022-01</code> is deprecated: its answers carry <code>Deprecation</code> (${deprecationText}) and \
+<code>Sunset</code> (${sunsetText}), after which it stops answering; move to <code>${CURRENT_VERSION}</code> (pages with \
+<code>cursor</code> and <code>has_more</code>). Before the sunset the operator may schedule brown-outs: short windows during which the \
+version answers <code>410</code> with the code <code>ApiVersionGone</code>, naming the sunset and the version to move to, so that apps \
+still calling it notice in time. Partners see which deprecated versions and routes each app still calls on the app's API health page, and \
 apps subscribed to <code>app/api_version_deprecated</code> are told once, ahead of the sunset.</p>
-<p>Authentication: the token in <code>Access-Token</code> or as <code>Authorization: Bearer &lt;token&gt;</code> (RFC 6750), the same rules
-for both; two different tokens at once is 400. A 401 carries <code>WWW-Authenticate: Bearer realm="&lt;store base URL&gt;"</code> (with
-<code>error="invalid_token"</code> when a token was sent), a 403 for a missing scope
+<p>Authentication: the token in <code>Access-Token</code> or as <code>Authorization: Bearer &lt;token&gt;</code> (RFC 6750), the same \
+rules for both; two different tokens at once is 400. A 401 carries <code>WWW-Authenticate: Bearer realm="&lt;store base URL&gt;"</code> \
+(with <code>error="invalid_token"</code> when a token was sent), a 403 for a missing scope \
 <code>WWW-Authenticate: Bearer error="insufficient_scope", scope="&lt;the scope&gt;"</code>.</p>
-<p id="success-envelope">Version <code>2026-10</code>, like the platform family's newer versions, wraps every success body as
-<code>{"code": "Success", "data": …}</code>, where <code>data</code> is the body the earlier versions answer (a list page's
+<p id="success-envelope">Version <code>2026-10</code>, like the platform family's newer versions, wraps every success body as \
+<code>{"code": "Success", "data": …}</code>, where <code>data</code> is the body the earlier versions answer (a list page's \
 <code>data</code>, <code>cursor</code> and <code>has_more</code> included); errors keep the shape above in every version.</p>
-<p id="scopes">Scopes: the platform family's whole vocabulary is accepted at install (singular and plural forms, stored in one canonical
-form); only products, orders, customers and the shop are served, and the paths of the others (themes, collections, script tags…) answer 404
-naming what is not served. <code>write_shop</code> grants what <code>read_shop</code> does.
+<p id="scopes">Scopes: the platform family's whole vocabulary is accepted at install (singular and plural forms, stored in one canonical \
+form); only products, orders, customers and the shop are served, and the paths of the others (themes, collections, script tags…) answer \
+404 naming what is not served. <code>write_shop</code> grants what <code>read_shop</code> does. \
 <code>GET /openapi/{version}/oauth/access_scopes</code> lists the calling token's scopes in canonical form.</p>
-<p>OAuth: each store describes its authorization server at <code>{base_url}/.well-known/oauth-authorization-server</code> (RFC 8414); every
-authorization redirect to the app carries <code>iss</code>, the store's base URL (RFC 9207). The operator's own resource servers ask
+<p>OAuth: each store describes its authorization server at <code>{base_url}/.well-known/oauth-authorization-server</code> (RFC 8414); \
+every authorization redirect to the app carries <code>iss</code>, the store's base URL (RFC 9207). The operator's own resource servers ask \
 whether a token is live at <code>{base_url}/admin/oauth/introspect</code> (RFC 7662; see <a href="#group-oauth">oauth</a>).</p>
-<p id="conditional-writes">Conditional writes: the answer about one record (its GET, and the answer of its POST, PUT or PATCH) carries a
-strong <code>ETag</code> that changes with every change of the record; list pages carry none. Send it as <code>If-Match</code> on PUT,
-PATCH or DELETE: when the record changed since, 412 <code>PreconditionFailed</code> and nothing changes; of two writers with the same tag
-exactly one wins. <code>If-Match: *</code> asks only that the record exists; a malformed value is 400. GET of one record answers 304 to an
-<code>If-None-Match</code> holding its tag. A product update may carry <code>expected_inventory_quantity</code> beside
-<code>inventory_quantity</code>: when the stored quantity differs, 409 <code>InventoryQuantityMismatch</code> with the stored one as
-<code>inventory_quantity</code>, nothing changed. With an <code>Idempotency-Key</code>, a retry gets the first answer (its ETag too);
+<p id="conditional-writes">Conditional writes: the answer about one record (its GET, and the answer of its POST, PUT or PATCH) carries a \
+strong <code>ETag</code> that changes with every change of the record; list pages carry none. Send it as <code>If-Match</code> on PUT, \
+PATCH or DELETE: when the record changed since, 412 <code>PreconditionFailed</code> and nothing changes; of two writers with the same tag \
+exactly one wins. <code>If-Match: *</code> asks only that the record exists; a malformed value is 400. GET of one record answers 304 to an \
+<code>If-None-Match</code> holding its tag. A product update may carry <code>expected_inventory_quantity</code> beside \
+<code>inventory_quantity</code>: when the stored quantity differs, 409 <code>InventoryQuantityMismatch</code> with the stored one as \
+<code>inventory_quantity</code>, nothing changed. With an <code>Idempotency-Key</code>, a retry gets the first answer (its ETag too); \
 <code>If-Match</code> is part of the request the key stands for.</p>
-<p id="bulk-exports">Bulk exports: <code>POST /openapi/{version}/bulk_operations</code> exports every product, order or customer matching a
-list's filters (and its <code>fields</code>) in the background, as a JSON Lines file that is the store at one instant,
-<code>snapshot_at</code>; <code>GET /openapi/{version}/events?created_at_min=&lt;snapshot_at&gt;</code> then lists every change after that
-instant and none before it. The operation's <code>url</code> (signed, an hour) serves the file with HTTP Range;
+<p id="bulk-exports">Bulk exports: <code>POST /openapi/{version}/bulk_operations</code> exports every product, order or customer matching \
+a list's filters (and its <code>fields</code>) in the background, as a JSON Lines file that is the store at one instant, \
+<code>snapshot_at</code>; <code>GET /openapi/{version}/events?created_at_min=&lt;snapshot_at&gt;</code> then lists every change after that \
+instant and none before it. The operation's <code>url</code> (signed, an hour) serves the file with HTTP Range; \
 <code>bulk_operations/finish</code> is sent when it ends. See <a href="#group-bulk_operations">bulk_operations</a>.</p>
-<p id="webhook-filters">Webhook filters: a subscription to a product, order or customer topic
-(<code>POST</code>/<code>PUT /openapi/{version}/webhooks</code>) may take a <code>filter</code>, e.g.
-<code>status:active AND price:&gt;=10</code> (<code>field:value</code>; ranges <code>&gt;=</code>, <code>&gt;</code>, <code>&lt;</code>,
-<code>&lt;=</code> on numbers and times; <code>title:"blue shirt"</code>; <code>AND</code> binding tighter than <code>OR</code>;
-parentheses), and <code>include_fields</code>, e.g. <code>["id", "status"]</code>: a change the filter rejects gets no delivery, and each
-body holds only the fields listed. Both are checked against the topic's object when saved: an unknown field or a value of the wrong type is
-a 422 naming it. See <a href="#group-webhooks">webhooks</a>.</p>
+<p id="webhook-filters">Webhook filters: a subscription to a product, order or customer topic \
+(<code>POST</code>/<code>PUT /openapi/{version}/webhooks</code>) may take a <code>filter</code>, e.g. \
+<code>status:active AND price:&gt;=10</code> (<code>field:value</code>; ranges <code>&gt;=</code>, <code>&gt;</code>, <code>&lt;</code>, \
+<code>&lt;=</code> on numbers and times; <code>title:"blue shirt"</code>; <code>AND</code> binding tighter than <code>OR</code>; \
+parentheses), and <code>include_fields</code>, e.g. <code>["id", "status"]</code>: a change the filter rejects gets no delivery, and each \
+body holds only the fields listed. Both are checked against the topic's object when saved: an unknown field or a value of the wrong type \
+is a 422 naming it. See <a href="#group-webhooks">webhooks</a>.</p>
 ${ops}`;
     return reply.type('text/html; charset=utf-8').send(page('Admin API', body));
   });

@@ -166,7 +166,7 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
       .send(
         page(
           'Cannot continue',
-          html`<h1>This app link is not valid</h1><p class="error" role="alert">${error.message}</p><p class="muted">Request id:
+          html`<h1>This app link is not valid</h1><p class="error" role="alert">${error.message}</p><p class="muted">Request id: \
 <code>${req.id}</code></p>`,
         ),
       );
@@ -191,7 +191,7 @@ function renderError(error: FastifyError | Error, req: FastifyRequest, reply: Fa
       .send(
         page(
           'Error',
-          html`<h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1><p class="error" role="alert">${message}</p>
+          html`<h1>${status === 404 ? 'Not found' : 'Something went wrong'}</h1><p class="error" role="alert">${message}</p>\
 <p class="muted">Request id: <code>${req.id}</code></p>`,
         ),
       );

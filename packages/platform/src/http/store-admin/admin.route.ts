@@ -42,7 +42,7 @@ ${
     : scrollBox(
         'Installed apps',
         html`<table>
-<thead><tr><th scope="col">App</th><th scope="col">Granted scopes</th><th scope="col">Installed</th><th scope="col">Actions</th></tr>
+<thead><tr><th scope="col">App</th><th scope="col">Granted scopes</th><th scope="col">Installed</th><th scope="col">Actions</th></tr>\
 </thead>
 <tbody>
 ${installed.map(
@@ -50,7 +50,7 @@ ${installed.map(
     .split(',')
     .filter(Boolean)
     .map((s) => html`<li title="${describeScope(s as Scope)}">${s}</li>`)}</ul></td><td>${formatTime(Number(a.installed_at))}</td>
-<td class="row-actions">${rowLink(`/admin/apps/${a.client_id}/install`, 'Open', a.name)}
+<td class="row-actions">${rowLink(`/admin/apps/${a.client_id}/install`, 'Open', a.name)} \
 ${rowLink(`/admin/apps/${a.client_id}/uninstall`, 'Uninstall', a.name, 'button danger')}</td></tr>`,
 )}
 </tbody>
@@ -91,7 +91,7 @@ ${publicApps.map(
 <dl><dt>App</dt><dd>${row.name}</dd><dt>Granted scopes</dt><dd>${
       scopes.length > 0 ? scopes.join(', ') : html`<span class="muted">none</span>`
     }</dd><dt>Installed</dt><dd>${formatTime(Number(row.installed_at))}</dd></dl>
-<p>Every access token and refresh token ${row.name} holds for ${store.name} stops working at once, its queued webhooks are cancelled, and
+<p>Every access token and refresh token ${row.name} holds for ${store.name} stops working at once, its queued webhooks are cancelled, and \
 it is sent app/uninstalled.${
       target.privacy_webhook_url
         ? ` It is also sent shop/redact ` +

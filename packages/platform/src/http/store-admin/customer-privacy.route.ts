@@ -47,11 +47,11 @@ export function privacyNotice(q: Record<string, unknown>): SafeHtml | undefined 
       : `${apps} app${apps === 1 ? '' : 's'}`;
   if (q.done === 'data_request') {
     const id = typeof q.request === 'string' && /^[0-9]{1,16}$/.test(q.request) ? q.request : undefined;
-    return html`<p class="ok" role="status">Data request${id ? ` ${id}` : ''} for customer ${customer}: customers/data_request was sent
+    return html`<p class="ok" role="status">Data request${id ? ` ${id}` : ''} for customer ${customer}: customers/data_request was sent \
 to ${sentTo}.</p>`;
   }
   if (q.done === 'redacted') {
-    return html`<p class="ok" role="status">Customer ${customer} was redacted: customers/redact was sent to ${sentTo}, and the customer's
+    return html`<p class="ok" role="status">Customer ${customer} was redacted: customers/redact was sent to ${sentTo}, and the customer's \
 email, name and phone were replaced with placeholders in this store, its orders and the webhook bodies kept about them.</p>`;
   }
   return undefined;
@@ -74,7 +74,7 @@ export function registerCustomerPrivacyRoutes(app: FastifyInstance, services: Pi
     const a = ACTIONS[action];
     const done = action === 'redact' && customer.redacted;
     const body = html`<h1>${a.title}</h1>
-<dl><dt>Customer</dt><dd>${String(id)}</dd><dt>Email</dt><dd>${customer.email}</dd><dt>Phone</dt>
+<dl><dt>Customer</dt><dd>${String(id)}</dd><dt>Email</dt><dd>${customer.email}</dd><dt>Phone</dt>\
 <dd>${customer.phone ?? html`<span class="muted">none</span>`}</dd></dl>
 ${
   done

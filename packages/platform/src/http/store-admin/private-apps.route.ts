@@ -39,7 +39,7 @@ ${
     : html`${scrollBox(
         'Private apps',
         html`<table>
-<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th>
+<thead><tr><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Webhook secret</th>\
 <th scope="col">Status</th></tr></thead>
 <tbody>
 ${rows.map(
@@ -48,16 +48,17 @@ ${rows.map(
 <td>${
     p.revoked_at !== null
       ? html`<span class="muted">Revoked ${formatTime(Number(p.revoked_at))}</span>`
-      : html`<a class="button danger" href="/admin/private-apps/${String(p.id)}/revoke">Revoke<span
+      : html`<a class="button danger" href="/admin/private-apps/${String(p.id)}/revoke">Revoke<span \
 class="visually-hidden"> ${p.name}</span></a>`
   }</td></tr>`,
 )}
 </tbody>
 </table>`,
       )}
-<p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest
-after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret
-and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the new
+<p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest \
+after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret \
+and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the \
+new \
 secret.</p>`
 }`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
@@ -144,7 +145,7 @@ ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret ?? '')}
 
   function sendConfirmation(req: FastifyRequest, reply: FastifyReply, p: PrivateAppSummary, c: ConfirmText) {
     const body = html`<h1>${c.title}</h1>
-<dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt>
+<dl><dt>Private app</dt><dd>${p.name}</dd><dt>Scopes</dt><dd>${p.scopes.split(',').join(', ')}</dd><dt>Created</dt>\
 <dd>${formatTime(Number(p.created_at))}</dd></dl>
 ${c.explain}
 ${
@@ -165,8 +166,8 @@ ${
     const p = await activePrivateApp(req);
     return sendConfirmation(req, reply, p, {
       title: `Revoke ${p.name}?`,
-      explain: html`<p>Its Access-Token stops working at once, and it is sent no more webhooks. A revoked private app cannot be used again:
-to call the Admin API again, create a new private app.</p>`,
+      explain: html`<p>Its Access-Token stops working at once, and it is sent no more webhooks. A revoked private app cannot be used \
+again: to call the Admin API again, create a new private app.</p>`,
       button: `Revoke ${p.name}`,
       danger: true,
     });
@@ -183,8 +184,8 @@ to call the Admin API again, create a new private app.</p>`,
     }
     return sendConfirmation(req, reply, p, {
       title: `Rotate the webhook secret of ${p.name}?`,
-      explain: html`<p>A new webhook secret is created and shown once. Until you finish the rotation (at the latest
-after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret
+      explain: html`<p>A new webhook secret is created and shown once. Until you finish the rotation (at the latest \
+after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret \
 and <code>webhook-signature</code> carries a signature with each secret. The Access-Token does not change.</p>`,
       button: 'Rotate webhook secret',
     });
@@ -200,7 +201,7 @@ and <code>webhook-signature</code> carries a signature with each secret. The Acc
     }
     return sendConfirmation(req, reply, p, {
       title: `Finish the rotation of ${p.name}?`,
-      explain: html`<p>Webhooks are then signed with the new secret only; receivers that still hold only the previous secret reject them.
+      explain: html`<p>Webhooks are then signed with the new secret only; receivers that still hold only the previous secret reject them. \
 This cannot be undone.</p>`,
       button: 'Finish rotation',
       danger: true,
@@ -232,8 +233,8 @@ This cannot be undone.</p>`,
     const body =
       shown?.webhook_secret !== undefined && shown.access_token === undefined
         ? html`<h1>New webhook secret for "${shown.name}"</h1>
-<p class="notice" role="status">Copy the new webhook secret now: it is shown only once. Deploy it to your webhook receiver next to the
-previous one, then press "Finish rotation" on the Private apps page. Until then, and at the latest
+<p class="notice" role="status">Copy the new webhook secret now: it is shown only once. Deploy it to your webhook receiver next to the \
+previous one, then press "Finish rotation" on the Private apps page. Until then, and at the latest \
 until ${formatTime(Number(shown.overlap_ends_at))}, webhooks are also signed with the previous secret.</p>
 ${secretField('webhook-secret', 'Webhook secret', shown.webhook_secret)}
 <p><a href="/admin/private-apps">Back to private apps</a></p>`
@@ -270,11 +271,11 @@ function rotating(p: PrivateAppSummary, now: number): boolean {
 /** Rotate, or the rotation in progress with what finishing does and its link. */
 function webhookSecretCell(p: PrivateAppSummary, now: number): SafeHtml {
   if (!rotating(p, now)) {
-    return html`<a class="button secondary" href="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">Rotate webhook
+    return html`<a class="button secondary" href="/admin/private-apps/${String(p.id)}/rotate-webhook-secret">Rotate webhook \
 secret<span class="visually-hidden"> of ${p.name}</span></a>`;
   }
-  return html`<p>Rotation in progress until ${formatTime(Number(p.previous_webhook_secret_expires_at))}. Finishing signs webhooks with the
+  return html`<p>Rotation in progress until ${formatTime(Number(p.previous_webhook_secret_expires_at))}. Finishing signs webhooks with the \
 new secret only; receivers that still hold only the previous secret then reject them.</p>
-<a class="button" href="/admin/private-apps/${String(p.id)}/finish-rotation">Finish rotation<span class="visually-hidden">
+<a class="button" href="/admin/private-apps/${String(p.id)}/finish-rotation">Finish rotation<span class="visually-hidden"> \
 of ${p.name}</span></a>`;
 }

@@ -69,8 +69,8 @@ const VIEWS: ListView[] = [
       html`${`${String(c.first_name)} ${String(c.last_name)}`.trim()}`,
       html`${String(c.phone ?? '')}`,
       html`${iso(c.created_at)}`,
-      html`<a href="/admin/customers/${String(c.id)}/data-request"
-aria-label="Request data for apps about customer ${String(c.id)}">Request data for apps</a> ·
+      html`<a href="/admin/customers/${String(c.id)}/data-request" \
+aria-label="Request data for apps about customer ${String(c.id)}">Request data for apps</a> · \
 <a href="/admin/customers/${String(c.id)}/redact" aria-label="Redact customer ${String(c.id)}">Redact customer</a>`,
     ],
     notice: privacyNotice,
@@ -109,7 +109,7 @@ ${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</
 <nav class="pager" aria-label="Pages of ${label}">
 ${
   result.pre_cursor
-    ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous
+    ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous \
 page</a>`
     : q.cursor || q.pre_cursor
       ? html`<a href="/admin/${view.def.name}">First page</a>`

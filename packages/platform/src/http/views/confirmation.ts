@@ -13,7 +13,7 @@ export const CONFIRM_VALUE = 'yes';
 export function confirmationForm(form: { action: string; csrf: string; button: string; danger?: boolean; cancel: string }): SafeHtml {
   return html`<form method="post" action="${form.action}">
 ${hiddenFields({ _csrf: form.csrf })}
-<div class="actions"><button${form.danger ? html` class="danger"` : ''} type="submit" name="${CONFIRM_FIELD}"
+<div class="actions"><button${form.danger ? html` class="danger"` : ''} type="submit" name="${CONFIRM_FIELD}" \
 value="${CONFIRM_VALUE}">${form.button}</button><a class="cancel" href="${form.cancel}">Cancel</a></div>
 </form>`;
 }

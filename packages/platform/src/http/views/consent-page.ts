@@ -31,12 +31,12 @@ export function consentPage(c: ConsentRequest): string {
   const { added, removed } = consentChange(c.scopes, c.granted);
   const givingBack = c.granted !== undefined && added.length === 0;
   const body = html`<h1>${givingBack ? html`Change the access of ${c.appName}?` : html`Install ${c.appName}?`}</h1>
-<p><strong>${c.appName}</strong> ${givingBack ? 'gives back part of its access to' : 'asks for access to'} the store
+<p><strong>${c.appName}</strong> ${givingBack ? 'gives back part of its access to' : 'asks for access to'} the store \
 <strong>${c.storeName}</strong>.</p>
 ${
   c.granted
     ? html`<p>This app is already installed. Approving changes what it can do; it will be able to:</p>`
-    : html`<p>It will be able
+    : html`<p>It will be able \
 to:</p>`
 }
 <ul class="scopes">
@@ -45,7 +45,7 @@ ${c.scopes.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}${c.
 ${c.online ? html`<p>It acts as you, signed in as you now: this access ends when you log out, or after a day at most.</p>` : ''}
 ${
   removed.length > 0
-    ? html`<p>It gives back, and will no longer be able to:</p>
+    ? html`<p>It gives back, and will no longer be able to:</p>\
 <ul class="scopes removed">${removed.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}, given back)</span></li>`)}</ul>`
     : ''
 }

@@ -67,7 +67,7 @@ function xLabels(hours: readonly ChartHour[], x: (i: number) => number): SafeHtm
       ? `${d.toLocaleString('en-US', { month: 'short', timeZone: 'UTC' })} ${d.getUTCDate()}`
       : `${String(d.getUTCHours()).padStart(2, '0')}:00`;
     out.push(
-      html`<line x1="${round(x(i))}" x2="${round(x(i))}" y1="${PAD.top + PLOT_H}" y2="${PAD.top + PLOT_H + 3}" stroke="#4a4a4a"/><text
+      html`<line x1="${round(x(i))}" x2="${round(x(i))}" y1="${PAD.top + PLOT_H}" y2="${PAD.top + PLOT_H + 3}" stroke="#4a4a4a"/><text \
 x="${round(x(i))}" y="${H - 8}" text-anchor="middle">${text}</text>`,
     );
   });
@@ -76,7 +76,7 @@ x="${round(x(i))}" y="${H - 8}" text-anchor="middle">${text}</text>`,
 
 /** The chart's frame; `axis` names what the y axis counts (the x axis is always UTC hours, days labelled). */
 function frame(id: string, title: string, description: string, axis: string, body: SafeHtml): SafeHtml {
-  return html`<svg class="chart" role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${W} ${H}" width="100%"
+  return html`<svg class="chart" role="img" aria-labelledby="${id}-title ${id}-desc" viewBox="0 0 ${W} ${H}" width="100%" \
 preserveAspectRatio="xMidYMid meet" font-size="10" font-family="system-ui, sans-serif" fill="#1a1a1a">
 <title id="${id}-title">${title}</title>
 <desc id="${id}-desc">${description}</desc>
@@ -96,7 +96,7 @@ function boxSwatch(colour: string): SafeHtml {
 }
 
 function lineSwatch(colour: string, dash: string | undefined): SafeHtml {
-  return html`<svg width="24" height="14" aria-hidden="true" focusable="false"><line x1="1" x2="23" y1="7" y2="7" stroke="${colour}"
+  return html`<svg width="24" height="14" aria-hidden="true" focusable="false"><line x1="1" x2="23" y1="7" y2="7" stroke="${colour}" \
 stroke-width="2.5"${dash ? html` stroke-dasharray="${dash}"` : ''}/></svg>`;
 }
 
@@ -139,7 +139,7 @@ export function attemptsChart(id: string, endpoint: string, hours: readonly Char
     let base = 0;
     const parts = OUTCOME_KINDS.filter((k) => h[k] > 0).map((k) => {
       const top = base + h[k];
-      const rect = html`<rect class="bar-${k}" x="${round(PAD.left + i * slot + slot * 0.1)}" width="${round(slot * 0.8)}"
+      const rect = html`<rect class="bar-${k}" x="${round(PAD.left + i * slot + slot * 0.1)}" width="${round(slot * 0.8)}" \
 y="${round(y(top))}" height="${round(y(base) - y(top))}" fill="${OUTCOME_COLOURS[k]}"/>`;
       base = top;
       return rect;
@@ -149,7 +149,7 @@ y="${round(y(top))}" height="${round(y(base) - y(top))}" fill="${OUTCOME_COLOURS
   });
   const ticks = (Number.isInteger(max / 2) ? [0, max / 2, max] : [0, max]).map(
     (v) =>
-      html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9"
+      html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9" \
 stroke-width="0.5"/><text x="${PAD.left - 5}" y="${round(y(v) + 3)}" text-anchor="end">${String(v)}</text>`,
   );
   const summary =
@@ -206,7 +206,7 @@ export function latencyChart(
   };
   const ticks = LATENCY_TICKS.map(
     (v) =>
-      html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9"
+      html`<line x1="${PAD.left - 3}" x2="${PAD.left + PLOT_W}" y1="${round(y(v))}" y2="${round(y(v))}" stroke="#d0d4d9" \
 stroke-width="0.5"/><text x="${PAD.left - 5}" y="${round(y(v) + 3)}" text-anchor="end">${msLabel(v)}</text>`,
   );
   const worst = hours.reduce<ChartHour | undefined>((w, h) => (h.p99_ms !== null && (!w || h.p99_ms > (w.p99_ms ?? 0)) ? h : w), undefined);

@@ -22,7 +22,7 @@ export function textField(o: {
   required?: boolean;
 }): SafeHtml {
   return html`<label for="${o.id}">${o.label}</label>
-${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}"
+${fieldError(o.id, o.errors)}<input id="${o.id}" name="${o.name}" type="${o.type ?? 'text'}" \
 value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.id, o.errors)}>`;
 }
 
@@ -33,14 +33,14 @@ value="${o.value}"${o.required === false ? '' : html` required`}${describedBy(o.
  */
 export function scopeCheckboxes(checked: readonly string[], errors?: readonly string[]): SafeHtml {
   const box = (s: Scope) =>
-    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label
+    html`<div><input type="checkbox" id="scope-${s}" name="scopes" value="${s}"${checked.includes(s) ? html` checked` : ''}><label \
 for="scope-${s}">${describeScope(s)} <span class="muted">(${s})</span></label></div>`;
   const served = ALL_SCOPES.filter((s) => isServed(splitScope(s)[1]));
   const unserved = ALL_SCOPES.filter((s) => !isServed(splitScope(s)[1]));
   const open = unserved.some((s) => checked.includes(s));
   return html`<fieldset${describedBy('scopes', errors)}><legend>Scopes</legend>
 ${fieldError('scopes', errors)}${served.map(box)}
-<details${open ? html` open` : ''}><summary>Scopes this store does not serve yet (accepted for apps of the platform family; they grant
+<details${open ? html` open` : ''}><summary>Scopes this store does not serve yet (accepted for apps of the platform family; they grant \
 nothing)</summary>
 ${unserved.map(box)}
 </details>
@@ -50,7 +50,7 @@ ${unserved.map(box)}
 /** A secret shown once: a read-only field that can be selected, and a copy button for browsers with JavaScript. */
 export function secretField(id: string, label: string, value: string): SafeHtml {
   return html`<label for="${id}">${label}</label>
-<div class="secret"><input id="${id}" type="text" readonly value="${value}" spellcheck="false" autocomplete="off"><button type="button"
+<div class="secret"><input id="${id}" type="text" readonly value="${value}" spellcheck="false" autocomplete="off"><button type="button" \
 class="secondary" data-copy="${id}" hidden>Copy ${label.toLowerCase()}</button></div>`;
 }
 

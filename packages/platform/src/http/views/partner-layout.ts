@@ -18,8 +18,8 @@ export function sendPartnerPage(
   body: SafeHtml,
   options: { scripts?: readonly string[] } = {},
 ): FastifyReply {
-  const header = html`<span>Partner dashboard
-· ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button
+  const header = html`<span>Partner dashboard \
+· ${email}</span><form class="inline" method="post" action="/partner/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button \
 class="link" type="submit" name="logout">Log out</button></form>`;
   return reply
     .header('Cache-Control', 'no-store')
@@ -42,6 +42,6 @@ export function appTabs(clientId: string, active: 'settings' | 'webhooks' | 'del
   const webhooks = tab('webhooks', `/partner/apps/${clientId}/webhooks`, 'Webhooks');
   const deliveries = tab('deliveries', `/partner/apps/${clientId}/deliveries`, 'Webhook deliveries');
   const endpoints = tab('endpoints', `/partner/apps/${clientId}/endpoints`, 'Endpoint health');
-  return html`<p class="pager">${settings} ${webhooks} ${deliveries} ${endpoints}
+  return html`<p class="pager">${settings} ${webhooks} ${deliveries} ${endpoints} \
 ${tab('api-health', `/partner/apps/${clientId}/api-health`, 'API health')}</p>`;
 }

@@ -29,8 +29,8 @@ export function sendAdminPage(
   body: SafeHtml,
   options: { scripts?: readonly string[]; status?: number } = {},
 ): FastifyReply {
-  const header = html`<span>${store.name}</span><form class="inline" method="post"
-action="/admin/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log
+  const header = html`<span>${store.name}</span><form class="inline" method="post" \
+action="/admin/logout">${hiddenFields({ _csrf: reply.generateCsrf() })}<button class="link" type="submit" name="logout">Log \
 out</button></form>`;
   return reply
     .status(options.status ?? 200)
