@@ -69,10 +69,8 @@ class="visually-hidden"> ${s.topic} to ${s.address}</span></a></td></tr>
 ${hiddenFields({ _csrf: reply.generateCsrf() })}
 ${fieldError('base', form.errors.base)}
 <label for="topic">Topic</label>
-${fieldError('topic', topicErrors)}<select id="topic" name="topic" \
-required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map(
-      (t) => html`<option \
-value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`,
+${fieldError('topic', topicErrors)}<select id="topic" name="topic" required${describedBy('topic', topicErrors)}>${SUBSCRIBABLE_TOPICS.map(
+      (t) => html`<option value="${t}"${t === form.topic ? html` selected` : ''}>${t}</option>`,
     )}</select>
 ${textField({ id: 'address', name: 'address', label: 'Address', type: 'url', value: form.address, errors: form.errors.address })}
 ${shapeFields(form, form.errors)}

@@ -69,12 +69,10 @@ ${errors.base ? html`<p class="error" role="alert">${errors.base.join('; ')}</p>
 <dt>Topic</dt><dd>${s.topic}</dd>
 <dt>Address</dt><dd><code>${s.address}</code></dd>
 <dt>Store</dt><dd>${s.store_name}</dd>
-<dt>Status</dt>\
-<dd>${
+<dt>Status</dt><dd>${
       s.disabled_at === null
         ? 'active'
-        : html`<strong>disabled</strong> \
-since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}`
+        : html`<strong>disabled</strong> since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}`
     }</dd>
 </dl>
 ${
@@ -84,8 +82,7 @@ ${
 <p>Keeps this subscription, its history and its deliveries, and forgets its run of failures; new events go to it at once. Then replay what \
 it missed below.</p>
 <form method="post" action="${base}/enable">${hiddenFields({ _csrf: csrf })}<div class="actions"><button type="submit" \
-name="enable">Enable \
-subscription again</button></div></form>`
+name="enable">Enable subscription again</button></div></form>`
 }
 <h2>Replay deliveries</h2>
 <p>Sends this subscription's deliveries created since a time again, oldest first, each with its original webhook id (so the app can skip \

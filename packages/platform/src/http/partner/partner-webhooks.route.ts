@@ -58,16 +58,13 @@ export function registerPartnerWebhookRoutes(
 ${appTabs(a.client_id, 'deliveries')}
 ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 ${disabled.map(
-  (s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} → \
-<code>${s.address}</code> \
+  (s) => html`<div class="notice" role="status"><p><strong>Subscription disabled:</strong> ${s.topic} → <code>${s.address}</code> \
 in ${s.store_name} since ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}.</p>\
 ${recoveryActions(a.client_id, s.id, csrf)}</div>`,
 )}
 <form class="filters" method="get" action="/partner/apps/${a.client_id}/deliveries">
-<div><label for="status">Status</label><select id="status" name="status"><option value="">Any \
-status</option>${DELIVERY_STATUSES.map(
-      (s) => html`<option \
-value="${s}"${s === status ? html` selected` : ''}>${s}</option>`,
+<div><label for="status">Status</label><select id="status" name="status"><option value="">Any status</option>${DELIVERY_STATUSES.map(
+      (s) => html`<option value="${s}"${s === status ? html` selected` : ''}>${s}</option>`,
     )}</select></div>
 <div><label for="topic">Topic</label><select id="topic" name="topic"><option value="">Any \
 topic</option>${TOPICS.map((t) => html`<option value="${t}"${t === topic ? html` selected` : ''}>${t}</option>`)}</select></div>
@@ -134,12 +131,8 @@ ${notice ? html`<p class="${notice[0]}" role="status">${notice[1]}</p>` : ''}
 <dl>
 <dt>Topic</dt><dd>${d.topic}</dd>
 <dt>Store</dt><dd>${d.store_name}</dd>
-<dt>Address</dt>\
-<dd>${
-      d.address
-        ? html`<code>${d.address}</code>`
-        : html`<span class="muted">subscription \
-deleted</span>`
+<dt>Address</dt><dd>${
+      d.address ? html`<code>${d.address}</code>` : html`<span class="muted">subscription deleted</span>`
     }${d.disabled_at !== null && d.disabled_at !== undefined ? html` <strong>(disabled)</strong>` : ''}</dd>
 <dt>Status</dt>\
 <dd>${statusCell(d.status)}${d.status === 'pending' ? html` · next attempt ${formatTime(Number(d.next_attempt_at))}` : ''}</dd>

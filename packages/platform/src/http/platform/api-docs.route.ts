@@ -110,13 +110,9 @@ ${
   params.length > 0
     ? html`<h4>Parameters</h4><ul>${params.map(
         (p) =>
-          html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — \
-${typeLabel(p.schema ?? {})}${
-  (p.description ?? p.schema?.description)
-    ? html` · \
-${p.description ?? p.schema?.description ?? ''}`
-    : ''
-}</li>`,
+          html`<li><code>${p.name}</code> (${p.in}${p.required ? ', required' : ''}) — ${typeLabel(p.schema ?? {})}${
+            (p.description ?? p.schema?.description) ? html` · ${p.description ?? p.schema?.description ?? ''}` : ''
+          }</li>`,
       )}</ul>`
     : ''
 }
@@ -130,8 +126,7 @@ ${ok ? html`<h4>Response ${ok[0]}</h4>${schemaSummary(ok[1].content?.['applicati
 <li><a href="#conventions">Conventions</a></li>${[...groups].map(
       ([group, ops]) =>
         html`<li><a href="#group-${group}">${group}</a><ul>${ops.map(
-          (o) => html`<li><a \
-href="#${o.id}"><code>${o.title}</code></a></li>`,
+          (o) => html`<li><a href="#${o.id}"><code>${o.title}</code></a></li>`,
         )}</ul></li>`,
     )}</ul></nav>`;
     const ops = [...groups].map(
@@ -145,8 +140,7 @@ ${toc}
 <p>Errors: <code>{"code", "message", "request_id"}</code> (<code>ValidationFailed</code> adds <code>errors: {field: [...]}</code>: at most \
 10 fields, the message counting the rest; a body object with more fields than its schema names is refused before validation, naming its \
 first unknown fields). Every response carries <code>X-Request-Id</code>, <code>X-Service-Api-Version</code> (the version that answered) \
-and \
-the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields \
+and the rate limit twice: <code>X-Service-Api-Call-Limit: used/40</code> and the IETF fields \
 <code>RateLimit-Policy: "admin-api";q=40;w=20</code> and \
 <code>RateLimit: "admin-api";r=&lt;calls left&gt;;t=&lt;seconds until the bucket is empty&gt;</code> (on a 429 too, with \
 <code>Retry-After</code>). Machine-readable: <a href="/openapi.json">/openapi.json</a> (OpenAPI ${doc.openapi}).</p>

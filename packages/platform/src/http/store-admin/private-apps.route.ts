@@ -58,8 +58,7 @@ class="visually-hidden"> ${p.name}</span></a>`
 <p class="muted">Rotating a webhook secret creates a new one. Until you finish the rotation (at the latest \
 after ${describeDuration(services.config.secretOverlapMs)}), <code>X-Service-Hmac-Sha256</code> is still signed with the previous secret \
 and <code>webhook-signature</code> carries a signature with each secret, so your receiver keeps accepting webhooks while you deploy the \
-new \
-secret.</p>`
+new secret.</p>`
 }`;
     return sendAdminPage(reply, store, 'private-apps', 'Private apps', body);
   });

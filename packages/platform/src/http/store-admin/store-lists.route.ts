@@ -109,8 +109,7 @@ ${result.data.map((o) => html`<tr>${view.row(o).map((cell) => html`<td>${cell}</
 <nav class="pager" aria-label="Pages of ${label}">
 ${
   result.pre_cursor
-    ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous \
-page</a>`
+    ? html`<a href="/admin/${view.def.name}?pre_cursor=${result.pre_cursor}" rel="prev">Previous page</a>`
     : q.cursor || q.pre_cursor
       ? html`<a href="/admin/${view.def.name}">First page</a>`
       : ''

@@ -36,8 +36,7 @@ export function consentPage(c: ConsentRequest): string {
 ${
   c.granted
     ? html`<p>This app is already installed. Approving changes what it can do; it will be able to:</p>`
-    : html`<p>It will be able \
-to:</p>`
+    : html`<p>It will be able to:</p>`
 }
 <ul class="scopes">
 ${c.scopes.map((s) => html`<li>${describeScope(s)} <span class="muted">(${s}${c.granted && added.includes(s) ? ', new' : ''})</span></li>`)}

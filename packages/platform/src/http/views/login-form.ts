@@ -23,8 +23,7 @@ ${
   locked
     ? html`<p class="error" role="alert">${lockMessage(locked * 60_000)}</p>`
     : query.error === '1'
-      ? html`<p class="error" \
-role="alert">Wrong email or password.</p>`
+      ? html`<p class="error" role="alert">Wrong email or password.</p>`
       : ''
 }
 ${query.done === 'logout' ? html`<p class="ok" role="status">You are logged out.</p>` : ''}
