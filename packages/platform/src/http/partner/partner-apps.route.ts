@@ -1,14 +1,12 @@
 // The partner's apps: create, edit the App URL and redirect URL (absolute http(s) URLs; the redirect
 // URL must not contain "#", and the authorize step later demands an exact match with it), turn
-// managed install and iss on the code redirect on or off, reveal the client secret (shown once per
-// reveal), rotate it and finish the rotation (until then the old secret keeps authenticating and
-// signing, so running apps roll over without a dropped webhook).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// managed install and iss on the code redirect on or off. The client secret's pages (reveal,
+// rotate, finish the rotation) are in partner-app-secrets.route.ts.
+import type { FastifyInstance } from 'fastify';
 import { ValidationFailedError } from '../../domain/errors.ts';
 import type { AppProfile } from '../../domain/app-profile.ts';
 import type { Services } from '../../services/services.ts';
-import { describeDuration, formList, formString, formatTime, scopeCheckboxes, secretField, textField } from '../views/form-fields.ts';
-import { confirmationForm, confirmedOrRedirect } from '../views/confirmation.ts';
+import { describeDuration, formList, formString, formatTime, scopeCheckboxes, textField } from '../views/form-fields.ts';
 import { hiddenFields, html, scrollBox, type SafeHtml } from '../views/html.ts';
 import { appTabs, sendPartnerPage } from '../views/partner-layout.ts';
 import { SIGNATURE_NOTICES, signatureSection } from './partner-app-signatures.route.ts';
@@ -24,15 +22,8 @@ const NOTICES: Record<string, string> = {
   managed_on: 'Managed install is on: merchants install this app from their store admin and it opens with a launch token.',
   managed_off: 'Managed install is off: merchants install this app through its own authorization request.',
   finished:
-    'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no longer works.',
-};
-const REVEAL_TITLES: Record<string, [string, string]> = {
-  created: ['App created', 'Copy the client secret now: it is shown only once. You can reveal it again later from the app settings.'],
-  revealed: ['Client secret', 'This is the current client secret. It is shown once; reveal it again when you need it.'],
-  rotated: [
-    'New client secret',
-    'The secret was rotated. Copy the new secret now: it is shown once. Deploy it to your app next to the previous one, then press "Finish rotation" in the app settings.',
-  ],
+    'The rotation is finished: install links and webhooks are now signed with the new client secret only, and the previous secret no ' +
+    'longer works.',
 };
 
 const MANAGED_EXPLAINED = html`<p>With managed install on, merchants install the app from their store admin: the platform
@@ -71,7 +62,15 @@ ${
 }
 
 function privacyField(value: string, errors: readonly string[] | undefined) {
-  return html`${textField({ id: 'privacy_webhook_url', name: 'privacy_webhook_url', label: 'Privacy webhook address (optional)', type: 'url', value, errors, required: false })}
+  return html`${textField({
+    id: 'privacy_webhook_url',
+    name: 'privacy_webhook_url',
+    label: 'Privacy webhook address (optional)',
+    type: 'url',
+    value,
+    errors,
+    required: false,
+  })}
 <p class="muted">https in production; leave it empty and the app is sent no privacy webhooks.</p>`;
 }
 
@@ -89,7 +88,9 @@ export function registerPartnerAppRoutes(app: FastifyInstance, services: Partner
     const body = html`<h1>Your apps</h1>
 ${disabled.map((s) => {
   const a = nameOf.get(Number(s.app_id));
-  return html`<p class="notice" role="status"><strong>Webhook subscription disabled:</strong> ${a?.name ?? ''} · ${s.topic} → <code>${s.address}</code> in ${s.store_name}, ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}. <a href="/partner/apps/${a?.client_id ?? ''}/deliveries?status=dead">See its dead deliveries</a></p>`;
+  return html`<p class="notice" role="status"><strong>Webhook subscription disabled:</strong> ${a?.name ?? ''} · ${s.topic} → \
+<code>${s.address}</code> in ${s.store_name}, ${formatTime(Number(s.disabled_at))}: ${s.disabled_reason ?? 'disabled'}. \
+<a href="/partner/apps/${a?.client_id ?? ''}/deliveries?status=dead">See its dead deliveries</a></p>`;
 })}
 ${
   apps.length === 0
@@ -99,7 +100,11 @@ ${
         html`<table>
 <thead><tr><th scope="col">App</th><th scope="col">Client ID</th><th scope="col">App URL</th><th scope="col">Links</th></tr></thead>
 <tbody>
-${apps.map((a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td><td>${a.app_url}</td><td><a href="/partner/apps/${a.client_id}" aria-label="Settings of ${a.name}">Settings</a> · <a href="/partner/apps/${a.client_id}/deliveries" aria-label="Webhook deliveries of ${a.name}">Webhook deliveries</a></td></tr>`)}
+${apps.map(
+  (a) => html`<tr><td>${a.name}</td><td><code>${a.client_id}</code></td><td>${a.app_url}</td>\
+<td><a href="/partner/apps/${a.client_id}" aria-label="Settings of ${a.name}">Settings</a> · \
+<a href="/partner/apps/${a.client_id}/deliveries" aria-label="Webhook deliveries of ${a.name}">Webhook deliveries</a></td></tr>`,
+)}
 </tbody>
 </table>`,
       )
@@ -127,7 +132,14 @@ ${hiddenFields({ _csrf: reply.generateCsrf() })}
 ${textField({ id: 'name', name: 'name', label: 'App name', value: values.name, errors: errors.name })}
 ${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', value: values.appUrl, errors: errors.app_url })}
 <p class="muted">The platform sends a signed GET here when a merchant installs or opens the app.</p>
-${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: values.redirectUri, errors: errors.redirect_uri })}
+${textField({
+  id: 'redirect_uri',
+  name: 'redirect_uri',
+  label: 'Redirect URL',
+  type: 'url',
+  value: values.redirectUri,
+  errors: errors.redirect_uri,
+})}
 <p class="muted">Must equal the <code>redirect_uri</code> your app sends, exactly; it must not contain <code>#</code>.</p>
 ${privacyField(values.privacyWebhookUrl, errors.privacy_webhook_url)}
 ${scopeCheckboxes(values.scopes, errors.scopes)}
@@ -193,17 +205,31 @@ You can change this later in the app settings.</p>
     const body = html`<h1>${a.name}</h1>
 ${appTabs(a.client_id, 'settings')}
 ${notice ? html`<p class="ok" role="status">${notice}</p>` : ''}
-<dl><dt>Client ID</dt><dd><code>${a.client_id}</code></dd><dt>Requested scopes</dt><dd>${a.scopes ? a.scopes.split(',').join(', ') : html`<span class="muted">none (the app asks at install)</span>`}</dd></dl>
+<dl><dt>Client ID</dt><dd><code>${a.client_id}</code></dd><dt>Requested scopes</dt><dd>${
+      a.scopes ? a.scopes.split(',').join(', ') : html`<span class="muted">none (the app asks at install)</span>`
+    }</dd></dl>
 <h2>URLs</h2>
 <form method="post" action="/partner/apps/${a.client_id}">
 ${hiddenFields({ _csrf: csrf })}
 ${textField({ id: 'app_url', name: 'app_url', label: 'App URL', type: 'url', value: appUrl, errors: errors.app_url })}
-${textField({ id: 'redirect_uri', name: 'redirect_uri', label: 'Redirect URL', type: 'url', value: redirectUri, errors: errors.redirect_uri })}
+${textField({
+  id: 'redirect_uri',
+  name: 'redirect_uri',
+  label: 'Redirect URL',
+  type: 'url',
+  value: redirectUri,
+  errors: errors.redirect_uri,
+})}
 <div class="actions"><button type="submit" name="save">Save URLs</button></div>
 </form>
 <h2>Privacy webhooks</h2>
 <p>customers/data_request, customers/redact and shop/redact go to this address, signed like every webhook, with no subscription needed.</p>
-${a.privacy_webhook_url ? '' : html`<p class="notice" role="status">No privacy webhook address is set: this app is sent no privacy webhooks, and nothing is queued for it.</p>`}
+${
+  a.privacy_webhook_url
+    ? ''
+    : html`<p class="notice" role="status">No privacy webhook address is set: this app is sent no privacy \
+webhooks, and nothing is queued for it.</p>`
+}
 <form method="post" action="/partner/apps/${a.client_id}/privacy-webhook">
 ${hiddenFields({ _csrf: csrf })}
 ${privacyField(privacyUrl, privacyErrors)}
@@ -216,7 +242,8 @@ carries it too, signed with the other parameters over its raw value, unless you 
 registered before that default have it off until turned on). Your callback should check <code>iss</code> and verify the
 <code>hmac</code> over decoded values (the storegate SDK does both); a client that signs the percent-encoded query would not
 match the <code>hmac</code>, so turn it off for such a client until it does.</p>
-<p>Now: the redirect with the code ${a.authorization_iss === 1 ? html`<strong>carries</strong>` : html`<strong>does not carry</strong>`} <code>iss</code>.</p>
+<p>Now: the redirect with the \
+code ${a.authorization_iss === 1 ? html`<strong>carries</strong>` : html`<strong>does not carry</strong>`} <code>iss</code>.</p>
 <form method="post" action="/partner/apps/${a.client_id}/authorization-iss">${hiddenFields({ _csrf: csrf })}${
       a.authorization_iss === 1
         ? html`<button class="secondary" type="submit" name="authorization_iss" value="off">Stop sending iss with the code</button>`
@@ -226,15 +253,26 @@ ${signatureSection(services.config, a, csrf)}
 <h2>Client secret</h2>
 <p>The client secret signs install redirects and webhooks and authenticates your app at the token endpoint.</p>
 <div class="actions">
-<form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
-${rotationEndsAt === undefined ? html`<a class="button danger" href="/partner/apps/${a.client_id}/rotate-secret">Rotate client secret</a>` : ''}
+<form class="inline" method="post" action="/partner/apps/${a.client_id}/reveal-secret">${hiddenFields({ _csrf: csrf })}<button \
+class="secondary" type="submit" name="reveal">Reveal client secret</button></form>
+${
+  rotationEndsAt === undefined
+    ? html`<a class="button danger" href="/partner/apps/${a.client_id}/rotate-secret">Rotate client \
+secret</a>`
+    : ''
+}
 </div>
 ${
   rotationEndsAt === undefined
-    ? html`<p class="muted">Rotating creates a new secret. Until you finish the rotation (at the latest after ${overlap}), the previous secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; <code>webhook-signature</code> carries a signature with each secret.</p>`
+    ? html`<p class="muted">Rotating creates a new secret. Until you finish the rotation (at the latest after ${overlap}), the previous \
+secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; \
+<code>webhook-signature</code> carries a signature with each secret.</p>`
     : html`<h3>Rotation in progress</h3>
-<p class="notice" role="status">The previous secret keeps working until ${formatTime(rotationEndsAt)} unless you finish the rotation first. Until then install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; <code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
-<p>Finish the rotation once every server of your app accepts the new secret. Finishing signs install links and webhooks with the new secret only, and the previous secret stops working at the token endpoint. This cannot be undone.</p>
+<p class="notice" role="status">The previous secret keeps working until ${formatTime(rotationEndsAt)} unless you finish the rotation \
+first. Until then install links and the <code>X-Service-Hmac-Sha256</code> header are still signed with the previous secret; \
+<code>webhook-signature</code> carries a signature with the new secret and one with the previous secret.</p>
+<p>Finish the rotation once every server of your app accepts the new secret. Finishing signs install links and webhooks with the new \
+secret only, and the previous secret stops working at the token endpoint. This cannot be undone.</p>
 <p><a class="button" href="/partner/apps/${a.client_id}/finish-rotation">Finish rotation</a></p>`
 }`;
     return sendPartnerPage(reply, partner.email, 'apps', a.name, body);
@@ -289,106 +327,5 @@ ${
     if (value !== 'on' && value !== 'off') throw new ValidationFailedError({ managed_install: ['must be on or off'] });
     await services.apps.setManagedInstall(a.id, value === 'on');
     return reply.redirect(`/partner/apps/${a.client_id}?done=managed_${value}`, 303);
-  });
-
-  app.post('/partner/apps/:clientId/reveal-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
-    const partner = req.partner!;
-    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    const reveal = await reveals.put(partner.sessionId, {
-      kind: 'revealed',
-      client_id: a.client_id,
-      client_secret: services.apps.clientSecret(a),
-    });
-    return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
-  });
-
-  // Rotate and finish ask first, on a page saying what happens to the secrets.
-  const confirmation = (req: FastifyRequest, reply: FastifyReply, a: AppProfile, title: string, explain: SafeHtml, button?: string) => {
-    const body = html`<h1>${title}</h1>
-${appTabs(a.client_id, 'settings')}
-<dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>
-${explain}
-${button ? confirmationForm({ action: req.url.split('?')[0]!, csrf: reply.generateCsrf(), button, danger: true, cancel: `/partner/apps/${a.client_id}` }) : html`<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`}`;
-    return sendPartnerPage(reply, req.partner!.email, 'apps', title, body);
-  };
-
-  app.get('/partner/apps/:clientId/rotate-secret', partnerOnly, async (req, reply) => {
-    const a = await services.apps.findPartnerApp(req.partner!.partnerId, (req.params as { clientId: string }).clientId);
-    if (services.rotations.clientRotationEndsAt(a) !== undefined) {
-      return confirmation(
-        req,
-        reply,
-        a,
-        'Rotate the client secret',
-        html`<p class="notice" role="status">A rotation is already in progress: finish it before rotating again.</p>`,
-      );
-    }
-    const overlap = describeDuration(services.config.secretOverlapMs);
-    return confirmation(
-      req,
-      reply,
-      a,
-      `Rotate the client secret of ${a.name}?`,
-      html`<p>A new client secret is created and shown once. Until you finish the rotation (at the latest after ${overlap}), the previous secret keeps working at the token endpoint and keeps signing install links and the <code>X-Service-Hmac-Sha256</code> header; <code>webhook-signature</code> carries a signature with each secret. Deploy the new secret to your app, then finish the rotation.</p>`,
-      'Rotate client secret',
-    );
-  });
-
-  app.get('/partner/apps/:clientId/finish-rotation', partnerOnly, async (req, reply) => {
-    const a = await services.apps.findPartnerApp(req.partner!.partnerId, (req.params as { clientId: string }).clientId);
-    if (services.rotations.clientRotationEndsAt(a) === undefined) {
-      return confirmation(
-        req,
-        reply,
-        a,
-        'Finish the rotation',
-        html`<p class="notice" role="status">No rotation of the client secret is in progress: there is nothing to finish.</p>`,
-      );
-    }
-    return confirmation(
-      req,
-      reply,
-      a,
-      `Finish the rotation of ${a.name}?`,
-      html`<p>Install links and webhooks are then signed with the new secret only, and the previous secret stops working at the token endpoint. Every server of your app must accept the new secret first. This cannot be undone.</p>`,
-      'Finish rotation',
-    );
-  });
-
-  app.post('/partner/apps/:clientId/rotate-secret', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
-    if (!confirmedOrRedirect(req, reply)) return reply;
-    const partner = req.partner!;
-    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    const { secret } = await services.rotations.rotateClientSecret(a.id);
-    req.log.info({ client_id: a.client_id }, 'client secret rotation started');
-    const reveal = await reveals.put(partner.sessionId, { kind: 'rotated', client_id: a.client_id, client_secret: secret });
-    return reply.redirect(`/partner/apps/${a.client_id}/secret?reveal=${reveal}`, 303);
-  });
-
-  app.post('/partner/apps/:clientId/finish-rotation', { ...partnerOnly, preHandler: app.csrfProtection }, async (req, reply) => {
-    if (!confirmedOrRedirect(req, reply)) return reply;
-    const partner = req.partner!;
-    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    await services.rotations.finishClientSecretRotation(a.id);
-    req.log.info({ client_id: a.client_id }, 'client secret rotation finished');
-    return reply.redirect(`/partner/apps/${a.client_id}?done=finished`, 303);
-  });
-
-  app.get('/partner/apps/:clientId/secret', partnerOnly, async (req, reply) => {
-    const partner = req.partner!;
-    const a = await services.apps.findPartnerApp(partner.partnerId, (req.params as { clientId: string }).clientId);
-    const shown = await reveals.take(partner.sessionId, (req.query as Record<string, unknown>).reveal);
-    const valid = shown && shown.client_id === a.client_id ? shown : undefined;
-    const [title, note] = REVEAL_TITLES[valid?.kind ?? ''] ?? [
-      'Already shown',
-      'A revealed secret is shown only once. Use "Reveal client secret" in the app settings to see it again.',
-    ];
-    const body = html`<h1>${title}</h1>
-${appTabs(a.client_id, 'settings')}
-<p class="${valid ? 'notice' : 'muted'}" role="status">${note}</p>
-<dl><dt>App</dt><dd>${a.name}</dd><dt>Client ID</dt><dd><code>${a.client_id}</code></dd></dl>
-${valid ? secretField('client-secret', 'Client secret', valid.client_secret ?? '') : ''}
-<p><a href="/partner/apps/${a.client_id}">Back to the app settings</a></p>`;
-    return sendPartnerPage(reply, partner.email, 'apps', title, body, { scripts: ['/assets/copy-button.js'] });
   });
 }

@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Services } from '../../services/services.ts';
 import { type PartnerAppServices, registerPartnerAppRoutes } from './partner-apps.route.ts';
+import { type PartnerAppSecretServices, registerPartnerAppSecretRoutes } from './partner-app-secrets.route.ts';
 import { registerPartnerLoginRoutes } from './partner-login.route.ts';
 import { registerPartnerWebhookRoutes } from './partner-webhooks.route.ts';
 import { registerPartnerApiHealthRoute } from './partner-api-health.route.ts';
@@ -16,6 +17,7 @@ import { registerPartnerWebhookRecoveryRoutes } from './partner-webhook-recovery
 export type PartnerDashboardServices = Pick<
   Services,
   | keyof PartnerAppServices
+  | keyof PartnerAppSecretServices
   | keyof PartnerApiServices
   | 'accounts'
   | 'apiHealth'
@@ -31,6 +33,7 @@ export type PartnerDashboardServices = Pick<
 export function registerPartnerDashboard(app: FastifyInstance, services: PartnerDashboardServices): void {
   registerPartnerLoginRoutes(app, services);
   registerPartnerAppRoutes(app, services);
+  registerPartnerAppSecretRoutes(app, services);
   registerPartnerSignatureRoutes(app, services);
   registerPartnerWebhookRoutes(app, services);
   registerPartnerApiHealthRoute(app, services);
