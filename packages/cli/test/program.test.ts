@@ -3,22 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Command } from 'commander';
 import { commandPath } from '../src/help.ts';
-import { buildProgram, cliVersion, runProgram, type Io } from '../src/program.ts';
+import { buildProgram, cliVersion } from '../src/program.ts';
+import { runCliInProcess } from './run-cli.ts';
 
-async function run(argv: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  let stdout = '';
-  let stderr = '';
-  const io: Io = {
-    out: (text) => {
-      stdout += text;
-    },
-    err: (text) => {
-      stderr += text;
-    },
-  };
-  const code = await runProgram(argv, io);
-  return { code, stdout, stderr };
-}
+const run = (argv: string[]) => runCliInProcess(argv, process.env);
 
 function everyCommand(cmd: Command): Command[] {
   return [cmd, ...cmd.commands.filter((c) => c.name() !== 'help').flatMap(everyCommand)];
